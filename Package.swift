@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+// Osprey: image downloading, processing and caching for Swift on Linux.
+import PackageDescription
+
+let package = Package(
+    name: "Osprey",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Osprey", targets: ["Osprey"]),
+        .executable(name: "osprey", targets: ["OspreyCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // libvips, found through pkg-config (apt: libvips-dev, Homebrew: vips).
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"]), .brew(["vips"])]
+        ),
+        // Fixed-argument C wrappers around libvips' varargs calls, which Swift cannot call.
+        .target(
+            name: "COspreyVips",
+            dependencies: ["CVips"]
+        ),
+        .target(
+            name: "Osprey",
+            dependencies: [
+                "COspreyVips",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "OspreyCLI",
+            dependencies: [
+                "Osprey",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/osprey"
+        ),
+        .testTarget(
+            name: "OspreyTests",
+            dependencies: ["Osprey"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,69 @@
+// Fixed-argument wrappers around libvips' varargs entry points.
+//
+// Swift cannot call C varargs functions, and libvips passes every optional argument as a
+// NULL-terminated name/value list. Each wrapper here fixes one call shape. Every function
+// returns 0 on success and -1 on failure (the libvips error buffer then says why), and never
+// takes ownership of its inputs: outputs carry their own reference that the caller unrefs.
+#ifndef OSPREY_VIPS_H
+#define OSPREY_VIPS_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+/// Initialises libvips once and disables its operation cache. Returns 0 on success.
+int osprey_vips_init(void);
+
+/// Loads a header (lazily) from memory. `options` is a libvips option string such as
+/// "n=-1,fail_on=truncated" (may be NULL). The buffer must outlive the image's use.
+int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsImage **out);
+
+/// Loads with shrink-on-load to fit `width` x `height` (`size`: a VipsSize value).
+int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size,
+                            int no_rotate, const char *options, VipsImage **out);
+
+/// Resizes a decoded image to `width` x `height` (`size`: VipsSize; `crop`: VipsInteresting,
+/// VIPS_INTERESTING_NONE to keep the whole image).
+int osprey_thumbnail_image(VipsImage *in, int width, int height, int size, int crop, VipsImage **out);
+
+int osprey_autorot(VipsImage *in, VipsImage **out);
+/// Converts through the embedded ICC profile to sRGB, 8 bits.
+int osprey_icc_to_srgb(VipsImage *in, VipsImage **out);
+int osprey_colourspace(VipsImage *in, int space, VipsImage **out);
+int osprey_cast(VipsImage *in, int format, VipsImage **out);
+int osprey_copy(VipsImage *in, VipsImage **out);
+int osprey_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out);
+int osprey_extract_bands(VipsImage *in, int band, int n, VipsImage **out);
+int osprey_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out);
+int osprey_bandjoin2(VipsImage *a, VipsImage *b, VipsImage **out);
+int osprey_bandjoin_const1(VipsImage *in, double c, VipsImage **out);
+/// Pads the image into a `width` x `height` canvas at (`x`, `y`) filled with `background`.
+int osprey_embed(VipsImage *in, int x, int y, int width, int height,
+                 const double *background, int n, VipsImage **out);
+int osprey_flatten(VipsImage *in, const double *background, int n, VipsImage **out);
+int osprey_gaussblur(VipsImage *in, double sigma, VipsImage **out);
+int osprey_sharpen(VipsImage *in, double sigma, VipsImage **out);
+int osprey_flip(VipsImage *in, int direction, VipsImage **out);
+int osprey_rot(VipsImage *in, int angle, VipsImage **out);
+/// out = in * a + b, per band (`n` values each, or 1 for all bands).
+int osprey_linear(VipsImage *in, const double *a, const double *b, int n, int uchar, VipsImage **out);
+int osprey_multiply(VipsImage *left, VipsImage *right, VipsImage **out);
+int osprey_composite2(VipsImage *base, VipsImage *overlay, int mode, VipsImage **out);
+int osprey_moreeq_const1(VipsImage *in, double c, VipsImage **out);
+/// A `width` x `height` image of `bands` uchar bands, every pixel `value`.
+int osprey_constant(int width, int height, const double *value, int bands, VipsImage **out);
+int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height);
+int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
+
+int osprey_jpegsave(VipsImage *in, int quality, void **buf, size_t *len);
+int osprey_pngsave(VipsImage *in, int compression, void **buf, size_t *len);
+int osprey_webpsave(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
+int osprey_gifsave(VipsImage *in, void **buf, size_t *len);
+int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len);
+
+/// Integer-array metadata (e.g. "delay"); returns the count or -1 when absent.
+int osprey_get_int_array(VipsImage *image, const char *name, int **out);
+void osprey_set_int_array(VipsImage *image, const char *name, const int *values, int n);
+/// Whether a named operation (e.g. "heifsave_buffer") exists in this libvips build.
+int osprey_has_operation(const char *name);
+
+#endif

@@ -1,0 +1,214 @@
+import COspreyVips
+import Foundation
+
+/// What an image's header says, read without decoding its pixels.
+public struct ImageHeader: Sendable, Hashable, Codable {
+    /// The format sniffed from the magic bytes.
+    public var format: ImageFormat
+    /// Width of one frame as stored (before auto-orientation).
+    public var width: Int
+    /// Height of one frame as stored (before auto-orientation).
+    public var height: Int
+    /// Number of frames (pages); 1 for a still image.
+    public var frameCount: Int
+    /// The EXIF orientation (``ImageOrientation/up`` when absent).
+    public var orientation: ImageOrientation
+    /// Whether the stored image has an alpha channel.
+    public var hasAlpha: Bool
+}
+
+/// Decodes bytes into ``Image`` values with libvips, honouring ``DecodingOptions``.
+///
+/// Formats are recognised from magic bytes only (see ``ImageFormat/init(sniffing:)``) and each is
+/// handed to its own libvips loader; anything else is refused before libvips sees it. Decoding is
+/// strict about damage: truncated data is an error, not a grey band. Every failure is an
+/// ``OspreyError/decoding(_:)`` error; no input crashes or hangs the decoder.
+public struct ImageDecoder: Sendable {
+    /// The options every decode uses. Default: ``DecodingOptions/default``.
+    public var options: DecodingOptions
+
+    /// A decoder with `options` (default ``DecodingOptions/default``).
+    public init(options: DecodingOptions = .default) {
+        self.options = options
+    }
+
+    /// Reads the header of `data` without decoding pixels.
+    public func header(of data: Data) throws(OspreyError) -> ImageHeader {
+        let format = try Self.format(of: data)
+        return try Self.withBytes(data) { (buffer) throws(OspreyError) -> ImageHeader in
+            let probe = try Self.loadHeader(buffer, format: format, allFrames: true)
+            return probe.header
+        }
+    }
+
+    /// Decodes `data` into an in-memory image.
+    public func decode(_ data: Data) throws(OspreyError) -> Image {
+        let format = try Self.format(of: data)
+        let options = self.options
+        return try Self.withBytes(data) { (buffer) throws(OspreyError) -> Image in
+            let probe = try Self.loadHeader(buffer, format: format, allFrames: !options.firstFrameOnly)
+            let header = probe.header
+            let frames = options.firstFrameOnly ? 1 : header.frameCount
+            let pixels = header.width * header.height * frames
+            guard pixels <= options.maxSourcePixels else {
+                throw .decoding(.tooLarge(width: header.width, height: header.height, frames: frames, limitPixels: options.maxSourcePixels))
+            }
+            do throws(VipsFailure) {
+                let rotate = options.autoOrient && header.orientation != .up
+                let loaded: VipsImageRef
+                if let box = Self.targetBox(header: header, frames: frames, options: options) {
+                    let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
+                    loaded = try VipsImageRef.make { out in
+                        osprey_thumbnail_buffer(buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
+                                                Int32(box.preserveAspectRatio ? VIPS_SIZE_DOWN.rawValue : VIPS_SIZE_FORCE.rawValue),
+                                                options.autoOrient ? 0 : 1, loaderOptions, &out)
+                    }
+                } else {
+                    let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: !rotate)
+                    var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
+                    if rotate {
+                        image = try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
+                            try frame.apply { osprey_autorot($0, &$1) }
+                        }.0
+                    }
+                    loaded = image
+                }
+                let frameHeight = loaded.height / max(1, frames)
+                let pixelsInMemory = try loaded.normalisedToSRGB().materialised()
+                return Image(storage: pixelsInMemory, frameHeight: frameHeight, format: format,
+                             frameDelays: probe.delays, loopCount: probe.loop, orientation: header.orientation)
+            } catch {
+                throw Self.classify(error, format: format)
+            }
+        }
+    }
+
+    /// Reads and decodes the file at `url`.
+    public func decode(contentsOf url: URL) throws(OspreyError) -> Image {
+        try decode(try Self.read(url))
+    }
+
+    /// Reads a file's bytes, mapping failures to ``OspreyError/DecodingReason/unreadableFile(path:message:)``.
+    static func read(_ url: URL) throws(OspreyError) -> Data {
+        do {
+            return try Data(contentsOf: url, options: .mappedIfSafe)
+        } catch {
+            let message = (error as? CocoaError).map { "\($0.code == .fileReadNoSuchFile ? "no such file" : $0.localizedDescription)" } ?? "\(error)"
+            throw .decoding(.unreadableFile(path: url.path, message: message))
+        }
+    }
+
+    // MARK: - Steps
+
+    private struct Probe {
+        var header: ImageHeader
+        var frameHeight: Int
+        var delays: [Int]
+        var loop: Int
+    }
+
+    private static func format(of data: Data) throws(OspreyError) -> ImageFormat {
+        guard !data.isEmpty else { throw .decoding(.emptyData) }
+        guard let format = ImageFormat(sniffing: data) else {
+            throw .decoding(.unsupportedFormat(leadingBytes: ImageFormat.leadingBytes(of: data)))
+        }
+        guard format.hasLoader else { throw .decoding(.noDecoder(format: format)) }
+        return format
+    }
+
+    /// Runs `body` with the bytes of `data` pinned; libvips reads them in place.
+    private static func withBytes<T>(_ data: Data, _ body: (UnsafeRawBufferPointer) throws(OspreyError) -> T) throws(OspreyError) -> T {
+        let result: Result<T, OspreyError> = data.withUnsafeBytes { buffer in
+            do throws(OspreyError) { return .success(try body(buffer)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    private static func loadHeader(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, allFrames: Bool) throws(OspreyError) -> Probe {
+        do throws(VipsFailure) {
+            let options = format.loaderOptions(allFrames: allFrames, sequential: false)
+            let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, options, &out) }
+            let pageHeight = image.int("page-height").flatMap { $0 > 0 && image.height % $0 == 0 ? $0 : nil } ?? image.height
+            let frames = max(1, image.height / pageHeight)
+            let orientation = image.int("orientation").flatMap(ImageOrientation.init(rawValue:)) ?? .up
+            let header = ImageHeader(format: format, width: image.width, height: pageHeight, frameCount: frames,
+                                     orientation: orientation, hasAlpha: image.hasAlpha)
+            return Probe(header: header, frameHeight: pageHeight, delays: image.intArray("delay") ?? [], loop: image.int("loop") ?? 0)
+        } catch {
+            throw classify(error, format: format)
+        }
+    }
+
+    /// The box to decode into, from the thumbnail and scale-down options; `nil` for full size.
+    private static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> DecodingOptions.Thumbnail? {
+        let swap = options.autoOrient && header.orientation.swapsDimensions
+        let (width, height) = swap ? (header.height, header.width) : (header.width, header.height)
+        var box = options.thumbnail
+        if let limit = options.scaleDownLimitBytes, limit > 0 {
+            // SDWebImage's rule: the largest size whose RGBA pixels fit the byte limit, per frame.
+            let allowedPixels = Double(limit) / 4 / Double(max(1, frames))
+            let sourcePixels = Double(width * height)
+            if sourcePixels > allowedPixels {
+                let scale = (allowedPixels / sourcePixels).squareRoot()
+                let w = max(1, Int((Double(width) * scale).rounded(.down)))
+                let h = max(1, Int((Double(height) * scale).rounded(.down)))
+                if let current = box {
+                    box = .init(width: min(current.width, w), height: min(current.height, h), preserveAspectRatio: current.preserveAspectRatio)
+                } else {
+                    box = .init(width: w, height: h)
+                }
+            }
+        }
+        // A preserving box the image already fits in needs no thumbnail pass.
+        if let current = box, current.preserveAspectRatio, width <= current.width, height <= current.height {
+            return nil
+        }
+        return box
+    }
+
+    /// Gives a libvips failure its meaning: truncation or other damage.
+    static func classify(_ failure: VipsFailure, format: ImageFormat) -> OspreyError {
+        let message = failure.message
+        let lower = message.lowercased()
+        let truncationWords = ["truncat", "premature", "unexpected end", "end of file", "not enough", "short read", "eof"]
+        if truncationWords.contains(where: lower.contains) {
+            return .decoding(.truncatedData(format: format, message: message))
+        }
+        return .decoding(.corruptData(format: format, message: message))
+    }
+}
+
+extension ImageFormat {
+    /// Whether this libvips build has a loader for the format.
+    var hasLoader: Bool {
+        switch self {
+        case .jpeg: Vips.hasOperation("jpegload_buffer")
+        case .png: Vips.hasOperation("pngload_buffer")
+        case .gif: Vips.hasOperation("gifload_buffer")
+        case .webp: Vips.hasOperation("webpload_buffer")
+        case .avif, .heif: Vips.hasOperation("heifload_buffer")
+        case .tiff: Vips.hasOperation("tiffload_buffer")
+        case .bmp: Vips.hasOperation("magickload_buffer")
+        }
+    }
+
+    /// The libvips loader option string: strict about truncation, all frames where the format animates.
+    func loaderOptions(allFrames: Bool, sequential: Bool) -> String {
+        var parts = ["fail_on=truncated"]
+        if supportsAnimation { parts.append(allFrames ? "n=-1" : "n=1") }
+        if sequential { parts.append("access=sequential") }
+        return parts.joined(separator: ",")
+    }
+}
+
+extension Image {
+    /// Decodes `data` with `options` (default ``DecodingOptions/default``).
+    public init(data: Data, options: DecodingOptions = .default) throws(OspreyError) {
+        self = try ImageDecoder(options: options).decode(data)
+    }
+
+    /// Reads and decodes the file at `url` with `options` (default ``DecodingOptions/default``).
+    public init(contentsOf url: URL, options: DecodingOptions = .default) throws(OspreyError) {
+        self = try ImageDecoder(options: options).decode(contentsOf: url)
+    }
+}

@@ -1,0 +1,80 @@
+import COspreyVips
+import Foundation
+
+/// Encodes an ``Image`` into JPEG, PNG, WebP, GIF or AVIF bytes with libvips.
+///
+/// - Animations are kept by GIF and WebP. JPEG, PNG and AVIF get the first frame only.
+/// - JPEG has no alpha: transparent pixels are flattened onto ``background`` (default white).
+/// - Metadata (EXIF, ICC) is stripped: decoded pixels are already upright sRGB.
+public struct ImageEncoder: Sendable {
+    /// The output format.
+    public var format: ImageFormat
+    /// Quality for lossy formats, 1...100. Default 80. PNG and GIF ignore it; WebP at 100 is lossless.
+    public var quality: Int
+    /// The colour transparent pixels are flattened onto when the format has no alpha. Default white.
+    public var background: RGBAColor
+
+    /// An encoder for `format` at `quality` (default 80) flattening onto `background` (default white).
+    public init(format: ImageFormat, quality: Int = 80, background: RGBAColor = .white) {
+        self.format = format
+        self.quality = quality
+        self.background = background
+    }
+
+    /// Encodes `image`.
+    public func encode(_ image: Image) throws(OspreyError) -> Data {
+        guard (1...100).contains(quality) else { throw .encoding(.invalidQuality(quality)) }
+        guard format.canEncode else { throw .encoding(.unsupportedFormat(format)) }
+        do throws(VipsFailure) {
+            let keepsFrames = format.supportsAnimation && image.isAnimated
+            var pixels = image.storage
+            if image.isAnimated && !keepsFrames {
+                pixels = try pixels.apply { osprey_extract_area($0, 0, 0, Int32(image.width), Int32(image.height), &$1) }
+            }
+            if format == .jpeg && image.hasAlpha {
+                let rgb = background.rgbDoubles
+                pixels = try pixels.apply { input, out in rgb.withUnsafeBufferPointer { osprey_flatten(input, $0.baseAddress, 3, &out) } }
+            }
+            // A private copy to carry the animation metadata the savers read.
+            let annotated = try pixels.apply { osprey_copy($0, &$1) }
+            if keepsFrames {
+                vips_image_set_int(annotated.pointer, "page-height", Int32(image.height))
+                vips_image_set_int(annotated.pointer, "loop", Int32(image.loopCount))
+                let delays = image.frameDelays.map { Int32(clamping: $0) }
+                delays.withUnsafeBufferPointer { osprey_set_int_array(annotated.pointer, "delay", $0.baseAddress, Int32($0.count)) }
+            } else {
+                vips_image_remove(annotated.pointer, "page-height")
+            }
+            return try save(annotated)
+        } catch {
+            throw .encoding(.failed(format: format, message: error.message))
+        }
+    }
+
+    private func save(_ image: VipsImageRef) throws(VipsFailure) -> Data {
+        Vips.ensureInitialised()
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let q = Int32(quality)
+        let status: Int32 = switch format {
+        case .jpeg: osprey_jpegsave(image.pointer, q, &buffer, &length)
+        case .png: osprey_pngsave(image.pointer, 6, &buffer, &length)
+        case .webp: osprey_webpsave(image.pointer, q, quality == 100 ? 1 : 0, &buffer, &length)
+        case .gif: osprey_gifsave(image.pointer, &buffer, &length)
+        case .avif: osprey_avifsave(image.pointer, q, &buffer, &length)
+        case .heif, .tiff, .bmp: -1
+        }
+        guard status == 0, let buffer else {
+            if let buffer { g_free(buffer) }
+            throw VipsFailure(message: Vips.takeError())
+        }
+        return Data(bytesNoCopy: buffer, count: length, deallocator: .custom { pointer, _ in g_free(pointer) })
+    }
+}
+
+extension Image {
+    /// Encodes the image as `format` at `quality` (1...100, default 80). See ``ImageEncoder``.
+    public func encoded(as format: ImageFormat, quality: Int = 80) throws(OspreyError) -> Data {
+        try ImageEncoder(format: format, quality: quality).encode(self)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// The one error type Osprey throws.
+///
+/// Each case names the layer that failed and carries a reason saying what failed and with what
+/// input, in the manner of Kingfisher's `KingfisherError`. `description` is a one-line,
+/// human-readable sentence suitable for `error: <reason>` output.
+public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Bytes could not be turned into an ``Image``.
+    case decoding(DecodingReason)
+    /// An ``Image`` could not be turned into bytes.
+    case encoding(EncodingReason)
+    /// A processor or a processor spec failed.
+    case processing(ProcessingReason)
+
+    /// Why decoding failed.
+    public enum DecodingReason: Sendable, Equatable {
+        /// The input held no bytes.
+        case emptyData
+        /// The magic bytes match no supported format. `leadingBytes` is a hex dump of the first bytes.
+        case unsupportedFormat(leadingBytes: String)
+        /// The format was recognised but libvips has no loader for it in this build.
+        case noDecoder(format: ImageFormat)
+        /// The data is damaged. `message` is libvips' explanation.
+        case corruptData(format: ImageFormat, message: String)
+        /// The data ends before the image does. `message` is libvips' explanation.
+        case truncatedData(format: ImageFormat, message: String)
+        /// The header declares more pixels (summed over frames) than the decoding limit allows.
+        case tooLarge(width: Int, height: Int, frames: Int, limitPixels: Int)
+        /// A file could not be read.
+        case unreadableFile(path: String, message: String)
+    }
+
+    /// Why encoding failed.
+    public enum EncodingReason: Sendable, Equatable {
+        /// This libvips build has no encoder for the format.
+        case unsupportedFormat(ImageFormat)
+        /// The quality is outside 1...100.
+        case invalidQuality(Int)
+        /// libvips reported an error while encoding.
+        case failed(format: ImageFormat, message: String)
+    }
+
+    /// Why processing failed.
+    public enum ProcessingReason: Sendable, Equatable {
+        /// A processor spec string could not be parsed. `reason` says which step and why.
+        case invalidSpec(spec: String, reason: String)
+        /// A processor was given an argument it cannot use.
+        case invalidArgument(processor: String, message: String)
+        /// libvips reported an error while running the processor.
+        case failed(processor: String, message: String)
+    }
+
+    public var description: String {
+        switch self {
+        case .decoding(let reason):
+            switch reason {
+            case .emptyData:
+                return "cannot decode image: the data is empty"
+            case .unsupportedFormat(let bytes):
+                return "cannot decode image: unsupported format (leading bytes \(bytes))"
+            case .noDecoder(let format):
+                return "cannot decode \(format) image: this libvips build has no \(format) loader"
+            case .corruptData(let format, let message):
+                return "cannot decode \(format) image: corrupt data (\(message))"
+            case .truncatedData(let format, let message):
+                return "cannot decode \(format) image: truncated data (\(message))"
+            case .tooLarge(let width, let height, let frames, let limit):
+                return "cannot decode image: \(width)x\(height) pixels x \(frames) frame(s) exceeds the limit of \(limit) pixels"
+            case .unreadableFile(let path, let message):
+                return "cannot read \(path): \(message)"
+            }
+        case .encoding(let reason):
+            switch reason {
+            case .unsupportedFormat(let format):
+                return "cannot encode image: this libvips build has no \(format) encoder"
+            case .invalidQuality(let quality):
+                return "cannot encode image: quality \(quality) is outside 1...100"
+            case .failed(let format, let message):
+                return "cannot encode image as \(format): \(message)"
+            }
+        case .processing(let reason):
+            switch reason {
+            case .invalidSpec(let spec, let why):
+                return "invalid processor spec \"\(spec)\": \(why)"
+            case .invalidArgument(let processor, let message):
+                return "invalid argument to processor \(processor): \(message)"
+            case .failed(let processor, let message):
+                return "processor \(processor) failed: \(message)"
+            }
+        }
+    }
+}
