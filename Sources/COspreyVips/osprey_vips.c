@@ -1,8 +1,17 @@
 #include "osprey_vips.h"
 #include <string.h>
 
+static void osprey_quiet_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
 int osprey_vips_init(void) {
     if (VIPS_INIT("osprey") != 0) return -1;
+    // libvips prints warnings (e.g. "ignoring nclx profile") to stderr; failures still surface as
+    // errors through the error buffer, so warnings are dropped unless OSPREY_VIPS_WARNINGS is set.
+    if (!g_getenv("OSPREY_VIPS_WARNINGS")) {
+        g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, osprey_quiet_log, NULL);
+    }
     // Osprey caches images itself; libvips' operation cache would only hold memory.
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
@@ -45,6 +54,10 @@ int osprey_cast(VipsImage *in, int format, VipsImage **out) {
 }
 
 int osprey_copy(VipsImage *in, VipsImage **out) { return vips_copy(in, out, NULL); }
+
+int osprey_retag(VipsImage *in, int interpretation, VipsImage **out) {
+    return vips_copy(in, out, "interpretation", (VipsInterpretation)interpretation, NULL);
+}
 
 int osprey_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
@@ -100,6 +113,14 @@ int osprey_rot(VipsImage *in, int angle, VipsImage **out) {
 
 int osprey_linear(VipsImage *in, const double *a, const double *b, int n, int uchar, VipsImage **out) {
     return vips_linear(in, out, (double *)a, (double *)b, n, "uchar", uchar ? TRUE : FALSE, NULL);
+}
+
+int osprey_add(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_add(left, right, out, NULL);
+}
+
+int osprey_insert(VipsImage *main, VipsImage *sub, int x, int y, VipsImage **out) {
+    return vips_insert(main, sub, out, x, y, NULL);
 }
 
 int osprey_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {

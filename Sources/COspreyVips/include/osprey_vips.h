@@ -31,6 +31,8 @@ int osprey_icc_to_srgb(VipsImage *in, VipsImage **out);
 int osprey_colourspace(VipsImage *in, int space, VipsImage **out);
 int osprey_cast(VipsImage *in, int format, VipsImage **out);
 int osprey_copy(VipsImage *in, VipsImage **out);
+/// A copy that shares pixels but is tagged with another interpretation (e.g. multiband → sRGB).
+int osprey_retag(VipsImage *in, int interpretation, VipsImage **out);
 int osprey_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out);
 int osprey_extract_bands(VipsImage *in, int band, int n, VipsImage **out);
 int osprey_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out);
@@ -46,6 +48,9 @@ int osprey_flip(VipsImage *in, int direction, VipsImage **out);
 int osprey_rot(VipsImage *in, int angle, VipsImage **out);
 /// out = in * a + b, per band (`n` values each, or 1 for all bands).
 int osprey_linear(VipsImage *in, const double *a, const double *b, int n, int uchar, VipsImage **out);
+int osprey_add(VipsImage *left, VipsImage *right, VipsImage **out);
+/// Places `sub` into `main` at (`x`, `y`).
+int osprey_insert(VipsImage *main, VipsImage *sub, int x, int y, VipsImage **out);
 int osprey_multiply(VipsImage *left, VipsImage *right, VipsImage **out);
 int osprey_composite2(VipsImage *base, VipsImage *overlay, int mode, VipsImage **out);
 int osprey_moreeq_const1(VipsImage *in, double c, VipsImage **out);

@@ -85,11 +85,11 @@ public struct ImageDecoder: Sendable {
 
     /// Reads and decodes the file at `url`.
     public func decode(contentsOf url: URL) throws(OspreyError) -> Image {
-        try decode(try Self.read(url))
+        try decode(try Self.readFile(url))
     }
 
     /// Reads a file's bytes, mapping failures to ``OspreyError/DecodingReason/unreadableFile(path:message:)``.
-    static func read(_ url: URL) throws(OspreyError) -> Data {
+    public static func readFile(_ url: URL) throws(OspreyError) -> Data {
         do {
             return try Data(contentsOf: url, options: .mappedIfSafe)
         } catch {

@@ -1,0 +1,91 @@
+import COspreyVips
+
+extension ImageProcessors {
+    /// Where a crop of a given size sits in the image.
+    public enum Gravity: String, Sendable, Hashable, CaseIterable {
+        case center, top, bottom, left, right, topLeft = "topleft", topRight = "topright", bottomLeft = "bottomleft", bottomRight = "bottomright"
+    }
+
+    /// Crops each frame, either to a rectangle or to a size placed by a ``Gravity``.
+    ///
+    /// The crop is clipped to the image, as Kingfisher's `CroppingImageProcessor` does; a crop that
+    /// misses the image entirely is an `invalidArgument` error.
+    /// Identifiers: `crop:WxH:gravity` or `crop:WxH:X:Y`. Keeps animation frames.
+    public struct Crop: FrameProcessor {
+        /// What to cut out.
+        public enum Region: Sendable, Hashable {
+            /// A rectangle: origin (`x`, `y`) from the top left, `width` x `height`.
+            case rect(x: Int, y: Int, width: Int, height: Int)
+            /// A `width` x `height` area placed by `gravity`.
+            case size(width: Int, height: Int, gravity: Gravity)
+        }
+
+        /// The region to keep.
+        public let region: Region
+
+        /// A crop of `region`.
+        public init(_ region: Region) {
+            self.region = region
+        }
+
+        /// A `width` x `height` crop placed by `gravity` (default ``Gravity/center``).
+        public init(width: Int, height: Int, gravity: Gravity = .center) {
+            self.init(.size(width: width, height: height, gravity: gravity))
+        }
+
+        public var identifier: String {
+            switch region {
+            case .rect(let x, let y, let width, let height): "crop:\(width)x\(height):\(x):\(y)"
+            case .size(let width, let height, let gravity): "crop:\(width)x\(height):\(gravity.rawValue)"
+            }
+        }
+
+        /// The clipped rectangle for a `width` x `height` frame, or `nil` when it is empty.
+        func rectangle(width imageWidth: Int, height imageHeight: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
+            var (x, y, w, h): (Int, Int, Int, Int)
+            switch region {
+            case .rect(let rx, let ry, let rw, let rh):
+                (x, y, w, h) = (rx, ry, rw, rh)
+            case .size(let sw, let sh, let gravity):
+                w = min(sw, imageWidth)
+                h = min(sh, imageHeight)
+                let (freeX, freeY) = (imageWidth - w, imageHeight - h)
+                switch gravity {
+                case .center: (x, y) = (freeX / 2, freeY / 2)
+                case .top: (x, y) = (freeX / 2, 0)
+                case .bottom: (x, y) = (freeX / 2, freeY)
+                case .left: (x, y) = (0, freeY / 2)
+                case .right: (x, y) = (freeX, freeY / 2)
+                case .topLeft: (x, y) = (0, 0)
+                case .topRight: (x, y) = (freeX, 0)
+                case .bottomLeft: (x, y) = (0, freeY)
+                case .bottomRight: (x, y) = (freeX, freeY)
+                }
+            }
+            let left = max(0, x), top = max(0, y)
+            let right = min(imageWidth, x + w), bottom = min(imageHeight, y + h)
+            guard right > left, bottom > top else { return nil }
+            return (left, top, right - left, bottom - top)
+        }
+
+        func validate(for image: Image) throws(OspreyError) {
+            guard rectangle(width: image.width, height: image.height) != nil else {
+                throw invalid("the crop does not overlap the \(image.width)x\(image.height) image")
+            }
+        }
+
+        func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
+            guard let r = rectangle(width: frame.width, height: frame.height) else {
+                throw VipsFailure(message: "the crop does not overlap the \(frame.width)x\(frame.height) image")
+            }
+            return try frame.apply { osprey_extract_area($0, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height), &$1) }
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Crop {
+    /// ``ImageProcessors/Crop`` to `width` x `height` placed by `gravity` (default `.center`).
+    public static func crop(width: Int, height: Int, gravity: ImageProcessors.Gravity = .center) -> Self {
+        .init(width: width, height: height, gravity: gravity)
+    }
+}

@@ -1,0 +1,24 @@
+import COspreyVips
+
+extension ImageProcessors {
+    /// Converts to shades of grey (still 3-band sRGB, alpha kept). Identifier `grayscale`.
+    /// Keeps animation frames.
+    public struct Grayscale: FrameProcessor {
+        /// The greyscale processor.
+        public init() {}
+
+        public var identifier: String { "grayscale" }
+
+        func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
+            try frame.splittingAlpha { (colour) throws(VipsFailure) in
+                try colour.apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_B_W.rawValue), &$1) }
+                    .apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
+            }
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Grayscale {
+    /// ``ImageProcessors/Grayscale``.
+    public static var grayscale: Self { .init() }
+}

@@ -1,0 +1,93 @@
+import COspreyVips
+
+extension ImageProcessors {
+    /// How ``Resize`` fits an image to its target size.
+    public enum ContentMode: String, Sendable, Hashable, CaseIterable {
+        /// Scale to fit inside the target, keeping the aspect ratio; one side may come out smaller.
+        case fit
+        /// Scale to cover the target, keeping the aspect ratio, then crop the centre: exactly the target size.
+        case fill
+        /// Scale each axis independently to exactly the target size (Kingfisher's `.none`).
+        case stretch
+    }
+
+    /// Resizes to a target size (upscaling too), with a ``ContentMode`` (default ``ContentMode/fit``).
+    /// Identifier `resize:WxH:mode`. Keeps animation frames.
+    public struct Resize: FrameProcessor {
+        /// Target width in pixels (> 0).
+        public let width: Int
+        /// Target height in pixels (> 0).
+        public let height: Int
+        /// How the image fits the target. Default ``ContentMode/fit``.
+        public let contentMode: ContentMode
+
+        /// Resizes to `width` x `height` with `contentMode` (default `.fit`).
+        public init(width: Int, height: Int, contentMode: ContentMode = .fit) {
+            self.width = width
+            self.height = height
+            self.contentMode = contentMode
+        }
+
+        public var identifier: String { "resize:\(width)x\(height):\(contentMode.rawValue)" }
+
+        func validate(for image: Image) throws(OspreyError) {
+            guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
+        }
+
+        func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
+            let (size, crop): (VipsSize, VipsInteresting) = switch contentMode {
+            case .fit: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
+            case .fill: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
+            case .stretch: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+            }
+            return try frame.apply {
+                osprey_thumbnail_image($0, Int32(width), Int32(height), Int32(size.rawValue), Int32(crop.rawValue), &$1)
+            }
+        }
+    }
+
+    /// Downsamples to fit inside `width` x `height`, keeping the aspect ratio and never upscaling
+    /// (Kingfisher's `DownsamplingImageProcessor`). Identifier `downsample:WxH`. Keeps animation frames.
+    /// To avoid decoding the full image at all, prefer ``DecodingOptions/thumbnail``.
+    public struct Downsample: FrameProcessor {
+        /// Largest output width in pixels (> 0).
+        public let width: Int
+        /// Largest output height in pixels (> 0).
+        public let height: Int
+
+        /// Downsamples into a `width` x `height` box.
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
+
+        /// Downsamples so the longer side is at most `maxPixelSize`.
+        public init(maxPixelSize: Int) {
+            self.init(width: maxPixelSize, height: maxPixelSize)
+        }
+
+        public var identifier: String { "downsample:\(width)x\(height)" }
+
+        func validate(for image: Image) throws(OspreyError) {
+            guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
+        }
+
+        func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
+            try frame.apply {
+                osprey_thumbnail_image($0, Int32(width), Int32(height), Int32(VIPS_SIZE_DOWN.rawValue), Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
+            }
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Resize {
+    /// ``ImageProcessors/Resize`` to `width` x `height` with `contentMode` (default `.fit`).
+    public static func resize(width: Int, height: Int, contentMode: ImageProcessors.ContentMode = .fit) -> Self {
+        .init(width: width, height: height, contentMode: contentMode)
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Downsample {
+    /// ``ImageProcessors/Downsample`` into a `width` x `height` box.
+    public static func downsample(width: Int, height: Int) -> Self { .init(width: width, height: height) }
+}

@@ -1,0 +1,60 @@
+/// The namespace of Osprey's built-in processors, one type per file (`ImageProcessors+Resize.swift`, …).
+///
+/// Every built-in processor keeps the frames of an animation (each frame is processed alike) and
+/// outputs sRGB with 8 bits per band, keeping alpha when the input had it (or when the processor
+/// adds transparency, like ``RoundCorner`` without a background).
+public enum ImageProcessors {
+    /// The identity: returns the image unchanged. Identifier `""`, the key of an unprocessed image.
+    public struct Identity: ImageProcessing {
+        /// The identity processor.
+        public init() {}
+        public var identifier: String { "" }
+        public func process(_ image: Image) throws(OspreyError) -> Image { image }
+    }
+
+    /// Runs processors in order. Identifier: the parts' identifiers joined by `,` (empty parts skipped).
+    /// Consecutive built-in processors are rendered in one pass.
+    public struct Composition: ImageProcessing {
+        /// The processors, in the order they run; nested compositions are flattened.
+        public let processors: [any ImageProcessing]
+
+        /// A composition of `processors`, run first to last.
+        public init(_ processors: [any ImageProcessing]) {
+            self.processors = processors.flatMap { processor -> [any ImageProcessing] in
+                if let nested = processor as? Composition { return nested.processors }
+                return processor.identifier.isEmpty ? [] : [processor]
+            }
+        }
+
+        public var identifier: String { processors.map(\.identifier).joined(separator: ",") }
+
+        public func process(_ image: Image) throws(OspreyError) -> Image {
+            var current = image
+            var pending: [any FrameProcessor] = []
+            for processor in processors {
+                if let frameProcessor = processor as? any FrameProcessor {
+                    pending.append(frameProcessor)
+                    continue
+                }
+                if !pending.isEmpty {
+                    current = try ImageProcessors.render(current, through: pending)
+                    pending.removeAll()
+                }
+                current = try processor.process(current)
+            }
+            if !pending.isEmpty { current = try ImageProcessors.render(current, through: pending) }
+            return current
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Identity {
+    /// The identity processor (identifier `""`).
+    public static var identity: ImageProcessors.Identity { .init() }
+}
+
+/// Formats a number for identifiers: `2` rather than `2.0`, `1.5` as is.
+func identifierNumber(_ value: Double) -> String {
+    if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+    return String(value)
+}
