@@ -113,6 +113,12 @@ public struct ImageDecoder: Sendable {
             throw .decoding(.unsupportedFormat(leadingBytes: ImageFormat.leadingBytes(of: data)))
         }
         guard format.hasLoader else { throw .decoding(.noDecoder(format: format)) }
+        // libnsgif decodes the frames that arrived and drops the rest silently; a GIF always ends
+        // with the trailer byte 0x3B (padding after it is tolerated), so its absence means the file
+        // was cut short.
+        if format == .gif, data.last(where: { $0 != 0x00 && $0 != 0x0A && $0 != 0x0D }) != 0x3B {
+            throw .decoding(.truncatedData(format: .gif, message: "the GIF trailer (0x3B) is missing"))
+        }
         return format
     }
 

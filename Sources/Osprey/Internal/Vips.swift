@@ -100,6 +100,12 @@ final class VipsImageRef: @unchecked Sendable {
         return (0..<Int(count)).map { Int(values[$0]) }
     }
 
+    /// Whether the pixels are held in memory (rather than computed on demand from a pipeline).
+    var isMaterialised: Bool {
+        let type = pointer.pointee.dtype
+        return type == VIPS_IMAGE_SETBUF || type == VIPS_IMAGE_SETBUF_FOREIGN
+    }
+
     func has(_ name: String) -> Bool { vips_image_get_typeof(pointer, name) != 0 }
 
     /// Renders every pixel into memory, so later reads never go back to the decoder.

@@ -27,3 +27,41 @@ enum TestData {
         return names.filter { !$0.hasPrefix(".") }.sorted()
     }
 }
+
+/// Pixel comparisons with a tolerance.
+enum Pixels {
+    /// Mean absolute difference per byte between two equally sized RGBA buffers (0...255).
+    static func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        precondition(a.count == b.count, "buffers differ in size")
+        var total = 0
+        for index in a.indices { total += abs(Int(a[index]) - Int(b[index])) }
+        return Double(total) / Double(max(1, a.count))
+    }
+
+    /// Mean of each RGBA channel.
+    static func channelMeans(_ rgba: [UInt8]) -> [Double] {
+        var sums = [Double](repeating: 0, count: 4)
+        for index in rgba.indices { sums[index % 4] += Double(rgba[index]) }
+        return sums.map { $0 / Double(max(1, rgba.count / 4)) }
+    }
+
+    /// The RGBA bytes of the pixel at (`x`, `y`) of the first frame.
+    static func pixel(_ image: Image, x: Int, y: Int) throws -> [UInt8] {
+        let rgba = try image.rgbaPixels()
+        let offset = (y * image.width + x) * 4
+        return Array(rgba[offset..<offset + 4])
+    }
+}
+
+/// A deterministic random generator (SplitMix64), so damaged copies are the same on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("Bad input")
+struct BadInputTests {
+    /// A minimal little-endian TIFF whose header declares `width` x `height` 8-bit grey pixels,
+    /// with a single byte of pixel data: a decompression bomb in 100-odd bytes.
+    static func tiffBomb(width: UInt32, height: UInt32) -> Data {
+        var bytes: [UInt8] = Array("II".utf8) + [42, 0] + le32(8)
+        let entries: [(UInt16, UInt16, UInt32)] = [ // tag, type (3 short, 4 long), value
+            (256, 4, width), (257, 4, height), (258, 3, 8), (259, 3, 1), (262, 3, 1),
+            (273, 4, 0), (277, 3, 1), (278, 4, height), (279, 4, 1),
+        ]
+        let dataOffset = UInt32(8 + 2 + entries.count * 12 + 4)
+        bytes += le16(UInt16(entries.count))
+        for (tag, type, value) in entries {
+            bytes += le16(tag) + le16(type) + le32(1)
+            let stored = tag == 273 ? dataOffset : value
+            bytes += type == 3 ? le16(UInt16(stored)) + [0, 0] : le32(stored)
+        }
+        bytes += le32(0) + [0x80]
+        return Data(bytes)
+    }
+
+    /// hopper.jpg with its frame header (SOF0) patched to declare `width` x `height`.
+    static func jpegBomb(width: UInt16, height: UInt16) throws -> Data {
+        var bytes = [UInt8](try TestData.data("hopper.jpg"))
+        var index = 2
+        while index + 9 < bytes.count {
+            guard bytes[index] == 0xFF else { break }
+            let marker = bytes[index + 1]
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if (0xC0...0xC2).contains(marker) {
+                bytes[index + 5] = UInt8(height >> 8); bytes[index + 6] = UInt8(height & 0xFF)
+                bytes[index + 7] = UInt8(width >> 8); bytes[index + 8] = UInt8(width & 0xFF)
+                return Data(bytes)
+            }
+            index += 2 + length
+        }
+        Issue.record("no SOF marker in hopper.jpg")
+        return Data(bytes)
+    }
+
+    @Test("a tiny file declaring 100k x 100k pixels is refused from its header")
+    func tiffBombIsRefused() throws {
+        let bomb = Self.tiffBomb(width: 100_000, height: 100_000)
+        #expect(bomb.count < 200)
+        #expect(ImageFormat(sniffing: bomb) == .tiff)
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 100_000, height: 100_000, frames: 1, limitPixels: 50_000_000))) {
+            try Image(data: bomb)
+        }
+        // Thumbnail decoding is refused just the same: the limit is on the source.
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 100_000, height: 100_000, frames: 1, limitPixels: 50_000_000))) {
+            try Image(data: bomb, options: .init(thumbnail: .init(maxPixelSize: 64)))
+        }
+    }
+
+    @Test("a JPEG whose header declares 65000 x 65000 is refused")
+    func jpegBombIsRefused() throws {
+        let bomb = try Self.jpegBomb(width: 65000, height: 65000)
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 65000, height: 65000, frames: 1, limitPixels: 50_000_000))) {
+            try Image(data: bomb)
+        }
+    }
+
+    @Test("the source limit counts every frame and is configurable")
+    func limitCountsFrames() throws {
+        let data = try TestData.data("iss634.gif")
+        let limit = 245 * 245 * 10
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 245, height: 245, frames: 42, limitPixels: limit))) {
+            try Image(data: data, options: .init(maxSourcePixels: limit))
+        }
+        // One frame fits.
+        #expect(try Image(data: data, options: .init(firstFrameOnly: true, maxSourcePixels: limit)).frameCount == 1)
+    }
+
+    @Test("empty, unknown and unreadable input give typed errors")
+    func unknownInput() throws {
+        #expect(throws: OspreyError.decoding(.emptyData)) { try Image(data: Data()) }
+        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "3c 68 74 6d 6c 3e"))) { try Image(data: Data("<html>".utf8)) }
+        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "25 50 44 46 2d 31 2e 34"))) { try Image(data: Data("%PDF-1.4 ...".utf8)) }
+        let missing = URL(fileURLWithPath: "/nonexistent/osprey/missing.png")
+        do {
+            _ = try Image(contentsOf: missing)
+            Issue.record("decoding a missing file succeeded")
+        } catch {
+            guard case .decoding(.unreadableFile(let path, _)) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(path == missing.path)
+        }
+    }
+
+    static let damageSources = ["hopper.jpg", "hopper.png", "hopper.gif", "hopper.webp", "hopper.avif", "iss634.gif", "logo.png", "rocket.jpg", "pil_sample_cmyk.jpg"]
+
+    @Test("truncated copies give typed decoding errors", arguments: damageSources)
+    func truncatedCopies(name: String) throws {
+        let data = try TestData.data(name)
+        for fraction in [0.02, 0.25, 0.5, 0.75, 0.95] {
+            let cut = data.prefix(max(12, Int(Double(data.count) * fraction)))
+            do {
+                _ = try Image(data: cut)
+                Issue.record("\(name) cut to \(cut.count) of \(data.count) bytes decoded without an error")
+            } catch {
+                guard case .decoding = error else { Issue.record("unexpected \(error)"); continue }
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
+    @Test("byte-flipped copies decode or fail with a typed error, never crash", arguments: damageSources)
+    func corruptedCopies(name: String) throws {
+        let original = [UInt8](try TestData.data(name))
+        var generator = SeededGenerator(seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
+        for round in 0..<12 {
+            var bytes = original
+            // Damage the first 2 KB (headers, tables) in some rounds, anywhere in the others.
+            let span = round % 2 == 0 ? min(2048, bytes.count) : bytes.count
+            for _ in 0..<(1 + round) {
+                let index = Int.random(in: 8..<span, using: &generator)
+                bytes[index] ^= UInt8.random(in: 1...255, using: &generator)
+            }
+            do {
+                let image = try Image(data: Data(bytes))
+                #expect(image.width > 0 && image.height > 0)
+            } catch {
+                guard case .decoding = error else { Issue.record("unexpected \(error)"); continue }
+            }
+        }
+    }
+}
+
+private func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+private func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
