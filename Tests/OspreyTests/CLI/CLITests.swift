@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("CLI info and convert")
+final class CLITests {
+    let workDirectory: URL
+
+    init() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
+
+    @Test("info prints the header fields, as lines or JSON")
+    func info() throws {
+        let lines = try CLIRunner.run(["info", TestData.url("hopper_orientation_6.jpg").path])
+        #expect(lines.status == 0)
+        #expect(lines.stdout.contains("format: jpeg"))
+        #expect(lines.stdout.contains("orientation: 6"))
+        #expect(lines.stdout.contains("file-bytes: 4951"))
+        let json = try CLIRunner.run(["info", "--json", TestData.url("iss634.gif").path])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["format"] as? String == "gif")
+        #expect(object["frames"] as? Int == 42)
+        #expect(object["width"] as? Int == 245)
+        #expect(object["hasAlpha"] as? Bool == true)
+        #expect(object["fileBytes"] as? Int == 277517)
+    }
+
+    @Test("convert processes, picks the format and writes the file")
+    func convert() throws {
+        let output = path("card.png")
+        let result = try CLIRunner.run(["convert", TestData.url("rocket.jpg").path, output,
+                                        "--process", "resize:200x200:fill,blur:2,round:12,format:webp:80"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let image = try Image(contentsOf: URL(fileURLWithPath: output))
+        #expect(image.format == .webp, "the spec's format wins over the extension")
+        #expect((image.width, image.height) == (200, 200))
+        let thumb = path("thumb.jpg")
+        #expect(try CLIRunner.run(["convert", TestData.url("retina.jpg").path, thumb, "--thumbnail", "100", "--quality", "50"]).status == 0)
+        let thumbImage = try Image(contentsOf: URL(fileURLWithPath: thumb))
+        #expect(thumbImage.format == .jpeg && thumbImage.width == 100)
+        let gif = path("anim.out")
+        #expect(try CLIRunner.run(["convert", TestData.url("iss634.gif").path, gif, "--format", "gif", "--process", "resize:64x64"]).status == 0)
+        #expect(try Image(contentsOf: URL(fileURLWithPath: gif)).frameCount == 42)
+    }
+
+    @Test("undecodable input: exit 65, one error line, nothing written")
+    func undecodable() throws {
+        let original = try TestData.data("hopper.png")
+        let truncated = path("truncated.png")
+        try original.prefix(original.count / 2).write(to: URL(fileURLWithPath: truncated))
+        let text = path("text.jpg")
+        try Data("not an image at all".utf8).write(to: URL(fileURLWithPath: text))
+        let bomb = path("bomb.tif")
+        try BadInputTests.tiffBomb(width: 100_000, height: 100_000).write(to: URL(fileURLWithPath: bomb))
+        for input in [truncated, text, bomb] {
+            let output = path("out-\(UUID().uuidString).png")
+            for arguments in [["convert", input, output], ["info", input]] {
+                let result = try CLIRunner.run(arguments)
+                #expect(!result.crashed)
+                #expect(result.status == 65, "\(arguments): \(result.stderr)")
+                let lines = result.stderr.split(separator: "\n")
+                #expect(lines.count == 1)
+                #expect(lines.first?.hasPrefix("error: ") == true)
+                #expect(!FileManager.default.fileExists(atPath: output))
+            }
+        }
+    }
+
+    @Test("usage errors exit 64; a missing input exits 66")
+    func usageErrors() throws {
+        let input = TestData.url("hopper.jpg").path
+        for arguments in [["convert", input], ["convert", input, path("x.png"), "--process", "bogus:1"],
+                          ["convert", input, path("x.png"), "--quality", "0"], ["convert", input, path("x.png"), "--format", "svg"],
+                          ["info"], ["frobnicate"]] {
+            let result = try CLIRunner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(!result.crashed)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path("x.png")))
+        let missing = try CLIRunner.run(["info", path("missing.png")])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("error: cannot read"))
+    }
+
+    @Test("a processor that cannot apply exits 65 and writes nothing")
+    func processorFailure() throws {
+        let output = path("crop.png")
+        let result = try CLIRunner.run(["convert", TestData.url("hopper.jpg").path, output, "--process", "crop:10x10:900:900"])
+        #expect(result.status == 65)
+        #expect(result.stderr.hasPrefix("error: invalid argument to processor crop:10x10:900:900"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}

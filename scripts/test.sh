@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs the whole test suite. Extra arguments go to `swift test` (e.g. --sanitize=thread).
+# Test images are read from ../shared/testdata/images (override with OSPREY_TESTDATA).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+swift build --build-tests "$@"
+swift test --skip-build "$@"
