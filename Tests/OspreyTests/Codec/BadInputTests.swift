@@ -7,10 +7,15 @@ struct BadInputTests {
     /// A minimal little-endian TIFF whose header declares `width` x `height` 8-bit grey pixels,
     /// with a single byte of pixel data: a decompression bomb in 100-odd bytes.
     static func tiffBomb(width: UInt32, height: UInt32) -> Data {
+        tiff(width: width, height: height, grey: [0x80])
+    }
+
+    /// A minimal uncompressed 8-bit grey TIFF declaring `width` x `height` with `grey` as its strip.
+    static func tiff(width: UInt32, height: UInt32, grey: [UInt8]) -> Data {
         var bytes: [UInt8] = Array("II".utf8) + [42, 0] + le32(8)
         let entries: [(UInt16, UInt16, UInt32)] = [ // tag, type (3 short, 4 long), value
             (256, 4, width), (257, 4, height), (258, 3, 8), (259, 3, 1), (262, 3, 1),
-            (273, 4, 0), (277, 3, 1), (278, 4, height), (279, 4, 1),
+            (273, 4, 0), (277, 3, 1), (278, 4, height), (279, 4, UInt32(grey.count)),
         ]
         let dataOffset = UInt32(8 + 2 + entries.count * 12 + 4)
         bytes += le16(UInt16(entries.count))
@@ -19,7 +24,7 @@ struct BadInputTests {
             let stored = tag == 273 ? dataOffset : value
             bytes += type == 3 ? le16(UInt16(stored)) + [0, 0] : le32(stored)
         }
-        bytes += le32(0) + [0x80]
+        bytes += le32(0) + grey
         return Data(bytes)
     }
 

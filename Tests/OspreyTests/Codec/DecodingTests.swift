@@ -126,4 +126,47 @@ struct DecodingTests {
         #expect(animated.frameCount == 42)
         #expect(animated.width <= 100 && animated.height <= 100)
     }
+
+    /// A 24-bit bottom-up BMP of `width` x `height` from RGB triples, row by row from the top.
+    static func bmp(width: Int, height: Int, rgb: [UInt8]) -> Data {
+        let rowBytes = (width * 3 + 3) / 4 * 4
+        let imageSize = rowBytes * height
+        func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        var bytes: [UInt8] = Array("BM".utf8) + le32(54 + imageSize) + le32(0) + le32(54)
+        bytes += le32(40) + le32(width) + le32(height) + le16(1) + le16(24) + le32(0) + le32(imageSize) + le32(2835) + le32(2835) + le32(0) + le32(0)
+        for row in (0..<height).reversed() {
+            var line: [UInt8] = []
+            for column in 0..<width {
+                let i = (row * width + column) * 3
+                line += [rgb[i + 2], rgb[i + 1], rgb[i]]
+            }
+            bytes += line + [UInt8](repeating: 0, count: rowBytes - line.count)
+        }
+        return Data(bytes)
+    }
+
+    @Test("BMP decodes through libvips' ImageMagick loader when this build has it")
+    func bmpDecodes() throws {
+        let rgb: [UInt8] = [255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255, 0, 0, 0, 128, 128, 128]
+        let data = Self.bmp(width: 3, height: 2, rgb: rgb)
+        #expect(ImageFormat(sniffing: data) == .bmp)
+        guard ImageFormat.bmp.hasLoader else {
+            #expect(throws: OspreyError.decoding(.noDecoder(format: .bmp))) { try Image(data: data) }
+            return
+        }
+        let image = try Image(data: data)
+        #expect((image.width, image.height, image.format) == (3, 2, .bmp))
+        #expect(try Pixels.pixel(image, x: 0, y: 0) == [255, 0, 0, 255])
+        #expect(try Pixels.pixel(image, x: 2, y: 1) == [128, 128, 128, 255])
+    }
+
+    @Test("TIFF decodes")
+    func tiffDecodes() throws {
+        let data = BadInputTests.tiff(width: 3, height: 2, grey: [0, 50, 100, 150, 200, 250])
+        #expect(ImageFormat(sniffing: data) == .tiff)
+        let image = try Image(data: data)
+        #expect((image.width, image.height, image.format) == (3, 2, .tiff))
+        #expect(try Pixels.pixel(image, x: 1, y: 1) == [200, 200, 200, 255])
+    }
 }
