@@ -1,0 +1,192 @@
+import Foundation
+
+/// Loads images: from memory, from disk, or from the network or a data provider, then decodes,
+/// processes, caches and delivers them (Kingfisher's `KingfisherManager`, SDWebImage's
+/// `SDWebImageManager`, Nuke's `ImagePipeline`).
+///
+/// The retrieve flow (seed 000):
+/// 1. with ``OspreyOptions/forceRefresh``, load and cache;
+/// 2. otherwise the processed image in the target cache: memory, then disk (unless
+///    ``OspreyOptions/fromMemoryCacheOrRefresh``);
+/// 3. otherwise the original in the original cache, processed and stored under the processed key;
+/// 4. otherwise, with ``OspreyOptions/onlyFromCache``, fail with ``OspreyError/PipelineReason/imageNotExisting(key:)``;
+/// 5. otherwise load, decode, process and cache; the result is delivered at once, or after the
+///    cache writes with ``OspreyOptions/waitForCache``.
+///
+/// Work is shared between requests, as in Nuke: requests for one source share one download and
+/// one decode, and requests whose processors share a prefix (`[resize]`, `[resize, blur]`) share
+/// that stage. A stage is cancelled when its last request goes.
+public final class ImagePipeline: Sendable {
+    /// A pipeline's collaborators and defaults.
+    public struct Configuration: Sendable {
+        /// The cache images are looked up in and stored to. Default ``ImageCache/default``.
+        public var cache: ImageCache
+        /// The downloader for network sources. Default ``ImageDownloader/default``.
+        public var downloader: ImageDownloader
+        /// Options every request starts from; per-call ``OspreyOption``s override them. Default: all defaults.
+        public var defaultOptions: OspreyOptions
+        /// Maps a URL to its cache key for network sources whose key was not set explicitly, e.g. to
+        /// drop the signature of an expiring URL. Default `nil`: the absolute string.
+        public var cacheKeyFilter: (@Sendable (URL) -> String)?
+        /// Where decoding and processing run when the options name no queue. Default: a concurrent
+        /// queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
+        public var processingQueue: DispatchQueue
+
+        /// A configuration; every argument has the default documented on its property.
+        public init(cache: ImageCache = .default, downloader: ImageDownloader = .default,
+                    defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
+                    processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent)) {
+            self.cache = cache
+            self.downloader = downloader
+            self.defaultOptions = defaultOptions
+            self.cacheKeyFilter = cacheKeyFilter
+            self.processingQueue = processingQueue
+        }
+    }
+
+    /// The shared pipeline, with the default cache and downloader.
+    public static let shared = ImagePipeline()
+
+    /// This pipeline's configuration.
+    public let configuration: Configuration
+
+    let fetchJobs = JobRegistry<FetchedOriginal>()
+    let processJobs = JobRegistry<Image>()
+    let deliverJobs = JobRegistry<DeliveredImage>()
+
+    /// A pipeline with `configuration` (default: all defaults).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// A pipeline with a cache and a downloader, other settings default.
+    public convenience init(cache: ImageCache, downloader: ImageDownloader = .default) {
+        self.init(configuration: Configuration(cache: cache, downloader: downloader))
+    }
+
+    // MARK: - async/await
+
+    /// Loads the image for `source`. Cancelling the calling task cancels this request (shared work
+    /// goes on while other requests need it).
+    ///
+    /// With ``OspreyOptions/refreshCached`` this returns the cached image; the revalidation runs in
+    /// the background and updates the cache (use ``imageEvents(for:options:)`` or the
+    /// completion-handler form to receive the second result).
+    public func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+        let options = resolve(items)
+        if let hit = memoryHit(source, options: options), !options.refreshCached { return hit }
+        return try await retrieve(source, options: options, progress: nil, refresh: nil)
+    }
+
+    /// The image for `url` (a network source with the default cache key).
+    public func image(for url: URL, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+        try await image(for: .url(url), options: items)
+    }
+
+    /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
+    /// The image modifier is applied.
+    public func cachedImage(for source: ImageSource, options items: [OspreyOption] = []) -> Image? {
+        memoryHit(source, options: resolve(items))?.image
+    }
+
+    /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
+    public func cachedType(for source: ImageSource, options items: [OspreyOption] = []) -> CacheType {
+        let options = resolve(items)
+        let cache = options.targetCache ?? configuration.cache
+        return cache.imageCachedType(forKey: cacheKey(for: source), processorIdentifier: options.processor.identifier)
+    }
+
+    /// A stream of progress and results for `source`: one ``ImageEvent/finished(_:)``, or two with
+    /// ``OspreyOptions/refreshCached`` when the server had a new image. Ending the iteration (or
+    /// cancelling its task) cancels the request.
+    public func imageEvents(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
+        let options = resolve(items)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do throws(OspreyError) {
+                    let refreshDone = AsyncStream<Void>.makeStream()
+                    let result = try await self.retrieve(source, options: options, progress: { received, expected in
+                        continuation.yield(.progress(received: received, expected: expected))
+                    }, refresh: { refreshed in
+                        if let refreshed { continuation.yield(.finished(refreshed)) }
+                        refreshDone.continuation.finish()
+                    })
+                    continuation.yield(.finished(result))
+                    if options.refreshCached && result.cacheType != .none {
+                        for await _ in refreshDone.stream {}
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: - Completion handlers
+
+    /// Loads the image for `source` and calls `completion` on the options' callback queue
+    /// (default `DispatchQueue.global()`): once, or a second time with ``OspreyOptions/refreshCached``
+    /// when the server had a new image (``ImageResult/isRefresh``). A memory hit completes before
+    /// this returns when the callback queue is `.immediate`.
+    ///
+    /// - Returns: a task to cancel the request; a cancelled request completes with
+    ///   ``OspreyError/PipelineReason/cancelled(source:)``.
+    @discardableResult
+    public func loadImage(with source: ImageSource, options items: [OspreyOption] = [],
+                          progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+                          completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void) -> ImageTask {
+        let options = resolve(items)
+        let queue = options.callbackQueue
+        if !options.refreshCached, let hit = memoryHit(source, options: options) {
+            queue.execute { completion(.success(hit)) }
+            return ImageTask(completed: true)
+        }
+        let imageTask = ImageTask(completed: false)
+        let task = Task {
+            let outcome: Result<ImageResult, OspreyError>
+            do throws(OspreyError) {
+                outcome = .success(try await self.retrieve(source, options: options, progress: progress.map { handler in
+                    { received, expected in queue.execute { handler(received, expected) } }
+                }, refresh: { refreshed in
+                    if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
+                }))
+            } catch {
+                outcome = .failure(error)
+            }
+            imageTask.markCompleted()
+            queue.execute { completion(outcome) }
+        }
+        imageTask.attach(task)
+        return imageTask
+    }
+
+    // MARK: - Keys and options
+
+    /// Per-call items over the pipeline's defaults.
+    func resolve(_ items: [OspreyOption]) -> OspreyOptions {
+        items.isEmpty ? configuration.defaultOptions : configuration.defaultOptions.merging(items)
+    }
+
+    /// The cache key of `source`, through ``Configuration/cacheKeyFilter`` for network sources
+    /// whose key was not set explicitly.
+    public func cacheKey(for source: ImageSource) -> String {
+        if case .network(let resource) = source, let filter = configuration.cacheKeyFilter,
+           resource.cacheKey == resource.url.absoluteString {
+            return filter(resource.url)
+        }
+        return source.cacheKey
+    }
+
+    /// The processed image in the target memory cache, as a result, or `nil`.
+    func memoryHit(_ source: ImageSource, options: OspreyOptions) -> ImageResult? {
+        guard !options.forceRefresh else { return nil }
+        let cache = options.targetCache ?? configuration.cache
+        let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
+        guard let image = cache.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration) else {
+            return nil
+        }
+        return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source, originalSource: source)
+    }
+}

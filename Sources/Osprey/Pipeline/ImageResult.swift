@@ -1,0 +1,38 @@
+import Foundation
+
+/// What a pipeline request delivers (Kingfisher's `RetrieveImageResult`).
+public struct ImageResult: Sendable {
+    /// The image, processed and passed through the image modifier.
+    public var image: Image
+    /// Where it came from: ``CacheType/memory`` or ``CacheType/disk`` for a cache hit (also when an
+    /// original found in a cache was processed), ``CacheType/none`` when it was loaded.
+    public var cacheType: CacheType
+    /// The source that produced the image (an alternative source when the main one failed).
+    public var source: ImageSource
+    /// The source the request was made for.
+    public var originalSource: ImageSource
+    /// The original bytes, when ``OspreyOptions/returnsData`` is set and they were at hand.
+    public var data: Data?
+    /// `true` for the second result of ``OspreyOptions/refreshCached``: the server had a new image.
+    public var isRefresh: Bool
+
+    /// A result; `data` defaults to `nil`, `isRefresh` to `false`.
+    public init(image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
+                data: Data? = nil, isRefresh: Bool = false) {
+        self.image = image
+        self.cacheType = cacheType
+        self.source = source
+        self.originalSource = originalSource
+        self.data = data
+        self.isRefresh = isRefresh
+    }
+}
+
+/// What ``ImagePipeline/imageEvents(for:options:)`` reports while a request runs.
+public enum ImageEvent: Sendable {
+    /// Bytes received so far and the expected total (`nil` when the server did not say).
+    case progress(received: Int, expected: Int?)
+    /// A result: once, or twice with ``OspreyOptions/refreshCached`` when the server had a new image.
+    /// (Progressive previews are not produced: libvips decodes whole files.)
+    case finished(ImageResult)
+}

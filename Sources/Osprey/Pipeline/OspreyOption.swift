@@ -1,0 +1,113 @@
+import Foundation
+
+/// One per-call option, as Kingfisher's `KingfisherOptionsInfoItem`: callers pass a list, the
+/// pipeline parses it once into ``OspreyOptions`` on top of its defaults. Each case documents the
+/// ``OspreyOptions`` property it sets; see there for defaults.
+public enum OspreyOption: Sendable {
+    /// ``OspreyOptions/targetCache``.
+    case targetCache(ImageCache)
+    /// ``OspreyOptions/originalCache``.
+    case originalCache(ImageCache)
+    /// ``OspreyOptions/downloader``.
+    case downloader(ImageDownloader)
+    /// ``OspreyOptions/processor``.
+    case processor(any ImageProcessing)
+    /// ``OspreyOptions/cacheSerializer``.
+    case cacheSerializer(any CacheSerializer)
+    /// ``OspreyOptions/imageModifier``.
+    case imageModifier(@Sendable (Image) -> Image)
+    /// ``OspreyOptions/forceRefresh``.
+    case forceRefresh
+    /// ``OspreyOptions/onlyFromCache``.
+    case onlyFromCache
+    /// ``OspreyOptions/fromMemoryCacheOrRefresh``.
+    case fromMemoryCacheOrRefresh
+    /// ``OspreyOptions/cacheMemoryOnly``.
+    case cacheMemoryOnly
+    /// ``OspreyOptions/waitForCache``.
+    case waitForCache
+    /// ``OspreyOptions/cacheOriginalImage``.
+    case cacheOriginalImage
+    /// ``OspreyOptions/memoryCacheExpiration``.
+    case memoryCacheExpiration(StorageExpiration)
+    /// ``OspreyOptions/memoryCacheAccessExtendingExpiration``.
+    case memoryCacheAccessExtendingExpiration(ExpirationExtending)
+    /// ``OspreyOptions/diskCacheExpiration``.
+    case diskCacheExpiration(StorageExpiration)
+    /// ``OspreyOptions/diskCacheAccessExtendingExpiration``.
+    case diskCacheAccessExtendingExpiration(ExpirationExtending)
+    /// ``OspreyOptions/callbackQueue``.
+    case callbackQueue(CallbackQueue)
+    /// ``OspreyOptions/processingQueue``.
+    case processingQueue(DispatchQueue)
+    /// ``OspreyOptions/downloadPriority``.
+    case downloadPriority(DownloadPriority)
+    /// ``OspreyOptions/requestModifier``.
+    case requestModifier(RequestModifier)
+    /// ``OspreyOptions/requestHeaders`` (merged into the existing headers).
+    case requestHeaders([String: String])
+    /// ``OspreyOptions/credentials``.
+    case credentials(DownloadCredentials)
+    /// ``OspreyOptions/responseDataModifier``.
+    case responseDataModifier(ResponseDataModifier)
+    /// ``OspreyOptions/alternativeSources``.
+    case alternativeSources([ImageSource])
+    /// ``OspreyOptions/retryFailed``.
+    case retryFailed
+    /// ``OspreyOptions/decodingOptions``.
+    case decodingOptions(DecodingOptions)
+    /// Sets ``DecodingOptions/thumbnail`` in ``OspreyOptions/decodingOptions``.
+    case thumbnail(DecodingOptions.Thumbnail)
+    /// Sets ``DecodingOptions/scaleDownLimitBytes`` (SDWebImage's default is 60 MiB).
+    case scaleDownLargeImages(limitBytes: Int = DecodingOptions.defaultScaleDownLimitBytes)
+    /// Sets ``DecodingOptions/firstFrameOnly``.
+    case onlyLoadFirstFrame
+    /// ``OspreyOptions/loadDiskFileSynchronously``.
+    case loadDiskFileSynchronously
+    /// ``OspreyOptions/refreshCached``.
+    case refreshCached
+    /// ``OspreyOptions/returnsData``.
+    case returnsData
+}
+
+extension OspreyOptions {
+    /// Applies `items` in order.
+    public mutating func apply(_ items: [OspreyOption]) {
+        for item in items {
+            switch item {
+            case .targetCache(let cache): targetCache = cache
+            case .originalCache(let cache): originalCache = cache
+            case .downloader(let downloader): self.downloader = downloader
+            case .processor(let processor): self.processor = processor
+            case .cacheSerializer(let serializer): cacheSerializer = serializer
+            case .imageModifier(let modifier): imageModifier = modifier
+            case .forceRefresh: forceRefresh = true
+            case .onlyFromCache: onlyFromCache = true
+            case .fromMemoryCacheOrRefresh: fromMemoryCacheOrRefresh = true
+            case .cacheMemoryOnly: cacheMemoryOnly = true
+            case .waitForCache: waitForCache = true
+            case .cacheOriginalImage: cacheOriginalImage = true
+            case .memoryCacheExpiration(let expiration): memoryCacheExpiration = expiration
+            case .memoryCacheAccessExtendingExpiration(let extending): memoryCacheAccessExtendingExpiration = extending
+            case .diskCacheExpiration(let expiration): diskCacheExpiration = expiration
+            case .diskCacheAccessExtendingExpiration(let extending): diskCacheAccessExtendingExpiration = extending
+            case .callbackQueue(let queue): callbackQueue = queue
+            case .processingQueue(let queue): processingQueue = queue
+            case .downloadPriority(let priority): downloadPriority = priority
+            case .requestModifier(let modifier): requestModifier = modifier
+            case .requestHeaders(let headers): requestHeaders.merge(headers) { $1 }
+            case .credentials(let credentials): self.credentials = credentials
+            case .responseDataModifier(let modifier): responseDataModifier = modifier
+            case .alternativeSources(let sources): alternativeSources = sources
+            case .retryFailed: retryFailed = true
+            case .decodingOptions(let options): decodingOptions = options
+            case .thumbnail(let thumbnail): decodingOptions.thumbnail = thumbnail
+            case .scaleDownLargeImages(let limit): decodingOptions.scaleDownLimitBytes = limit
+            case .onlyLoadFirstFrame: decodingOptions.firstFrameOnly = true
+            case .loadDiskFileSynchronously: loadDiskFileSynchronously = true
+            case .refreshCached: refreshCached = true
+            case .returnsData: returnsData = true
+            }
+        }
+    }
+}

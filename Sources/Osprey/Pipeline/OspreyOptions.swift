@@ -1,0 +1,105 @@
+import Foundation
+
+/// Every option of a pipeline request, parsed into one value with documented defaults.
+///
+/// A pipeline holds default options (``ImagePipeline/Configuration/defaultOptions``); each call
+/// passes a list of ``OspreyOption`` items that override them, so per-call values win, as
+/// SDWebImage's context wins over its manager's settings.
+public struct OspreyOptions: Sendable {
+    /// The cache the processed image is looked up in and stored to. Default `nil`: the pipeline's cache.
+    public var targetCache: ImageCache?
+    /// The cache the original (unprocessed) image lives in. Default `nil`: the target cache.
+    public var originalCache: ImageCache?
+    /// The downloader for network sources. Default `nil`: the pipeline's downloader.
+    public var downloader: ImageDownloader?
+    /// The processor applied after decoding. Default ``ImageProcessors/Identity`` (identifier `""`).
+    public var processor: any ImageProcessing = ImageProcessors.Identity()
+    /// How images become bytes on disk. Default `nil`: the cache's serializer (original bytes when unprocessed).
+    public var cacheSerializer: (any CacheSerializer)?
+    /// Applied to every delivered image after the cache (the result is not cached). Default `nil`.
+    public var imageModifier: (@Sendable (Image) -> Image)?
+    /// Skip cache lookups: always load, then cache. Default `false`.
+    public var forceRefresh = false
+    /// Never load: fail with ``OspreyError/PipelineReason/imageNotExisting(key:)`` on a cache miss. Default `false`.
+    public var onlyFromCache = false
+    /// Look in memory only, then load (skip the disk lookup). Default `false`.
+    public var fromMemoryCacheOrRefresh = false
+    /// Store in memory only, never on disk. Default `false`.
+    public var cacheMemoryOnly = false
+    /// Deliver the result only after the cache writes finish (Kingfisher's `waitForCache`). Default `false`: at once.
+    public var waitForCache = false
+    /// Also store the downloaded original bytes (under the source key, no processor), so another
+    /// processor can reuse them without downloading. Default `false` (the CLI turns it on).
+    public var cacheOriginalImage = false
+    /// Memory expiration for stored images. Default `nil`: the memory storage's (300 s).
+    public var memoryCacheExpiration: StorageExpiration?
+    /// What a memory hit does to the expiration. Default `nil`: the storage's (extend to the cache's time).
+    public var memoryCacheAccessExtendingExpiration: ExpirationExtending?
+    /// Disk expiration for stored bytes. Default `nil`: the disk storage's (7 days).
+    public var diskCacheExpiration: StorageExpiration?
+    /// What a disk hit does to the expiration. Default `nil`: the storage's.
+    public var diskCacheAccessExtendingExpiration: ExpirationExtending?
+    /// Where completion and progress handlers run. Default `.dispatch(.global())`: Linux processes
+    /// often run no main queue, so handlers never wait for one; pass `.dispatch(.main)` when yours does.
+    public var callbackQueue: CallbackQueue = .dispatch(.global())
+    /// Where decoding and processing run. Default `nil`: the pipeline's processing queue.
+    public var processingQueue: DispatchQueue?
+    /// Download priority. Default ``DownloadPriority/normal``.
+    public var downloadPriority: DownloadPriority = .normal
+    /// Edits (or, returning `nil`, refuses) each request before it is sent. Default `nil`.
+    public var requestModifier: RequestModifier?
+    /// Extra request headers. Default none.
+    public var requestHeaders: [String: String] = [:]
+    /// Per-request basic-auth credentials. Default `nil`: the downloader's.
+    public var credentials: DownloadCredentials?
+    /// Transforms (e.g. decrypts) downloaded bytes; `nil` from it fails the request. Default `nil`.
+    public var responseDataModifier: ResponseDataModifier?
+    /// Sources tried in order after the main one fails (not after a cancellation). Default none.
+    public var alternativeSources: [ImageSource] = []
+    /// Retry URLs the downloader blacklisted after a permanent failure. Default `false`.
+    public var retryFailed = false
+    /// How downloaded and cached bytes are decoded (thumbnail, scale-down limit, first frame only…).
+    /// Default ``DecodingOptions/default``.
+    public var decodingOptions: DecodingOptions = .default
+    /// For targets: look in the disk cache synchronously before returning from `setImage`, so a
+    /// disk hit shows without a placeholder flash. Default `false`.
+    public var loadDiskFileSynchronously = false
+    /// Deliver a cached image at once, then revalidate it with the stored ETag / Last-Modified: a
+    /// `304` extends the entry, a `200` replaces it and delivers the new image as a second result.
+    /// Default `false`.
+    public var refreshCached = false
+    /// Put the original bytes in the result (``ImageResult/data``) when they are at hand. Default `false`.
+    public var returnsData = false
+
+    /// Options with every default.
+    public init() {}
+
+    /// The defaults overridden by `items`, in order.
+    public init(_ items: [OspreyOption]) {
+        self.init()
+        apply(items)
+    }
+
+    /// These options overridden by `items` (later items win).
+    public func merging(_ items: [OspreyOption]) -> OspreyOptions {
+        var merged = self
+        merged.apply(items)
+        return merged
+    }
+
+    /// The cache-layer options these request options imply.
+    var cacheOptions: CacheOptions {
+        CacheOptions(memoryExpiration: memoryCacheExpiration, diskExpiration: diskCacheExpiration,
+                     memoryExtendingExpiration: memoryCacheAccessExtendingExpiration,
+                     diskExtendingExpiration: diskCacheAccessExtendingExpiration,
+                     storeInMemoryAfterDiskHit: true, serializer: cacheSerializer,
+                     decodingOptions: decodingOptions, callbackQueue: .global())
+    }
+
+    /// The download options these request options imply.
+    func downloadOptions(validator: CacheValidator? = nil) -> DownloadOptions {
+        DownloadOptions(priority: downloadPriority, callbackQueue: .immediate, headers: requestHeaders,
+                        credentials: credentials, validator: validator, requestModifier: requestModifier,
+                        responseDataModifier: responseDataModifier, retryFailed: retryFailed)
+    }
+}
