@@ -10,6 +10,7 @@ import Foundation
 /// file 5e884898….jpg
 /// size 48213
 /// inode 1837261
+/// mtime 1763780000123456789     (the data file's modification time, ns)
 /// created 1763780000.123
 /// access 1763780500.5
 /// expires 1764384800.5        (or "never")
@@ -17,13 +18,13 @@ import Foundation
 /// key https://example.com/a.jpg
 /// ```
 ///
-/// Times are seconds since 1970. `inode` and `size` identify the exact data file the index was
-/// written for: a data file with another inode or size (replaced, truncated, or renamed into place
+/// Times are seconds since 1970. `inode`, `mtime` and `size` identify the exact data file the index
+/// was written for: a data file with another inode, mtime or size (replaced, truncated, or renamed into place
 /// by a store that crashed before its index) does not belong to this index and is never served.
 struct DiskEntryIndex: Sendable, Equatable {
     var fileName: String
     var size: Int
-    var inode: UInt64
+    var stamp: DiskFileIO.Stamp
     var created: TimeInterval
     var lastAccess: TimeInterval
     /// Absolute expiry in seconds since 1970; `nil` = never.
@@ -42,7 +43,8 @@ struct DiskEntryIndex: Sendable, Equatable {
         var text = Self.magic + "\n"
         text += "file \(fileName)\n"
         text += "size \(size)\n"
-        text += "inode \(inode)\n"
+        text += "inode \(stamp.inode)\n"
+        text += "mtime \(stamp.modifiedNanoseconds)\n"
         text += "created \(created)\n"
         text += "access \(lastAccess)\n"
         text += "expires \(expires.map { "\($0)" } ?? "never")\n"
@@ -72,6 +74,7 @@ struct DiskEntryIndex: Sendable, Equatable {
         guard let fileName = fields["file"], !fileName.isEmpty, !fileName.contains("/"),
               let size = fields["size"].flatMap(Int.init), size >= 0,
               let inode = fields["inode"].flatMap(UInt64.init),
+              let mtime = fields["mtime"].flatMap(Int64.init),
               let created = fields["created"].flatMap(Double.init),
               let access = fields["access"].flatMap(Double.init),
               let expiresText = fields["expires"],
@@ -83,15 +86,15 @@ struct DiskEntryIndex: Sendable, Equatable {
             guard let value = Double(expiresText) else { return nil }
             expires = value
         }
-        self.init(fileName: fileName, size: size, inode: inode, created: created, lastAccess: access,
+        self.init(fileName: fileName, size: size, stamp: .init(inode: inode, modifiedNanoseconds: mtime), created: created, lastAccess: access,
                   expires: expires, policy: policy, key: key)
     }
 
-    init(fileName: String, size: Int, inode: UInt64, created: TimeInterval, lastAccess: TimeInterval,
+    init(fileName: String, size: Int, stamp: DiskFileIO.Stamp, created: TimeInterval, lastAccess: TimeInterval,
          expires: TimeInterval?, policy: StorageExpiration, key: String) {
         self.fileName = fileName
         self.size = size
-        self.inode = inode
+        self.stamp = stamp
         self.created = created
         self.lastAccess = lastAccess
         self.expires = expires

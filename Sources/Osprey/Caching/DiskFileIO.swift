@@ -14,19 +14,35 @@ struct FileIOError: Error, Sendable {
     var message: String { "\(step): \(String(cString: strerror(code)))" }
 }
 
-/// The few POSIX file operations the disk storage needs, with the inode of what was written or read
+/// The few POSIX file operations the disk storage needs, with the stamp (inode + mtime) of what was written or read
 /// (so that an index can name the exact file it belongs to).
 enum DiskFileIO {
-    struct FileInfo {
+    /// What identifies one version of a file: its inode and its modification time in nanoseconds.
+    /// (An inode number alone can be reused as soon as a file is deleted.)
+    struct Stamp: Equatable, Sendable {
         var inode: UInt64
+        var modifiedNanoseconds: Int64
+
+        init(inode: UInt64, modifiedNanoseconds: Int64) {
+            self.inode = inode
+            self.modifiedNanoseconds = modifiedNanoseconds
+        }
+
+        init(_ info: stat) {
+            self.init(inode: UInt64(info.st_ino), modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        }
+    }
+
+    struct FileInfo {
+        var stamp: Stamp
         var size: Int
         var isDirectory: Bool
         /// Modification time, seconds since 1970.
         var modified: TimeInterval
     }
 
-    /// Creates `path` (which must not exist), writes `data`, returns the new file's inode.
-    static func writeNew(_ path: String, _ data: Data) throws(FileIOError) -> UInt64 {
+    /// Creates `path` (which must not exist), writes `data`, returns the new file's stamp.
+    static func writeNew(_ path: String, _ data: Data) throws(FileIOError) -> Stamp {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileIOError(step: "creating \(path)", code: errno) }
         var failure: Int32 = 0
@@ -50,11 +66,11 @@ enum DiskFileIO {
             unlink(path)
             throw FileIOError(step: "writing \(path)", code: failure)
         }
-        return UInt64(info.st_ino)
+        return Stamp(info)
     }
 
-    /// The whole content of `path` with the inode it was read from; `nil` when it cannot be read.
-    static func readFile(_ path: String) -> (data: Data, inode: UInt64)? {
+    /// The whole content of `path` with the stamp of the file it was read from; `nil` when it cannot be read.
+    static func readFile(_ path: String) -> (data: Data, stamp: Stamp)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -76,14 +92,14 @@ enum DiskFileIO {
             }
             return true
         }
-        return complete ? (data, UInt64(info.st_ino)) : nil
+        return complete ? (data, Stamp(info)) : nil
     }
 
     /// `stat` of `path`; `nil` when it does not exist or cannot be examined.
     static func info(_ path: String) -> FileInfo? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileInfo(inode: UInt64(info.st_ino), size: Int(info.st_size),
+        return FileInfo(stamp: Stamp(info), size: Int(info.st_size),
                         isDirectory: (info.st_mode & S_IFMT) == S_IFDIR,
                         modified: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
     }

@@ -39,6 +39,9 @@ public enum DiskStorage {
         /// storage instance writing the same directory is not disturbed mid-store. Reads never serve
         /// such an entry whatever its age. Default 60 s.
         public var recoveryGracePeriod: TimeInterval
+        /// Whether opening runs the background recovery pass (stale temporary files, inconsistent
+        /// entries, size limit). Default `true`; a read-only inspection (`osprey cache stats`) turns it off.
+        public var cleansOnOpen: Bool
         /// The clock used for expiration and last access. Default `Date()`; tests inject their own.
         public var now: @Sendable () -> Date
 
@@ -52,6 +55,7 @@ public enum DiskStorage {
             extendingExpiration: ExpirationExtending = .cacheTime,
             fileExtension: FileExtension = .none,
             recoveryGracePeriod: TimeInterval = 60,
+            cleansOnOpen: Bool = true,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.name = name
@@ -62,6 +66,7 @@ public enum DiskStorage {
             self.extendingExpiration = extendingExpiration
             self.fileExtension = fileExtension
             self.recoveryGracePeriod = recoveryGracePeriod
+            self.cleansOnOpen = cleansOnOpen
             self.now = now
         }
 

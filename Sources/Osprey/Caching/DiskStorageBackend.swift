@@ -13,14 +13,14 @@ extension DiskStorage {
     /// ```
     /// Linux cannot set a file's creation date, so expiry and last access live in a small
     /// per-entry index file ("sidecar"), not in file timestamps. The sidecar is text: the data file
-    /// name, its size and **inode**, creation, last access and expiry times, the entry's own
+    /// name, its size, **inode and modification time**, creation, last access and expiry times, the entry's own
     /// expiration (for extension on access) and the key.
     ///
     /// ## Crash safety
     /// A store writes the data and its sidecar to temporary files, then renames the data into place,
     /// then the sidecar. Renames are atomic, so a reader never sees a torn file. The sidecar names the
-    /// inode and size of the data file it was written for; a data file with no sidecar, or whose inode
-    /// or size differs from its sidecar's (the state after a SIGKILL between the two renames, or after
+    /// inode, modification time and size of the data file it was written for; a data file with no
+    /// sidecar, or whose stamp or size differs from its sidecar's (the state after a SIGKILL between the two renames, or after
     /// in-place damage), is never served: a read treats it as a miss and removes it. At open, a
     /// background recovery pass removes temporary files whose writing process is gone (or older than
     /// an hour), sidecars whose data file is missing, and inconsistent entries older than
@@ -58,8 +58,9 @@ extension DiskStorage {
         }
 
         /// Opens (creating it when needed) the cache directory of `config`. Never throws: a directory
-        /// that cannot be created makes each store throw instead. A recovery pass (temporary files,
-        /// inconsistent entries, size limit) runs in the background before any other operation.
+        /// that cannot be created makes each store throw instead. Unless ``DiskStorage/Config/cleansOnOpen``
+        /// is `false`, a recovery pass (temporary files, inconsistent entries, size limit) runs in the
+        /// background before any other operation of this instance.
         public init(config: Config = Config()) {
             self.config = config
             self.directoryURL = config.cacheDirectory.standardizedFileURL
@@ -67,6 +68,11 @@ extension DiskStorage {
             self.indexDirectory = directory + "/.index"
             self.tempDirectory = directory + "/.tmp"
             try? ensureDirectories()
+            guard config.cleansOnOpen else {
+                // Still learn the current total, read-only, so that the size limit holds.
+                queue.async(flags: .barrier) { [self] in setEstimatedSize(scan().valid.reduce(0) { $0 + $1.index.size }) }
+                return
+            }
             queue.async(flags: .barrier) { [self] in
                 let report = clean(removeExpired: false, recovering: true)
                 publish(report)
@@ -100,7 +106,7 @@ extension DiskStorage {
                   let index = DiskEntryIndex(parsing: raw.data), index.key == key, !index.isExpired(at: now),
                   let info = DiskFileIO.info(directory + "/" + index.fileName)
             else { return false }
-            return info.inode == index.inode && info.size == index.size
+            return info.stamp == index.stamp && info.size == index.size
         }
 
         /// Removes the entry for `key`, if any.

@@ -19,8 +19,8 @@ extension DiskStorage.Backend {
             while true {
                 do throws(FileIOError) {
                     let tempData = tempPath()
-                    let inode = try DiskFileIO.writeNew(tempData, data)
-                    let index = DiskEntryIndex(fileName: name, size: data.count, inode: inode, created: now,
+                    let stamp = try DiskFileIO.writeNew(tempData, data)
+                    let index = DiskEntryIndex(fileName: name, size: data.count, stamp: stamp, created: now,
                                                lastAccess: now, expires: expires, policy: policy, key: key)
                     let tempIndex = tempPath()
                     do throws(FileIOError) { _ = try DiskFileIO.writeNew(tempIndex, index.encoded()) } catch {
@@ -71,10 +71,10 @@ extension DiskStorage.Backend {
                 return nil
             }
             let dataPath = directory + "/" + index.fileName
-            guard let file = DiskFileIO.readFile(dataPath), file.inode == index.inode, file.data.count == index.size else {
+            guard let file = DiskFileIO.readFile(dataPath), file.stamp == index.stamp, file.data.count == index.size else {
                 // Another instance may be between its two renames (a fresh data file of another
                 // inode): a miss, but leave its entry alone while it is young.
-                if let info = DiskFileIO.info(dataPath), info.inode != index.inode, !info.isDirectory,
+                if let info = DiskFileIO.info(dataPath), info.stamp.inode != index.stamp.inode, !info.isDirectory,
                    Date().timeIntervalSince1970 - info.modified < config.recoveryGracePeriod {
                     return nil
                 }
@@ -148,9 +148,9 @@ extension DiskStorage.Backend {
             }
             indexed.insert(index.fileName)
             let info = DiskFileIO.info(directory + "/" + index.fileName)
-            if let info, info.inode == index.inode, info.size == index.size {
+            if let info, info.stamp == index.stamp, info.size == index.size {
                 result.valid.append(ScannedEntry(hash: hash, index: index))
-            } else if let info, info.inode != index.inode, young(info) {
+            } else if let info, info.stamp.inode != index.stamp.inode, young(info) {
                 continue
             } else {
                 result.broken.append((hash, index.fileName, true, index, info?.size ?? 0))
