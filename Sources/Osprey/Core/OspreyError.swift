@@ -12,6 +12,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
     case encoding(EncodingReason)
     /// A processor or a processor spec failed.
     case processing(ProcessingReason)
+    /// A memory or disk cache operation failed.
+    case cache(CacheReason)
 
     /// Why decoding failed.
     public enum DecodingReason: Sendable, Equatable {
@@ -51,6 +53,22 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case failed(processor: String, message: String)
     }
 
+    /// Why a cache operation failed.
+    public enum CacheReason: Sendable, Equatable {
+        /// The entry costs more than the memory storage accepts for one entry.
+        case entryTooLarge(key: String, cost: Int, limit: Int)
+        /// The cache directory (or one of its parents) could not be created.
+        case cannotCreateDirectory(path: String, message: String)
+        /// An entry's file could not be written (read-only or full disk, missing directory...).
+        case cannotWriteFile(key: String, path: String, message: String)
+        /// An entry's file could not be removed.
+        case cannotRemoveFile(path: String, message: String)
+        /// The cache directory could not be listed.
+        case cannotListDirectory(path: String, message: String)
+        /// The cache serializer could not turn the image stored under `key` into bytes.
+        case serializationFailed(key: String, message: String)
+    }
+
     public var description: String {
         switch self {
         case .decoding(let reason):
@@ -87,6 +105,21 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "invalid argument to processor \(processor): \(message)"
             case .failed(let processor, let message):
                 return "processor \(processor) failed: \(message)"
+            }
+        case .cache(let reason):
+            switch reason {
+            case .entryTooLarge(let key, let cost, let limit):
+                return "cannot cache \"\(key)\" in memory: it costs \(cost) bytes, more than the per-entry limit of \(limit) bytes"
+            case .cannotCreateDirectory(let path, let message):
+                return "cannot create cache directory \(path): \(message)"
+            case .cannotWriteFile(let key, let path, let message):
+                return "cannot write cache entry \"\(key)\" to \(path): \(message)"
+            case .cannotRemoveFile(let path, let message):
+                return "cannot remove cache file \(path): \(message)"
+            case .cannotListDirectory(let path, let message):
+                return "cannot list cache directory \(path): \(message)"
+            case .serializationFailed(let key, let message):
+                return "cannot serialize image \"\(key)\" for the disk cache: \(message)"
             }
         }
     }

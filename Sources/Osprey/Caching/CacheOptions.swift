@@ -1,0 +1,43 @@
+import Foundation
+
+/// Per-call options of ``ImageCache`` operations. Every property has a default.
+public struct CacheOptions: Sendable {
+    /// The expiration of an image stored in memory; `nil` (the default) uses the memory storage's (300 s).
+    public var memoryExpiration: StorageExpiration?
+    /// The expiration of bytes stored on disk; `nil` (the default) uses the disk storage's (7 days).
+    public var diskExpiration: StorageExpiration?
+    /// What a memory hit does to the expiration; `nil` (the default) uses the memory storage's.
+    public var memoryExtendingExpiration: ExpirationExtending?
+    /// What a disk hit does to the expiration; `nil` (the default) uses the disk storage's.
+    public var diskExtendingExpiration: ExpirationExtending?
+    /// Whether an image found on disk is put into memory. Default `true`.
+    public var storeInMemoryAfterDiskHit: Bool
+    /// The serializer for this call; `nil` (the default) uses the cache's.
+    public var serializer: (any CacheSerializer)?
+    /// How images read from disk are decoded. Default ``DecodingOptions/default``.
+    public var decodingOptions: DecodingOptions
+    /// Where completion handlers run. Default `DispatchQueue.global()` (Linux programs often do not
+    /// run the main queue; pass `.main` when yours does).
+    public var callbackQueue: DispatchQueue
+
+    /// Makes options; every argument has the default documented on its property.
+    public init(
+        memoryExpiration: StorageExpiration? = nil,
+        diskExpiration: StorageExpiration? = nil,
+        memoryExtendingExpiration: ExpirationExtending? = nil,
+        diskExtendingExpiration: ExpirationExtending? = nil,
+        storeInMemoryAfterDiskHit: Bool = true,
+        serializer: (any CacheSerializer)? = nil,
+        decodingOptions: DecodingOptions = .default,
+        callbackQueue: DispatchQueue = .global()
+    ) {
+        self.memoryExpiration = memoryExpiration
+        self.diskExpiration = diskExpiration
+        self.memoryExtendingExpiration = memoryExtendingExpiration
+        self.diskExtendingExpiration = diskExtendingExpiration
+        self.storeInMemoryAfterDiskHit = storeInMemoryAfterDiskHit
+        self.serializer = serializer
+        self.decodingOptions = decodingOptions
+        self.callbackQueue = callbackQueue
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// A two-level image cache: decoded ``Image``s in a ``MemoryStorage/Backend``, their bytes in a
+/// ``DiskStorage/Backend``, in the manner of Kingfisher's `ImageCache`.
+///
+/// Entries are keyed by the source key combined with the processor identifier
+/// (``computedKey(_:processorIdentifier:)``), so a processed variant never shadows the original.
+/// Stores go to memory synchronously and to disk in the background through a ``CacheSerializer``;
+/// lookups try memory, then disk (decoding and, by default, promoting the image to memory).
+///
+/// Every operation has an async form; the ones that touch the disk also have a completion-handler
+/// form, whose handler runs on ``CacheOptions/callbackQueue`` (default `DispatchQueue.global()`).
+public final class ImageCache: Sendable {
+    /// The memory level: decoded images, charged by ``Image/cost``.
+    public let memoryStorage: MemoryStorage.Backend<Image>
+    /// The disk level: encoded bytes.
+    public let diskStorage: DiskStorage.Backend
+    /// The serializer used when ``CacheOptions/serializer`` is `nil`. Default ``DefaultCacheSerializer``.
+    public let serializer: any CacheSerializer
+
+    /// The shared cache named `"default"`, with default memory and disk configurations
+    /// (disk at `$XDG_CACHE_HOME/osprey/default` or `~/.cache/osprey/default`).
+    public static let `default` = ImageCache(name: "default")
+
+    /// Makes a cache from its two levels.
+    public init(memoryStorage: MemoryStorage.Backend<Image>, diskStorage: DiskStorage.Backend,
+                serializer: any CacheSerializer = DefaultCacheSerializer()) {
+        self.memoryStorage = memoryStorage
+        self.diskStorage = diskStorage
+        self.serializer = serializer
+    }
+
+    /// Makes a cache named `name`: memory with `memoryConfig` (default ``MemoryStorage/Config/init(totalCostLimit:countLimit:entryCostLimitRatio:expiration:extendingExpiration:cleanInterval:evictionPolicy:now:)``
+    /// defaults), disk with `diskConfig` (default: `DiskStorage.Config(name: name)`).
+    public convenience init(name: String, memoryConfig: MemoryStorage.Config = .init(), diskConfig: DiskStorage.Config? = nil,
+                            serializer: any CacheSerializer = DefaultCacheSerializer()) {
+        self.init(memoryStorage: MemoryStorage.Backend(config: memoryConfig),
+                  diskStorage: DiskStorage.Backend(config: diskConfig ?? DiskStorage.Config(name: name)),
+                  serializer: serializer)
+    }
+
+    /// The key an entry is stored under: `key` itself when `processorIdentifier` is empty,
+    /// else `"key@processorIdentifier"`.
+    public static func computedKey(_ key: String, processorIdentifier: String) -> String {
+        processorIdentifier.isEmpty ? key : "\(key)@\(processorIdentifier)"
+    }
+
+    // MARK: Storing
+
+    /// Stores `image` in memory (now) and, when `toDisk` (the default), its bytes on disk (the
+    /// serializer's choice: by default `original` when the image is unprocessed). Returns both
+    /// results once the disk write is done.
+    @discardableResult
+    public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+                      options: CacheOptions = CacheOptions(), toDisk: Bool = true) async -> CacheStoreResult {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        let memory = storeInMemory(image, computedKey: computed, options: options)
+        guard toDisk else { return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(())) }
+        let disk = await storeOnDisk(image, original: original, computedKey: computed,
+                                     processorIdentifier: processorIdentifier, options: options)
+        return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)
+    }
+
+    /// Stores `image` in memory before returning and, when `toDisk`, on disk in the background;
+    /// `completion` (may be `nil`) gets both results on `options.callbackQueue` once the disk part is done.
+    public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+                      options: CacheOptions = CacheOptions(), toDisk: Bool = true,
+                      completion: (@Sendable (CacheStoreResult) -> Void)?) {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        let memory = storeInMemory(image, computedKey: computed, options: options)
+        guard toDisk else {
+            if let completion {
+                options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(()))) }
+            }
+            return
+        }
+        Task {
+            let disk = await storeOnDisk(image, original: original, computedKey: computed,
+                                         processorIdentifier: processorIdentifier, options: options)
+            if let completion {
+                options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
+            }
+        }
+    }
+
+    /// Stores already-encoded bytes on disk only (as a downloader does before decoding).
+    /// - Throws: the disk storage's ``OspreyError/cache(_:)`` errors.
+    public func storeToDisk(_ data: Data, forKey key: String, processorIdentifier: String = "",
+                            expiration: StorageExpiration? = nil) async throws(OspreyError) {
+        try await diskStorage.store(data, forKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: expiration)
+    }
+
+    private func storeInMemory(_ image: Image, computedKey: String, options: CacheOptions) -> Result<Void, OspreyError> {
+        Result { () throws(OspreyError) in
+            try memoryStorage.store(image, forKey: computedKey, cost: image.cost, expiration: options.memoryExpiration)
+        }
+    }
+
+    private func storeOnDisk(_ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
+                             options: CacheOptions) async -> Result<Void, OspreyError> {
+        let serializer = options.serializer ?? self.serializer
+        let data: Data
+        do throws(OspreyError) {
+            data = try serializer.data(with: image, original: original, processorIdentifier: processorIdentifier)
+        } catch {
+            return .failure(.cache(.serializationFailed(key: computedKey, message: error.description)))
+        }
+        do throws(OspreyError) {
+            try await diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration)
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: Retrieving
+
+    /// Looks in memory, then on disk. A disk hit is decoded and, unless
+    /// ``CacheOptions/storeInMemoryAfterDiskHit`` is `false`, put into memory. Bytes on disk that do
+    /// not decode (corrupt, truncated, unknown format) count as a miss and are removed.
+    /// - Throws: decoding errors that are not the data's fault (``OspreyError/DecodingReason/tooLarge(width:height:frames:limitPixels:)``,
+    ///   ``OspreyError/DecodingReason/noDecoder(format:)``).
+    public func retrieveImage(forKey key: String, processorIdentifier: String = "",
+                              options: CacheOptions = CacheOptions()) async throws(OspreyError) -> ImageCacheResult {
+        if let image = retrieveImageInMemoryCache(forKey: key, processorIdentifier: processorIdentifier, options: options) {
+            return .memory(image)
+        }
+        guard let image = try await retrieveImageInDiskCache(forKey: key, processorIdentifier: processorIdentifier, options: options) else {
+            return .none
+        }
+        if options.storeInMemoryAfterDiskHit {
+            _ = storeInMemory(image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), options: options)
+        }
+        return .disk(image)
+    }
+
+    /// ``retrieveImage(forKey:processorIdentifier:options:)`` with a completion handler, called on
+    /// `options.callbackQueue`.
+    public func retrieveImage(forKey key: String, processorIdentifier: String = "", options: CacheOptions = CacheOptions(),
+                              completion: @escaping @Sendable (Result<ImageCacheResult, OspreyError>) -> Void) {
+        Task {
+            let result: Result<ImageCacheResult, OspreyError>
+            do throws(OspreyError) {
+                result = .success(try await retrieveImage(forKey: key, processorIdentifier: processorIdentifier, options: options))
+            } catch {
+                result = .failure(error)
+            }
+            options.callbackQueue.async { completion(result) }
+        }
+    }
+
+    /// The image in memory, if any (a hit counts as a use and extends its expiration as configured).
+    public func retrieveImageInMemoryCache(forKey key: String, processorIdentifier: String = "",
+                                           options: CacheOptions = CacheOptions()) -> Image? {
+        memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier),
+                            extendingExpiration: options.memoryExtendingExpiration)
+    }
+
+    /// The image on disk, decoded, if any; does not touch memory. Undecodable bytes are removed.
+    public func retrieveImageInDiskCache(forKey key: String, processorIdentifier: String = "",
+                                         options: CacheOptions = CacheOptions()) async throws(OspreyError) -> Image? {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        guard let data = await diskStorage.value(forKey: computed, extendingExpiration: options.diskExtendingExpiration) else {
+            return nil
+        }
+        do throws(OspreyError) {
+            return try (options.serializer ?? serializer).image(with: data, options: options.decodingOptions)
+        } catch {
+            switch error {
+            case .decoding(.emptyData), .decoding(.unsupportedFormat), .decoding(.corruptData), .decoding(.truncatedData):
+                try? await diskStorage.remove(forKey: computed)
+                return nil
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// Where the image is cached, without loading it: memory first, then disk (a synchronous check
+    /// of the disk entry's index). Records no use.
+    public func imageCachedType(forKey key: String, processorIdentifier: String = "") -> CacheType {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        if memoryStorage.isCached(forKey: computed) { return .memory }
+        if diskStorage.isCached(forKey: computed) { return .disk }
+        return .none
+    }
+
+    /// Whether the image is cached in memory or on disk.
+    public func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
+        imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
+    }
+
+    /// The path of the disk file for the image (it exists only while the image is cached on disk).
+    public func cachePath(forKey key: String, processorIdentifier: String = "") -> String {
+        diskStorage.fileURL(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier)).path
+    }
+}
