@@ -12,6 +12,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
     case encoding(EncodingReason)
     /// A processor or a processor spec failed.
     case processing(ProcessingReason)
+    /// Downloading image data (network, `file:`, `data:` or a custom provider) failed.
+    case download(DownloadReason)
 
     /// Why decoding failed.
     public enum DecodingReason: Sendable, Equatable {
@@ -51,6 +53,36 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case failed(processor: String, message: String)
     }
 
+    /// Why a download failed. See ``ImageDownloader``.
+    public enum DownloadReason: Sendable, Equatable {
+        /// The URL has no supported scheme (`http`, `https`, `file`, `data`) or no host, or a `data:` URL is malformed.
+        case invalidURL(String)
+        /// A request modifier returned `nil`; nothing was sent.
+        case emptyRequest(url: URL)
+        /// The caller holding `token` cancelled, or the download was cancelled for it.
+        case cancelled(token: DownloadToken?)
+        /// The status code is not acceptable (by default only `200..<300` is).
+        case invalidStatusCode(Int, response: DownloadResponse)
+        /// The `Content-Type` is not among the acceptable ones (`nil` when the response had none).
+        case invalidContentType(String?, response: DownloadResponse)
+        /// The body is not an image (e.g. an HTML page sent with `200`) or cannot be used.
+        case invalidResponse(url: URL, reason: String)
+        /// The body exceeded `limit` bytes; the transfer stopped once `received` bytes had arrived
+        /// (or before the body, from `Content-Length`).
+        case responseTooLarge(url: URL, limit: Int, received: Int)
+        /// The whole download did not finish within `seconds`.
+        case timeout(url: URL, seconds: Double)
+        /// More redirects than `limit` were met.
+        case tooManyRedirects(url: URL, limit: Int)
+        /// The transport failed (connection refused or lost, unreadable file, provider error).
+        /// `message` describes the underlying error.
+        case transport(url: URL, message: String)
+        /// A response data modifier returned `nil`.
+        case dataModifyingFailed(url: URL)
+        /// The URL failed permanently before and is on the downloader's failed-URL list.
+        case blacklisted(url: URL)
+    }
+
     public var description: String {
         switch self {
         case .decoding(let reason):
@@ -87,6 +119,33 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "invalid argument to processor \(processor): \(message)"
             case .failed(let processor, let message):
                 return "processor \(processor) failed: \(message)"
+            }
+        case .download(let reason):
+            switch reason {
+            case .invalidURL(let url):
+                return "cannot download \(url): invalid or unsupported URL"
+            case .emptyRequest(let url):
+                return "cannot download \(url): the request modifier returned no request"
+            case .cancelled(let token):
+                return "download cancelled" + (token.map { " (task \($0.rawValue))" } ?? "")
+            case .invalidStatusCode(let code, let response):
+                return "cannot download \(response.url.absoluteString): HTTP status \(code)"
+            case .invalidContentType(let type, let response):
+                return "cannot download \(response.url.absoluteString): unacceptable content type \(type ?? "(none)")"
+            case .invalidResponse(let url, let why):
+                return "cannot download \(url.absoluteString): invalid response (\(why))"
+            case .responseTooLarge(let url, let limit, let received):
+                return "cannot download \(url.absoluteString): response exceeds \(limit) bytes (\(received) received)"
+            case .timeout(let url, let seconds):
+                return "cannot download \(url.absoluteString): timed out after \(seconds) s"
+            case .tooManyRedirects(let url, let limit):
+                return "cannot download \(url.absoluteString): more than \(limit) redirects"
+            case .transport(let url, let message):
+                return "cannot download \(url.absoluteString): \(message)"
+            case .dataModifyingFailed(let url):
+                return "cannot download \(url.absoluteString): the response data modifier returned no data"
+            case .blacklisted(let url):
+                return "cannot download \(url.absoluteString): it failed before (failed-URL list); pass retryFailed to try again"
             }
         }
     }
