@@ -15,6 +15,8 @@ enum CommandFailure {
             case .decoding(.unreadableFile): code = 66
             case .decoding, .processing: code = 65
             case .encoding: code = 70
+            case .cache: code = 74
+            case .download, .pipeline: code = 1
             }
         case let error as WriteFailure:
             message = error.description

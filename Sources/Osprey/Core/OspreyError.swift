@@ -14,6 +14,10 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
     case processing(ProcessingReason)
     /// A memory or disk cache operation failed.
     case cache(CacheReason)
+    /// Downloading image data (network, `file:`, `data:` or a custom provider) failed.
+    case download(DownloadReason)
+    /// A pipeline request (``ImagePipeline``, targets, prefetching) failed as a whole.
+    case pipeline(PipelineReason)
 
     /// Why decoding failed.
     public enum DecodingReason: Sendable, Equatable {
@@ -69,6 +73,52 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case serializationFailed(key: String, message: String)
     }
 
+    /// Why a download failed. See ``ImageDownloader``.
+    public enum DownloadReason: Sendable, Equatable {
+        /// The URL has no supported scheme (`http`, `https`, `file`, `data`) or no host, or a `data:` URL is malformed.
+        case invalidURL(String)
+        /// A request modifier returned `nil`; nothing was sent.
+        case emptyRequest(url: URL)
+        /// The caller holding `token` cancelled, or the download was cancelled for it.
+        case cancelled(token: DownloadToken?)
+        /// The status code is not acceptable (by default only `200..<300` is).
+        case invalidStatusCode(Int, response: DownloadResponse)
+        /// The `Content-Type` is not among the acceptable ones (`nil` when the response had none).
+        case invalidContentType(String?, response: DownloadResponse)
+        /// The body is not an image (e.g. an HTML page sent with `200`) or cannot be used.
+        case invalidResponse(url: URL, reason: String)
+        /// The body exceeded `limit` bytes; the transfer stopped once `received` bytes had arrived
+        /// (or before the body, from `Content-Length`).
+        case responseTooLarge(url: URL, limit: Int, received: Int)
+        /// The whole download did not finish within `seconds`.
+        case timeout(url: URL, seconds: Double)
+        /// More redirects than `limit` were met.
+        case tooManyRedirects(url: URL, limit: Int)
+        /// The transport failed (connection refused or lost, unreadable file, provider error).
+        /// `message` describes the underlying error.
+        case transport(url: URL, message: String)
+        /// A response data modifier returned `nil`.
+        case dataModifyingFailed(url: URL)
+        /// The URL failed permanently before and is on the downloader's failed-URL list.
+        case blacklisted(url: URL)
+    }
+
+    /// Why a pipeline request failed.
+    public enum PipelineReason: Sendable, Equatable {
+        /// ``OspreyOptions/onlyFromCache`` was set and nothing is cached under `key` (the computed key).
+        case imageNotExisting(key: String)
+        /// The request was cancelled (its task, or a newer request on the same target).
+        case cancelled(source: String)
+        /// A target's result arrived after the target moved on to another source; it was not applied.
+        case notCurrentSourceTask(source: String)
+        /// A target was given no source; the placeholder was set.
+        case emptySource
+        /// The source and every alternative source failed; `errors` are in the order of `sources`.
+        case allSourcesFailed(sources: [String], errors: [OspreyError])
+        /// An error that is not an ``OspreyError`` came from user code (e.g. a data provider).
+        case unexpected(message: String)
+    }
+
     public var description: String {
         switch self {
         case .decoding(let reason):
@@ -120,6 +170,49 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "cannot list cache directory \(path): \(message)"
             case .serializationFailed(let key, let message):
                 return "cannot serialize image \"\(key)\" for the disk cache: \(message)"
+            }
+        case .download(let reason):
+            switch reason {
+            case .invalidURL(let url):
+                return "cannot download \(url): invalid or unsupported URL"
+            case .emptyRequest(let url):
+                return "cannot download \(url): the request modifier returned no request"
+            case .cancelled(let token):
+                return "download cancelled" + (token.map { " (task \($0.rawValue))" } ?? "")
+            case .invalidStatusCode(let code, let response):
+                return "cannot download \(response.url.absoluteString): HTTP status \(code)"
+            case .invalidContentType(let type, let response):
+                return "cannot download \(response.url.absoluteString): unacceptable content type \(type ?? "(none)")"
+            case .invalidResponse(let url, let why):
+                return "cannot download \(url.absoluteString): invalid response (\(why))"
+            case .responseTooLarge(let url, let limit, let received):
+                return "cannot download \(url.absoluteString): response exceeds \(limit) bytes (\(received) received)"
+            case .timeout(let url, let seconds):
+                return "cannot download \(url.absoluteString): timed out after \(seconds) s"
+            case .tooManyRedirects(let url, let limit):
+                return "cannot download \(url.absoluteString): more than \(limit) redirects"
+            case .transport(let url, let message):
+                return "cannot download \(url.absoluteString): \(message)"
+            case .dataModifyingFailed(let url):
+                return "cannot download \(url.absoluteString): the response data modifier returned no data"
+            case .blacklisted(let url):
+                return "cannot download \(url.absoluteString): it failed before (failed-URL list); pass retryFailed to try again"
+            }
+        case .pipeline(let reason):
+            switch reason {
+            case .imageNotExisting(let key):
+                return "no cached image for \(key) (only-from-cache was set)"
+            case .cancelled(let source):
+                return "request for \(source) cancelled"
+            case .notCurrentSourceTask(let source):
+                return "result for \(source) arrived after the target moved on; not applied"
+            case .emptySource:
+                return "no source given"
+            case .allSourcesFailed(let sources, let errors):
+                let parts = zip(sources, errors).map { "\($0): \($1.description)" }
+                return "every source failed: " + parts.joined(separator: "; ")
+            case .unexpected(let message):
+                return "unexpected error: \(message)"
             }
         }
     }

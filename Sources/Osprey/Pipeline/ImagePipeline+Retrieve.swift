@@ -52,7 +52,8 @@ extension ImagePipeline {
                 hit = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions)
                     .map(ImageCacheResult.memory) ?? .none
             } else {
-                hit = await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)
+                // A disk entry that cannot be read counts as a miss (the cache removes it).
+                hit = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             }
             if let image = hit.image {
                 let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: hit.cacheType,
@@ -65,7 +66,7 @@ extension ImagePipeline {
                 return result
             }
         }
-        let delivered = try await deliverJob(source, key: key, options: options).value(progress: progress)
+        let delivered = try await Self.await(deliverJob(source, key: key, options: options), progress: progress)
         refresh?(nil)
         return ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image, cacheType: delivered.cacheType,
                            source: source, originalSource: source, data: options.returnsData ? delivered.data : nil)
@@ -81,6 +82,12 @@ extension ImagePipeline {
         let originalCache = options.originalCache ?? cache
         let jobKey = "\(fetchKey)|p:\(options.processor.identifier)|c:\(ObjectIdentifier(cache).hashValue):\(options.cacheMemoryOnly):\(options.waitForCache):\(options.cacheOriginalImage):\(ObjectIdentifier(originalCache).hashValue)"
         return deliverJobs.job(for: jobKey) { job throws(OspreyError) in
+            // A request that missed the memory cache just before an earlier job stored the image
+            // (and left the registry) must not download again.
+            if !options.forceRefresh,
+               let image = cache.memoryStorage.value(forKey: ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)) {
+                return DeliveredImage(image: image, data: nil, cacheType: .memory)
+            }
             let fetch = self.fetchJob(source, key: key, jobKey: fetchKey, options: options)
             let fetched = try await Self.await(fetch, progress: job.reportProgress)
             let image = processors.isEmpty ? fetched.image
@@ -130,6 +137,7 @@ extension ImagePipeline {
                 throw OspreyError.pipeline(.imageNotExisting(key: ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)))
             }
             let download = try await self.load(source, options: options, validator: nil, progress: job.reportProgress)
+            self.decodeCount.add(1, ordering: .relaxed)
             let image = try await Self.run(on: queue) { () throws(OspreyError) in try decoder.decode(download.data) }
             return FetchedOriginal(image: image, data: download.data, cacheType: .none, validator: download.response.validator)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Loads images: from memory, from disk, or from the network or a data provider, then decodes,
 /// processes, caches and delivers them (Kingfisher's `KingfisherManager`, SDWebImage's
@@ -53,6 +54,8 @@ public final class ImagePipeline: Sendable {
     let fetchJobs = JobRegistry<FetchedOriginal>()
     let processJobs = JobRegistry<Image>()
     let deliverJobs = JobRegistry<DeliveredImage>()
+    /// How many downloaded images were decoded (for tests of shared work).
+    let decodeCount = Atomic<Int>(0)
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
@@ -144,14 +147,18 @@ public final class ImagePipeline: Sendable {
             return ImageTask(completed: true)
         }
         let imageTask = ImageTask(completed: false)
+        var progressOnQueue: SharedJob<DeliveredImage>.ProgressHandler?
+        if let progress {
+            progressOnQueue = { received, expected in queue.execute { progress(received, expected) } }
+        }
+        let refresh: @Sendable (ImageResult?) -> Void = { refreshed in
+            if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
+        }
+        let relay = progressOnQueue
         let task = Task {
             let outcome: Result<ImageResult, OspreyError>
             do throws(OspreyError) {
-                outcome = .success(try await self.retrieve(source, options: options, progress: progress.map { handler in
-                    { received, expected in queue.execute { handler(received, expected) } }
-                }, refresh: { refreshed in
-                    if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
-                }))
+                outcome = .success(try await self.retrieve(source, options: options, progress: relay, refresh: refresh))
             } catch {
                 outcome = .failure(error)
             }

@@ -1,0 +1,84 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The default ``DataLoading``: HTTP and HTTPS through one async-http-client `HTTPClient`.
+///
+/// The loader owns its client. Call ``shutdown()`` once it is no longer used (async-http-client
+/// requires it; a client dropped without shutdown traps in debug builds). ``shared`` lives for the
+/// whole process and need not be shut down.
+///
+/// Redirects are not followed here (``ImageDownloader`` follows them); responses are not
+/// decompressed. Cancelling the task that awaits ``send(_:)`` or iterates the body, or dropping
+/// the body iterator, cancels the request and closes its connection.
+public final class DataLoader: DataLoading {
+    /// Connection settings of a ``DataLoader``.
+    public struct Configuration: Sendable {
+        /// Timeout for establishing a connection. Default 10 s.
+        public var connectTimeout: Duration
+        /// Maximum idle time between two reads of the body before failing. Default 30 s.
+        /// The downloader's whole-download timeout (15 s by default) usually fires first.
+        public var readTimeout: Duration
+        /// Maximum concurrent HTTP/1.1 connections to one host. Default 8.
+        public var maximumConnectionsPerHost: Int
+        /// How long an idle pooled connection is kept. Default 60 s.
+        public var idleTimeout: Duration
+
+        /// Creates a configuration; every parameter has the default stated on its property.
+        public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(30),
+                    maximumConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(60)) {
+            self.connectTimeout = connectTimeout
+            self.readTimeout = readTimeout
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    /// A process-wide loader with the default configuration, never shut down.
+    public static let shared = DataLoader()
+
+    /// The underlying client.
+    public let client: HTTPClient
+
+    /// Creates a loader with its own `HTTPClient` on NIO's singleton event loop group.
+    public init(configuration: Configuration = Configuration()) {
+        var pool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .init(configuration.idleTimeout))
+        pool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        let clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .init(configuration.connectTimeout), read: .init(configuration.readTimeout)),
+            connectionPool: pool,
+            decompression: .disabled
+        )
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    }
+
+    /// Shuts the client down: in-flight requests fail, later ones throw. Call once.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            outgoing.headers.add(name: name, value: value)
+        }
+        // The downloader enforces the whole-download timeout; this deadline is only a backstop.
+        let response = try await client.execute(outgoing, timeout: .hours(24))
+        var headers: [String: String] = [:]
+        for (name, value) in response.headers {
+            if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+        }
+        let head = DownloadResponse(statusCode: Int(response.status.code), headers: headers, url: request.url)
+        return DataLoadingResponse(response: head, body: DataChunks(response.body) { Data($0.readableBytesView) })
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

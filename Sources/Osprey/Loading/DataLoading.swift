@@ -1,0 +1,112 @@
+import Foundation
+
+/// Performs one HTTP exchange for ``ImageDownloader``: sends a request and returns the response
+/// head with a stream of body chunks. Implementations must **not** follow redirects (the
+/// downloader does, through its ``RedirectHandler``), must not retry, and must stop the transfer
+/// (closing or resetting the connection) when the Swift task iterating the body is cancelled or
+/// stops iterating.
+///
+/// Osprey ships ``DataLoader`` (async-http-client, the default) and ``URLSessionDataLoader``
+/// (FoundationNetworking). Tests may supply their own.
+public protocol DataLoading: Sendable {
+    /// Sends `request` and returns once the response head has arrived.
+    /// Throws when no response arrives (connection refused, reset, …).
+    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse
+}
+
+/// A response head and its body, as chunks that arrive while iterating.
+public struct DataLoadingResponse: Sendable {
+    /// The response metadata.
+    public var response: DownloadResponse
+    /// The body.
+    public var body: DataChunks
+
+    /// Creates a response.
+    public init(response: DownloadResponse, body: DataChunks) {
+        self.response = response
+        self.body = body
+    }
+}
+
+/// A type-erased, single-pass asynchronous sequence of body chunks.
+public struct DataChunks: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    private let make: @Sendable () -> AsyncIterator
+
+    /// Wraps `base`, turning each element into `Data` with `transform`.
+    public init<Base: AsyncSequence & Sendable>(_ base: Base, transform: @escaping @Sendable (Base.Element) -> Data) {
+        make = {
+            var iterator = base.makeAsyncIterator()
+            return AsyncIterator {
+                guard let element = try await iterator.next() else { return nil }
+                return transform(element)
+            }
+        }
+    }
+
+    /// Wraps a sequence of `Data`.
+    public init<Base: AsyncSequence & Sendable>(_ base: Base) where Base.Element == Data {
+        self.init(base, transform: { $0 })
+    }
+
+    /// A body of one chunk (or none, for empty data).
+    public init(data: Data) {
+        self.init(AsyncThrowingStream<Data, any Error> { continuation in
+            if !data.isEmpty { continuation.yield(data) }
+            continuation.finish()
+        })
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { make() }
+
+    /// The iterator of ``DataChunks``.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let nextChunk: () async throws -> Data?
+
+        public mutating func next() async throws -> Data? { try await nextChunk() }
+    }
+}
+
+/// Loads `file:` and `data:` URLs without a network.
+enum LocalURLLoader {
+    static func canLoad(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return scheme == "file" || scheme == "data"
+    }
+
+    /// Returns the data of a `file:` or `data:` URL and a synthesised `200` response.
+    static func load(_ url: URL) throws(OspreyError) -> (Data, DownloadResponse) {
+        if url.scheme?.lowercased() == "data" {
+            let (data, mime) = try decodeDataURL(url.absoluteString)
+            return (data, DownloadResponse(statusCode: 200, headers: ["Content-Type": mime, "Content-Length": "\(data.count)"], url: url))
+        }
+        do {
+            let data = try Data(contentsOf: url)
+            return (data, DownloadResponse(statusCode: 200, headers: ["Content-Length": "\(data.count)"], url: url))
+        } catch {
+            throw .download(.transport(url: url, message: "cannot read file \(url.path): \(error.localizedDescription)"))
+        }
+    }
+
+    /// Decodes `data:[<mediatype>][;base64],<data>` (RFC 2397).
+    static func decodeDataURL(_ string: String) throws(OspreyError) -> (Data, String) {
+        guard string.lowercased().hasPrefix("data:"), let comma = string.firstIndex(of: ",") else {
+            throw .download(.invalidURL(String(string.prefix(64))))
+        }
+        let header = string[string.index(string.startIndex, offsetBy: 5)..<comma]
+        let payload = String(string[string.index(after: comma)...])
+        var parameters = header.split(separator: ";").map { String($0) }
+        let isBase64 = parameters.last?.lowercased() == "base64"
+        if isBase64 { parameters.removeLast() }
+        let mime = parameters.first.flatMap { $0.contains("/") ? $0 : nil } ?? "text/plain"
+        let data: Data?
+        if isBase64 {
+            data = payload.removingPercentEncoding.flatMap { Data(base64Encoded: $0, options: .ignoreUnknownCharacters) }
+        } else {
+            data = payload.removingPercentEncoding.map { Data($0.utf8) }
+        }
+        guard let data else { throw .download(.invalidURL(String(string.prefix(64)))) }
+        return (data, mime)
+    }
+}

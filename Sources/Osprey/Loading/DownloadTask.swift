@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+
+/// Identifies one caller of ``ImageDownloader`` (a receipt, in AFImageDownloader's terms). It is
+/// carried by ``OspreyError/DownloadReason/cancelled(token:)``.
+public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
+    /// A number unique within the process.
+    public let rawValue: UInt64
+
+    static let counter = Atomic<UInt64>(0)
+
+    static func next() -> DownloadToken {
+        DownloadToken(rawValue: counter.add(1, ordering: .relaxed).newValue)
+    }
+
+    public var description: String { "DownloadToken(\(rawValue))" }
+}
+
+/// One caller's handle on a download.
+///
+/// Callers of the same URL share a network task; each holds its own `DownloadTask`. ``cancel()``
+/// removes only this caller: its completion receives
+/// ``OspreyError/DownloadReason/cancelled(token:)`` and the network task continues for the others.
+/// The network task is cancelled (or removed from the queue) when its last caller cancels.
+public final class DownloadTask: Sendable, Hashable {
+    /// This caller's token.
+    public let token: DownloadToken
+    /// The URL the caller asked for.
+    public let url: URL
+
+    private let state: Mutex<State>
+
+    private struct State {
+        var cancelled = false
+        var priority: DownloadPriority
+        weak var downloader: ImageDownloader?
+    }
+
+    init(url: URL, priority: DownloadPriority, downloader: ImageDownloader) {
+        self.token = .next()
+        self.url = url
+        self.state = Mutex(State(priority: priority, downloader: downloader))
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Cancels this caller. Idempotent; does nothing once the caller's completion has run.
+    public func cancel() {
+        let downloader: ImageDownloader? = state.withLock { state in
+            guard !state.cancelled else { return nil }
+            state.cancelled = true
+            return state.downloader
+        }
+        downloader?.cancel(token: token)
+    }
+
+    /// This caller's priority. Setting it while the network task is queued re-prioritises the
+    /// task at once (a task runs at the highest priority of its callers).
+    public var priority: DownloadPriority {
+        get { state.withLock { $0.priority } }
+        set {
+            let downloader = state.withLock { state in
+                state.priority = newValue
+                return state.downloader
+            }
+            downloader?.setPriority(newValue, token: token)
+        }
+    }
+
+    public static func == (lhs: DownloadTask, rhs: DownloadTask) -> Bool { lhs.token == rhs.token }
+    public func hash(into hasher: inout Hasher) { hasher.combine(token) }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import Synchronization
+
+/// The body and metadata of a finished network task, before per-caller data modifiers.
+struct Fetched: Sendable {
+    var data: Data
+    var response: DownloadResponse
+    var notModified: Bool
+}
+
+/// Collects metrics while a network task runs (its timeout may end it from another child task).
+final class MetricsRecorder: Sendable {
+    let metrics = Mutex(DownloadMetrics())
+
+    func update(_ change: (inout DownloadMetrics) -> Void) { metrics.withLock { change(&$0) } }
+    var value: DownloadMetrics { metrics.withLock { $0 } }
+}
+
+extension ImageDownloader {
+    /// Runs network task `id` under its timeout, then finishes it.
+    func run(id: UInt64, request: DownloadRequest) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let recorder = MetricsRecorder()
+        let timeout = request.timeout ?? configuration.timeout
+        let outcome: Result<Fetched, OspreyError> = await withTaskGroup(of: Result<Fetched, OspreyError>?.self) { group in
+            group.addTask { await self.transfer(id: id, request: request, recorder: recorder) }
+            group.addTask {
+                do { try await Task.sleep(for: timeout) } catch { return nil }
+                let (seconds, attoseconds) = timeout.components
+                return .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
+            }
+            var first: Result<Fetched, OspreyError>?
+            while first == nil, let next = await group.next() { first = next }
+            group.cancelAll()
+            return first ?? .failure(.download(.cancelled(token: nil)))
+        }
+        recorder.update { $0.duration = clock.now - start }
+        finish(id: id, request: request, outcome: outcome, metrics: recorder.value)
+    }
+
+    /// Loads `request`, retrying retriable failures as the retry strategy says.
+    func transfer(id: UInt64, request: DownloadRequest, recorder: MetricsRecorder) async -> Result<Fetched, OspreyError> {
+        if LocalURLLoader.canLoad(request.url) {
+            do {
+                let (data, response) = try LocalURLLoader.load(request.url)
+                recorder.update { $0.receivedBytes = data.count }
+                try validateBody(data, response: response, url: request.url)
+                return .success(Fetched(data: data, response: response, notModified: false))
+            } catch {
+                return .failure(error)
+            }
+        }
+        var retryCount = 0
+        while true {
+            let error: OspreyError
+            do {
+                return .success(try await attempt(id: id, request: request, recorder: recorder))
+            } catch let caught as OspreyError {
+                error = caught
+            } catch {
+                return .failure(.download(.transport(url: request.url, message: "\(error)")))
+            }
+            if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
+            guard let strategy = configuration.retryStrategy, let retryAfter = Self.retriability(of: error) else {
+                return .failure(error)
+            }
+            let context = RetryContext(request: request, error: error, retryCount: retryCount, retryAfter: retryAfter)
+            guard let delay = strategy.retryDelay(for: context) else { return .failure(error) }
+            do {
+                try await Task.sleep(for: max(delay, retryAfter ?? .zero))
+            } catch {
+                return .failure(.download(.cancelled(token: nil)))
+            }
+            retryCount += 1
+            recorder.update { $0.retryCount = retryCount }
+        }
+    }
+
+    /// `nil` when `error` must not be retried; otherwise `.some` of the server's `Retry-After`.
+    static func retriability(of error: OspreyError) -> Duration?? {
+        guard case .download(let reason) = error else { return nil }
+        switch reason {
+        case .transport:
+            return .some(nil)
+        case .invalidStatusCode(let code, let response) where code == 429 || (500..<600).contains(code):
+            return .some(RetryAfter.parse(response.value(forHTTPHeaderField: "Retry-After")))
+        default:
+            return nil
+        }
+    }
+
+    /// One attempt: follows redirects, validates the response and streams the body.
+    func attempt(id: UInt64, request original: DownloadRequest, recorder: MetricsRecorder) async throws -> Fetched {
+        let limit = configuration.maximumResponseSize
+        let resumeKey = original.url.absoluteString
+        var request = original
+        let resume = configuration.allowsResumableDownloads ? state.withLock { $0.resumable[resumeKey] } : nil
+        if let resume {
+            request.setValue("bytes=\(resume.data.count)-", forHTTPHeaderField: "Range")
+            request.setValue(resume.validator, forHTTPHeaderField: "If-Range")
+        }
+
+        var redirects = 0
+        var loaded: DataLoadingResponse
+        while true {
+            emit(.willDownload(request))
+            do {
+                loaded = try await loader.send(request)
+            } catch {
+                if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
+                throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))
+            }
+            loaded.response.url = request.url
+            let status = loaded.response.statusCode
+            guard [301, 302, 303, 307, 308].contains(status),
+                  let location = loaded.response.value(forHTTPHeaderField: "Location"),
+                  let next = URL(string: location, relativeTo: request.url)?.absoluteURL else { break }
+            if redirects >= configuration.maximumRedirects {
+                throw OspreyError.download(.tooManyRedirects(url: original.url, limit: configuration.maximumRedirects))
+            }
+            var proposed = request
+            proposed.url = next
+            if status == 303 { proposed.method = "GET" }
+            if next.host != request.url.host || next.port != request.url.port {
+                proposed.setValue(nil, forHTTPHeaderField: "Authorization")
+            }
+            guard let accepted = await (configuration.redirectHandler ?? .follow).handle(proposed, loaded.response) else { break }
+            redirects += 1
+            recorder.update { $0.redirectCount += 1 }
+            request = accepted
+        }
+
+        let response = loaded.response
+        emit(.didReceiveResponse(response, request: request))
+        if response.statusCode == 304 {
+            return Fetched(data: Data(), response: response, notModified: true)
+        }
+        var data = Data()
+        if let resume {
+            if response.statusCode == 206, Self.contentRangeStart(response) == resume.data.count {
+                data = resume.data
+                recorder.update { $0.resumed = true }
+            } else {
+                removeResumable(resumeKey)
+            }
+        }
+        let resumed = !data.isEmpty
+        if response.statusCode == 206 && !resumed {
+            throw OspreyError.download(.invalidResponse(url: original.url, reason: "unexpected 206 Partial Content"))
+        }
+        guard resumed || configuration.acceptableStatusCodes.contains(response.statusCode) else {
+            throw OspreyError.download(.invalidStatusCode(response.statusCode, response: response))
+        }
+        if let acceptable = configuration.acceptableContentTypes, !Self.matches(response.mimeType, acceptable) {
+            throw OspreyError.download(.invalidContentType(response.value(forHTTPHeaderField: "Content-Type"), response: response))
+        }
+        let expected = response.expectedContentLength.map { $0 + data.count }
+        if let expected, expected > limit {
+            throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: 0))
+        }
+        do {
+            for try await chunk in loaded.body {
+                data.append(chunk)
+                recorder.update { $0.receivedBytes += chunk.count }
+                if data.count > limit {
+                    throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: data.count))
+                }
+                reportProgress(id: id, request: original, received: data.count, expected: expected)
+            }
+        } catch let error as OspreyError {
+            throw error
+        } catch {
+            keepResumable(resumeKey, data: data, response: response, resumed: resumed)
+            if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
+            throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))
+        }
+        if Task.isCancelled {
+            keepResumable(resumeKey, data: data, response: response, resumed: resumed)
+            throw OspreyError.download(.cancelled(token: nil))
+        }
+        if resume != nil { removeResumable(resumeKey) }
+        try validateBody(data, response: response, url: original.url)
+        return Fetched(data: data, response: response, notModified: false)
+    }
+
+    /// Rejects a body that is not an image when ``Configuration/validatesImageData``.
+    func validateBody(_ data: Data, response: DownloadResponse, url: URL) throws(OspreyError) {
+        guard configuration.validatesImageData, ImageFormat(sniffing: data) == nil else { return }
+        let leading = data.prefix(8).map { String(format: "%02x", $0) }.joined()
+        let type = response.value(forHTTPHeaderField: "Content-Type") ?? "no content type"
+        throw .download(.invalidResponse(url: url, reason: "the body is not an image (\(type), \(data.count) bytes, leading bytes \(leading.isEmpty ? "none" : leading))"))
+    }
+
+    /// Stores partial data when the server allows resuming it (Nuke's rules).
+    private func keepResumable(_ key: String, data: Data, response: DownloadResponse, resumed: Bool) {
+        guard configuration.allowsResumableDownloads, !data.isEmpty,
+              response.statusCode == 200 || resumed,
+              response.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().contains("bytes") == true,
+              let validator = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified")
+        else { return }
+        let capacity = max(0, configuration.maximumResumableEntries)
+        state.withLock { state in
+            state.resumableOrder.removeAll { $0 == key }
+            state.resumable[key] = ResumableData(data: data, validator: validator)
+            state.resumableOrder.append(key)
+            while state.resumableOrder.count > capacity {
+                state.resumable[state.resumableOrder.removeFirst()] = nil
+            }
+        }
+    }
+
+    private func removeResumable(_ key: String) {
+        state.withLock { state in
+            state.resumable[key] = nil
+            state.resumableOrder.removeAll { $0 == key }
+        }
+    }
+
+    /// Whether partial data of `url` is kept for resuming.
+    public func hasResumableData(for url: URL) -> Bool {
+        state.withLock { $0.resumable[url.absoluteString] != nil }
+    }
+
+    static func contentRangeStart(_ response: DownloadResponse) -> Int? {
+        // "bytes 100-199/200"
+        guard let value = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(),
+              value.hasPrefix("bytes ") else { return nil }
+        return Int(value.dropFirst(6).prefix { $0.isNumber })
+    }
+
+    static func matches(_ mime: String?, _ acceptable: Set<String>) -> Bool {
+        guard let mime else { return false }
+        return acceptable.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern == "*/*" || pattern == mime { return true }
+            if pattern.hasSuffix("/*") { return mime.hasPrefix(pattern.dropLast()) }
+            return false
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.isEmpty ? "\(type(of: error))" : text
+    }
+}

@@ -1,0 +1,370 @@
+import Foundation
+import Synchronization
+
+/// Downloads image data with coalescing, prioritised scheduling, cancellation, validation,
+/// retries, resumable and conditional requests (Kingfisher's `ImageDownloader` and
+/// AFImageDownloader, for Linux).
+///
+/// - **Coalescing.** Concurrent callers whose final requests are equal (see ``DownloadRequest``)
+///   share one network task. Each gets its own ``DownloadTask``; cancelling one removes only that
+///   caller (it receives ``OspreyError/DownloadReason/cancelled(token:)``); the last cancel cancels
+///   the network task, or removes it from the queue. A finished task is forgotten, so a later
+///   request downloads again.
+/// - **Scheduling.** At most ``Configuration/maximumConcurrentDownloads`` (6) tasks run; the rest
+///   queue by priority (the highest of a task's callers), then FIFO or LIFO
+///   (``Configuration/executionOrder``).
+/// - **Delivery.** Every caller is called back on its own ``DownloadOptions/callbackQueue`` with its
+///   own ``DownloadOptions/responseDataModifier``.
+/// - **Schemes.** `http` and `https` through the ``DataLoading`` loader; `file` and `data` URLs are
+///   read locally (through the same queue, coalescing and validation); custom sources through
+///   ``download(provider:options:)``.
+///
+/// The downloader does not own its loader: shut a ``DataLoader`` down yourself when done.
+public final class ImageDownloader: Sendable {
+    /// Receives a caller's result.
+    public typealias Completion = @Sendable (Result<DownloadResult, OspreyError>) -> Void
+    /// Receives bytes received so far and the expected total (`nil` when unknown).
+    public typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
+
+    /// A downloader with the default configuration on ``DataLoader/shared``.
+    public static let `default` = ImageDownloader()
+
+    /// The settings this downloader was created with.
+    public let configuration: Configuration
+    /// The loader performing HTTP exchanges.
+    public let loader: any DataLoading
+
+    let state = Mutex(State())
+
+    struct Caller {
+        let task: DownloadTask
+        let options: DownloadOptions
+        var priority: DownloadPriority
+        let progress: ProgressHandler?
+        let completion: Completion
+    }
+
+    struct NetworkTask {
+        let id: UInt64
+        let request: DownloadRequest
+        var callers: [Caller]
+        /// `nil` while queued.
+        var handle: Task<Void, Never>?
+        var priority: DownloadPriority { callers.map(\.priority).max() ?? .veryLow }
+    }
+
+    struct ResumableData {
+        let data: Data
+        let validator: String
+    }
+
+    struct State {
+        var tasks: [DownloadRequest: NetworkTask] = [:]
+        var keysByToken: [DownloadToken: DownloadRequest] = [:]
+        var running = 0
+        var nextID: UInt64 = 0
+        var blacklist: Set<String> = []
+        var resumable: [String: ResumableData] = [:]
+        var resumableOrder: [String] = []
+        var observers: [UInt64: AsyncStream<DownloadEvent>.Continuation] = [:]
+    }
+
+    /// Creates a downloader. `loader` defaults to ``DataLoader/shared``.
+    public init(configuration: Configuration = Configuration(), loader: any DataLoading = DataLoader.shared) {
+        self.configuration = configuration
+        self.loader = loader
+    }
+
+    // MARK: - Downloading
+
+    /// Downloads `url` and calls `completion` once, on `options.callbackQueue`.
+    ///
+    /// - Returns: this caller's handle; cancel it to stop waiting (the network task continues while
+    ///   other callers wait for it).
+    @discardableResult
+    public func download(_ url: URL, options: DownloadOptions = DownloadOptions(),
+                         progress: ProgressHandler? = nil,
+                         completion: @escaping Completion) -> DownloadTask {
+        let task = DownloadTask(url: url, priority: options.priority, downloader: self)
+        start(task, options: options, progress: progress, completion: completion)
+        return task
+    }
+
+    /// Downloads `url`. Cancelling the calling Swift task cancels this caller only.
+    ///
+    /// - Throws: ``OspreyError/download(_:)``.
+    public func download(_ url: URL, options: DownloadOptions = DownloadOptions(),
+                         progress: ProgressHandler? = nil) async throws -> DownloadResult {
+        var options = options
+        options.callbackQueue = .immediate
+        let task = DownloadTask(url: url, priority: options.priority, downloader: self)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                start(task, options: options, progress: progress) { continuation.resume(with: $0) }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Loads the data of a custom provider, validating it like a download (the body must be an image
+    /// when ``Configuration/validatesImageData``) and applying the caller's response data modifier.
+    /// Providers are neither queued nor coalesced.
+    public func download(provider: any ImageDataProvider, options: DownloadOptions = DownloadOptions()) async throws -> DownloadResult {
+        let url = URL(string: "provider:" + (provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+            ?? URL(string: "provider:unknown")!
+        let clock = ContinuousClock()
+        let start = clock.now
+        let data: Data
+        do {
+            data = try await provider.data()
+        } catch let error as OspreyError {
+            throw error
+        } catch {
+            throw OspreyError.download(.transport(url: url, message: "provider \(provider.cacheKey) failed: \(error)"))
+        }
+        let response = DownloadResponse(statusCode: 200, headers: ["Content-Length": "\(data.count)"], url: url)
+        try validateBody(data, response: response, url: url)
+        let fetched = Fetched(data: data, response: response, notModified: false)
+        let metrics = DownloadMetrics(receivedBytes: data.count, duration: clock.now - start)
+        return try Self.result(.success(fetched), metrics: metrics, for: options, url: url).get()
+    }
+
+    // MARK: - Cancelling and priorities
+
+    /// Cancels every caller waiting for `url` (any request for it).
+    public func cancel(url: URL) {
+        let tasks = state.withLock { state in
+            state.tasks.values.filter { $0.request.url == url }.flatMap { $0.callers.map(\.task) }
+        }
+        tasks.forEach { $0.cancel() }
+    }
+
+    /// Cancels every caller of every queued and running download.
+    public func cancelAll() {
+        let tasks = state.withLock { state in state.tasks.values.flatMap { $0.callers.map(\.task) } }
+        tasks.forEach { $0.cancel() }
+    }
+
+    func cancel(token: DownloadToken) {
+        let removed: Caller? = state.withLock { state in
+            guard let key = state.keysByToken.removeValue(forKey: token), var task = state.tasks[key],
+                  let index = task.callers.firstIndex(where: { $0.task.token == token }) else { return nil }
+            let caller = task.callers.remove(at: index)
+            if task.callers.isEmpty {
+                // Last caller: a queued task leaves the queue; a running one is cancelled and frees
+                // its slot when its Swift task has wound down.
+                state.tasks[key] = nil
+                task.handle?.cancel()
+            } else {
+                state.tasks[key] = task
+            }
+            return caller
+        }
+        if let removed {
+            removed.options.callbackQueue.execute {
+                removed.completion(.failure(.download(.cancelled(token: token))))
+            }
+        }
+    }
+
+    func setPriority(_ priority: DownloadPriority, token: DownloadToken) {
+        state.withLock { state in
+            guard let key = state.keysByToken[token],
+                  let index = state.tasks[key]?.callers.firstIndex(where: { $0.task.token == token }) else { return }
+            state.tasks[key]?.callers[index].priority = priority
+        }
+    }
+
+    /// The number of network tasks currently running (not queued).
+    public var runningCount: Int { state.withLock { $0.running } }
+    /// The number of network tasks waiting in the queue.
+    public var queuedCount: Int { state.withLock { $0.tasks.values.filter { $0.handle == nil }.count } }
+
+    // MARK: - Failed-URL list
+
+    /// Whether `url` is on the failed-URL list.
+    public func isBlacklisted(_ url: URL) -> Bool { state.withLock { $0.blacklist.contains(url.absoluteString) } }
+    /// Removes `url` from the failed-URL list.
+    public func removeFromBlacklist(_ url: URL) { _ = state.withLock { $0.blacklist.remove(url.absoluteString) } }
+    /// Empties the failed-URL list.
+    public func clearBlacklist() { state.withLock { $0.blacklist.removeAll() } }
+
+    // MARK: - Events
+
+    /// A stream of this downloader's events from now on. Each call returns a new stream; events are
+    /// buffered without limit until read, and the stream ends when the consumer stops iterating it.
+    public func events() -> AsyncStream<DownloadEvent> {
+        let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.observers[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func emit(_ event: @autoclosure () -> DownloadEvent) {
+        let observers = state.withLock { Array($0.observers.values) }
+        guard !observers.isEmpty else { return }
+        let event = event()
+        for observer in observers { observer.yield(event) }
+    }
+
+    // MARK: - Registration and scheduling
+
+    private func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
+        let url = task.url
+        let fail: @Sendable (OspreyError) -> Void = { error in options.callbackQueue.execute { completion(.failure(error)) } }
+        if !options.retryFailed, isBlacklisted(url) {
+            return fail(.download(.blacklisted(url: url)))
+        }
+        guard Self.isSupported(url) else {
+            if configuration.blacklistsFailedURLs { state.withLock { _ = $0.blacklist.insert(url.absoluteString) } }
+            return fail(.download(.invalidURL(url.absoluteString)))
+        }
+        let request = makeRequest(url, options: options)
+        let modifiers = [configuration.requestModifier, options.requestModifier].compactMap { $0 }
+        if modifiers.allSatisfy(\.isSynchronous) {
+            var modified: DownloadRequest? = request
+            for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
+            register(task, request: modified, options: options, progress: progress, completion: completion)
+        } else {
+            Task {
+                var modified: DownloadRequest? = request
+                for modifier in modifiers {
+                    guard let current = modified else { break }
+                    modified = await modifier.modify(current)
+                }
+                register(task, request: modified, options: options, progress: progress, completion: completion)
+            }
+        }
+    }
+
+    private func register(_ task: DownloadTask, request: DownloadRequest?, options: DownloadOptions,
+                          progress: ProgressHandler?, completion: @escaping Completion) {
+        let token = task.token
+        let registered: Bool = state.withLock { state in
+            guard let request, !task.isCancelled else { return false }
+            let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
+            state.keysByToken[token] = request
+            if state.tasks[request] != nil {
+                state.tasks[request]!.callers.append(caller)
+            } else {
+                state.nextID += 1
+                state.tasks[request] = NetworkTask(id: state.nextID, request: request, callers: [caller], handle: nil)
+                startQueued(&state)
+            }
+            return true
+        }
+        guard !registered else { return }
+        let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
+        options.callbackQueue.execute { completion(.failure(error)) }
+    }
+
+    /// Starts queued tasks while slots are free. Called with the lock held.
+    func startQueued(_ state: inout State) {
+        while state.running < max(1, configuration.maximumConcurrentDownloads) {
+            var best: NetworkTask?
+            for task in state.tasks.values where task.handle == nil {
+                guard let current = best else { best = task; continue }
+                if task.priority != current.priority {
+                    if task.priority > current.priority { best = task }
+                } else if configuration.executionOrder == .fifo ? task.id < current.id : task.id > current.id {
+                    best = task
+                }
+            }
+            guard let next = best else { return }
+            state.running += 1
+            let id = next.id, request = next.request
+            state.tasks[request]?.handle = Task { await self.run(id: id, request: request) }
+        }
+    }
+
+    /// Ends network task `id`: frees its slot, updates the failed-URL list, delivers to its callers.
+    func finish(id: UInt64, request: DownloadRequest, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics) {
+        let callers: [Caller] = state.withLock { state in
+            state.running -= 1
+            var callers: [Caller] = []
+            if let task = state.tasks[request], task.id == id {
+                callers = task.callers
+                state.tasks[request] = nil
+                for caller in callers { state.keysByToken[caller.task.token] = nil }
+            }
+            switch outcome {
+            case .success:
+                state.blacklist.remove(request.url.absoluteString)
+            case .failure(let error):
+                if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
+                    state.blacklist.insert(request.url.absoluteString)
+                }
+            }
+            startQueued(&state)
+            return callers
+        }
+        emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
+        for caller in callers {
+            caller.options.callbackQueue.execute {
+                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.url))
+            }
+        }
+    }
+
+    func reportProgress(id: UInt64, request: DownloadRequest, received: Int, expected: Int?) {
+        let handlers = state.withLock { state -> [(CallbackQueue, ProgressHandler)] in
+            guard let task = state.tasks[request], task.id == id else { return [] }
+            return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }
+        }
+        for (queue, handler) in handlers { queue.execute { handler(received, expected) } }
+    }
+
+    // MARK: - Helpers
+
+    static func result(_ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
+                       for options: DownloadOptions, url: URL) -> Result<DownloadResult, OspreyError> {
+        outcome.flatMap { fetched in
+            var data = fetched.data
+            if !fetched.notModified, let modifier = options.responseDataModifier {
+                guard let modified = modifier.modify(data, fetched.response) else {
+                    return .failure(.download(.dataModifyingFailed(url: url)))
+                }
+                data = modified
+            }
+            return .success(DownloadResult(data: data, response: fetched.response, isNotModified: fetched.notModified, metrics: metrics))
+        }
+    }
+
+    static func isSupported(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "http", "https": return !(url.host ?? "").isEmpty
+        case "file", "data": return true
+        default: return false
+        }
+    }
+
+    /// Failures that will not go away by trying again: they put the URL on the failed-URL list.
+    static func isPermanent(_ error: OspreyError) -> Bool {
+        guard case .download(let reason) = error else { return false }
+        switch reason {
+        case .invalidURL, .invalidResponse, .invalidContentType: return true
+        case .invalidStatusCode(let code, _): return (400..<500).contains(code) && code != 408 && code != 429
+        default: return false
+        }
+    }
+
+    func makeRequest(_ url: URL, options: DownloadOptions) -> DownloadRequest {
+        var request = DownloadRequest(url: url, headers: configuration.headers, timeout: options.timeout)
+        for (name, value) in options.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let credentials = options.credentials ?? configuration.credentials {
+            request.setValue(credentials.authorizationHeaderValue, forHTTPHeaderField: "Authorization")
+        }
+        if let validator = options.validator {
+            request.setValue(validator.etag, forHTTPHeaderField: "If-None-Match")
+            request.setValue(validator.lastModified, forHTTPHeaderField: "If-Modified-Since")
+        }
+        return request
+    }
+}

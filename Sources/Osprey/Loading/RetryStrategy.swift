@@ -1,0 +1,70 @@
+import Foundation
+
+/// What a ``RetryStrategy`` is told about a failed attempt.
+public struct RetryContext: Sendable {
+    /// The request of the failed attempt.
+    public var request: DownloadRequest
+    /// The failure: a transport error, or an invalid status code of 5xx or 429.
+    public var error: OspreyError
+    /// How many retries were already made for this download (0 after the first attempt).
+    public var retryCount: Int
+    /// The delay the server asked for with `Retry-After`, if any.
+    public var retryAfter: Duration?
+}
+
+/// Decides whether and when a failed download is tried again.
+///
+/// The downloader asks only for *retriable* failures: transport errors (connection refused,
+/// reset, dropped mid-body) and status codes 5xx and 429. It never retries cancellations, timeouts
+/// (the timeout bounds the whole download), 4xx other than 429, or invalid content. The delay
+/// actually waited is the larger of the strategy's and the server's `Retry-After`.
+public protocol RetryStrategy: Sendable {
+    /// Returns the delay before the next attempt, or `nil` to give up.
+    func retryDelay(for context: RetryContext) -> Duration?
+}
+
+/// Retries up to a maximum number of times with a fixed or growing delay (Kingfisher's
+/// `DelayRetryStrategy`).
+public struct DelayRetryStrategy: RetryStrategy {
+    /// How the delay between attempts is computed.
+    public enum Interval: Sendable, Hashable {
+        /// The same delay before every retry.
+        case fixed(Duration)
+        /// The delay grows by this amount with every retry: 1×, 2×, 3× … .
+        case accumulated(Duration)
+    }
+
+    /// The maximum number of retries. Default 3.
+    public var maxRetryCount: Int
+    /// The delay. Default `.fixed(.seconds(1))`.
+    public var interval: Interval
+
+    /// Creates a strategy retrying up to `maxRetryCount` times (default 3) waiting `interval`
+    /// (default 1 s, fixed) before each retry.
+    public init(maxRetryCount: Int = 3, interval: Interval = .fixed(.seconds(1))) {
+        self.maxRetryCount = maxRetryCount
+        self.interval = interval
+    }
+
+    public func retryDelay(for context: RetryContext) -> Duration? {
+        guard context.retryCount < maxRetryCount else { return nil }
+        switch interval {
+        case .fixed(let delay): return delay
+        case .accumulated(let step): return step * (context.retryCount + 1)
+        }
+    }
+}
+
+enum RetryAfter {
+    /// Parses `Retry-After` as delta-seconds or an HTTP date (relative to `now`).
+    static func parse(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
+    }
+}

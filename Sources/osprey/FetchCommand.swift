@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import Osprey
+
+/// `osprey fetch <url>... [--process SPEC] [--out DIR] [--cache-dir DIR] [--force-refresh]
+/// [--only-from-cache] [--memory-only] [--refresh-cached] [--json]`.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch images through the pipeline: cache, download, decode, process, cache.",
+        discussion: """
+        Sources are URLs (http, https, file, data) or local paths. Duplicate sources share one \
+        download. Original bytes are cached too, so another --process on a cached URL never \
+        downloads again. Exit 0 when every source succeeded, 1 when any failed.
+        """
+    )
+
+    @Argument(help: "Image URLs or paths.")
+    var urls: [String]
+
+    @OptionGroup var pipelineOptions: PipelineOptions
+
+    @Option(name: .long, help: ArgumentHelp("Write each processed image into DIR.", valueName: "DIR"))
+    var out: String?
+
+    @Flag(name: .customLong("force-refresh"), help: "Skip the caches and download again.")
+    var forceRefresh = false
+
+    @Flag(name: .customLong("only-from-cache"), help: "Never download; fail on a cache miss.")
+    var onlyFromCache = false
+
+    @Flag(name: .customLong("memory-only"), help: "Do not write to the disk cache.")
+    var memoryOnly = false
+
+    @Flag(name: .customLong("refresh-cached"), help: "Revalidate cached images with the server (ETag / Last-Modified).")
+    var refreshCached = false
+
+    @Flag(help: "Print one JSON object per source.")
+    var json = false
+
+    struct Line: Codable {
+        var url: String
+        var cacheType: String?
+        var width: Int?
+        var height: Int?
+        var format: String?
+        var bytes: Int?
+        var milliseconds: Double
+        var error: String?
+        var output: String?
+    }
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+    }
+
+    func run() async throws {
+        let (pipeline, loader) = pipelineOptions.makePipeline()
+        var options = pipelineOptions.requestOptions
+        if forceRefresh { options.append(.forceRefresh) }
+        if onlyFromCache { options.append(.onlyFromCache) }
+        if memoryOnly { options.append(.cacheMemoryOnly) }
+        if refreshCached { options.append(.refreshCached) }
+        if let out { try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
+        let spec = pipelineOptions.spec
+        let requestOptions = options
+        let outDirectory = out
+        let lines = await withTaskGroup(of: (Int, Line).self) { group in
+            for (index, argument) in urls.enumerated() {
+                group.addTask { (index, await Self.fetch(argument, pipeline: pipeline, options: requestOptions, spec: spec, out: outDirectory)) }
+            }
+            var lines = [Line?](repeating: nil, count: urls.count)
+            for await (index, line) in group { lines[index] = line }
+            return lines.compactMap { $0 }
+        }
+        try? await loader.shutdown()
+        for line in lines { print(format(line)) }
+        if lines.contains(where: { $0.error != nil }) { throw ExitCode(1) }
+    }
+
+    private func format(_ line: Line) -> String {
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            // Keep "error": null in the output: encode the optional explicitly.
+            var object = (try? JSONSerialization.jsonObject(with: encoder.encode(line))) as? [String: Any] ?? [:]
+            if line.error == nil { object["error"] = NSNull() }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        if let error = line.error { return "\(line.url): error: \(error)" }
+        var text = "\(line.url): \(line.cacheType ?? "none") \(line.format ?? "?") \(line.width ?? 0)x\(line.height ?? 0)"
+        text += ", \(line.bytes ?? 0) bytes, \(String(format: "%.1f", line.milliseconds)) ms"
+        if let output = line.output { text += " -> \(output)" }
+        return text
+    }
+
+    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], spec: ProcessingSpec, out: String?) async -> Line {
+        let clock = ContinuousClock()
+        let start = clock.now
+        func elapsed() -> Double {
+            let duration = clock.now - start
+            return Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        }
+        guard let source = PipelineOptions.source(argument) else {
+            return Line(url: argument, milliseconds: 0, error: "not a URL or path")
+        }
+        do {
+            var last: ImageResult?
+            for try await event in pipeline.imageEvents(for: source, options: options) {
+                if case .finished(let result) = event { last = result }
+            }
+            guard let result = last else { throw OspreyError.pipeline(.unexpected(message: "no result")) }
+            let image = result.image
+            let format = spec.format ?? image.format.flatMap { $0.canEncode ? $0 : nil } ?? .png
+            var bytes = result.data?.count
+            var output: String?
+            if let out {
+                let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
+                let data = unprocessed && result.data != nil ? result.data! : try image.encoded(as: format, quality: spec.quality ?? 80)
+                let name = Self.fileName(for: source, format: unprocessed ? (image.format ?? format) : format)
+                let path = URL(fileURLWithPath: out).appendingPathComponent(name).path
+                try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+                bytes = data.count
+                output = path
+            }
+            return Line(url: argument, cacheType: result.cacheType.rawValue, width: image.width, height: image.height,
+                        format: (image.format ?? format).rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output)
+        } catch {
+            let message = (error as? OspreyError)?.description ?? "\(error)"
+            return Line(url: argument, milliseconds: elapsed(), error: message)
+        }
+    }
+
+    /// A file name for a source: its last path component (sanitised) plus a short hash-free suffix.
+    static func fileName(for source: ImageSource, format: ImageFormat) -> String {
+        let base = (source.url?.deletingPathExtension().lastPathComponent ?? source.cacheKey)
+        let safe = String(base.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(80))
+        return (safe.isEmpty ? "image" : safe) + "." + format.fileExtension
+    }
+}

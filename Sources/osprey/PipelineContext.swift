@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import Osprey
+
+/// Options shared by `fetch` and `prefetch`: the cache directory and the processor spec.
+struct PipelineOptions: ParsableArguments {
+    @Option(name: .long, help: "A processor spec, e.g. resize:200x200:fill,round:12.")
+    var process: String?
+
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory (default: $XDG_CACHE_HOME/osprey/default or ~/.cache/osprey/default).", valueName: "DIR"))
+    var cacheDirectory: String?
+
+    func validate() throws {
+        if let process {
+            do { _ = try ProcessingSpec(parsing: process) } catch { throw ValidationError(error.description) }
+        }
+    }
+
+    var spec: ProcessingSpec {
+        (try? process.map { (text) throws(OspreyError) in try ProcessingSpec(parsing: text) }) ?? ProcessingSpec()
+    }
+
+    /// A pipeline over the chosen cache directory with a downloader of its own (shut down by `finish`).
+    func makePipeline() -> (ImagePipeline, DataLoader) {
+        let cache = ImageCache(name: "default", diskConfig: DiskStorage.Config(
+            name: "default", directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }))
+        let loader = DataLoader()
+        let downloader = ImageDownloader(loader: loader)
+        return (ImagePipeline(cache: cache, downloader: downloader), loader)
+    }
+
+    /// The options every CLI request uses: the processor, original bytes cached (so another
+    /// processor never downloads again), and results delivered after the cache writes (the
+    /// process may exit right after).
+    var requestOptions: [OspreyOption] {
+        [.processor(spec.processor), .cacheOriginalImage, .waitForCache, .returnsData]
+    }
+
+    /// Parses a command-line source: a URL with a scheme, or a path to a local file.
+    static func source(_ argument: String) -> ImageSource? {
+        if let url = URL(string: argument), let scheme = url.scheme, scheme.count > 1 { return .url(url) }
+        guard !argument.isEmpty else { return nil }
+        return .url(URL(fileURLWithPath: argument).standardizedFileURL)
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("Downloader retries, blacklist, resume and conditional requests")
+struct DownloaderRecoveryTests {
+    private let immediateRetry = DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero))
+
+    @Test("503 then 200 succeeds after one retry")
+    func retry503() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.retryStrategy = immediateRetry }
+            let result = await outcome(downloader, server.url("/flaky/a?fail=1&code=503"))
+            let value = try #require(result.value)
+            #expect(value.data == server.image)
+            #expect(value.metrics.retryCount == 1)
+            #expect(server.hits("/flaky/a?fail=1&code=503") == 2)
+        }
+    }
+
+    @Test("429 is retried; retries stop at the maximum")
+    func retryLimit() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.retryStrategy = immediateRetry }
+            #expect(await outcome(downloader, server.url("/flaky/b?fail=2&code=429")).value != nil)
+            #expect(server.hits("/flaky/b?fail=2&code=429") == 3)
+            let exhausted = await outcome(downloader, server.url("/flaky/c?fail=5&code=500"))
+            #expect(exhausted.downloadReason.map { if case .invalidStatusCode(500, _) = $0 { true } else { false } } == true)
+            #expect(server.hits("/flaky/c?fail=5&code=500") == 3)
+            #expect(!downloader.isBlacklisted(server.url("/flaky/c?fail=5&code=500")))
+        }
+    }
+
+    @Test("4xx is never retried")
+    func noRetryFor4xx() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.retryStrategy = immediateRetry }
+            _ = await outcome(downloader, server.url("/flaky/d?fail=1&code=404"))
+            #expect(server.hits("/flaky/d?fail=1&code=404") == 1)
+        }
+    }
+
+    @Test("without a retry strategy nothing is retried")
+    func noStrategy() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            _ = await outcome(downloader, server.url("/flaky/e?fail=1&code=503"))
+            #expect(server.hits("/flaky/e?fail=1&code=503") == 1)
+        }
+    }
+
+    @Test("a transport failure is retried and resumes from the kept prefix")
+    func retryResumes() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.retryStrategy = immediateRetry }
+            let result = await outcome(downloader, server.url("/resumable/retry"))
+            let value = try #require(result.value)
+            #expect(value.data == server.image)
+            #expect(value.metrics.resumed)
+            #expect(value.metrics.retryCount == 1)
+            #expect(server.snapshot.headers["/resumable/retry"]?["range"] == "bytes=\(server.image.count / 2)-")
+        }
+    }
+
+    @Test("permanent failures are blacklisted until retryFailed or removal")
+    func blacklist() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/status/404")
+            _ = await outcome(downloader, url)
+            #expect(downloader.isBlacklisted(url))
+            #expect(await outcome(downloader, url).downloadReason == .blacklisted(url: url))
+            #expect(server.hits("/status/404") == 1)
+            _ = await outcome(downloader, url, DownloadOptions(retryFailed: true))
+            #expect(server.hits("/status/404") == 2)
+            downloader.removeFromBlacklist(url)
+            #expect(!downloader.isBlacklisted(url))
+            _ = await outcome(downloader, url)
+            #expect(server.hits("/status/404") == 3)
+
+            let html = server.url("/html/bl")
+            _ = await outcome(downloader, html)
+            #expect(downloader.isBlacklisted(html))
+            downloader.clearBlacklist()
+            #expect(!downloader.isBlacklisted(html))
+
+            let invalid = URL(string: "ftp://example.com/a.jpg")!
+            #expect(await outcome(downloader, invalid).downloadReason == .invalidURL(invalid.absoluteString))
+            #expect(await outcome(downloader, invalid).downloadReason == .blacklisted(url: invalid))
+        }
+    }
+
+    @Test("transient failures are not blacklisted; a success clears a retried URL")
+    func transientNotBlacklisted() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let flaky = server.url("/flaky/f?fail=1&code=503")
+            _ = await outcome(downloader, flaky)
+            #expect(!downloader.isBlacklisted(flaky))
+            #expect(await outcome(downloader, flaky).value != nil)
+
+            let flaky404 = server.url("/flaky/g?fail=1&code=404")
+            _ = await outcome(downloader, flaky404)
+            #expect(downloader.isBlacklisted(flaky404))
+            #expect(await outcome(downloader, flaky404, DownloadOptions(retryFailed: true)).value != nil)
+            #expect(!downloader.isBlacklisted(flaky404))
+        }
+    }
+
+    @Test("blacklisting can be turned off")
+    func blacklistOff() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.blacklistsFailedURLs = false }
+            let url = server.url("/status/410")
+            _ = await outcome(downloader, url)
+            _ = await outcome(downloader, url)
+            #expect(server.hits("/status/410") == 2)
+        }
+    }
+
+    @Test("a dropped download resumes with Range and If-Range and uses the prefix on 206")
+    func resume206() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/resumable/r")
+            let first = await outcome(downloader, url)
+            guard case .transport? = first.downloadReason else {
+                Issue.record("expected transport failure, got \(first)")
+                return
+            }
+            #expect(downloader.hasResumableData(for: url))
+            let second = try #require(await outcome(downloader, url).value)
+            #expect(second.data == server.image)
+            #expect(second.response.statusCode == 206)
+            #expect(second.metrics.resumed)
+            #expect(second.metrics.receivedBytes == server.image.count - server.image.count / 2)
+            let headers = server.snapshot.headers["/resumable/r"] ?? [:]
+            #expect(headers["range"] == "bytes=\(server.image.count / 2)-")
+            #expect(headers["if-range"] == "\"v1\"")
+            #expect(!downloader.hasResumableData(for: url))
+        }
+    }
+
+    @Test("partial data is not kept without Accept-Ranges and a validator, nor when disabled")
+    func noResumeWithoutSupport() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            _ = await outcome(downloader, server.url("/drop/n"))
+            #expect(!downloader.hasResumableData(for: server.url("/drop/n")))
+            let disabled = makeDownloader(loader) { $0.allowsResumableDownloads = false }
+            _ = await outcome(disabled, server.url("/resumable/off"))
+            #expect(!disabled.hasResumableData(for: server.url("/resumable/off")))
+            #expect(await outcome(disabled, server.url("/resumable/off")).value?.response.statusCode == 200)
+            #expect(server.snapshot.headers["/resumable/off"]?["range"] == nil)
+        }
+    }
+
+    @Test("a validator makes the request conditional; 304 is reported as not modified")
+    func notModified() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/conditional/a")
+            let fresh = try #require(await outcome(downloader, url).value)
+            #expect(!fresh.isNotModified)
+            let validator = try #require(fresh.response.validator)
+            #expect(validator.etag == "\"v1\"")
+
+            let options = DownloadOptions(validator: validator, responseDataModifier: ResponseDataModifier { _, _ in nil })
+            let cached = try #require(await outcome(downloader, url, options).value)
+            #expect(cached.isNotModified)
+            #expect(cached.data.isEmpty)
+            #expect(cached.response.statusCode == 304)
+            #expect(server.snapshot.headers["/conditional/a"]?["if-none-match"] == "\"v1\"")
+
+            let stale = DownloadOptions(validator: CacheValidator(etag: "\"v0\"", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT"))
+            let changed = try #require(await outcome(downloader, url, stale).value)
+            #expect(!changed.isNotModified)
+            #expect(changed.data == server.image)
+            #expect(server.snapshot.headers["/conditional/a"]?["if-modified-since"] == "Wed, 21 Oct 2015 07:28:00 GMT")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Osprey
+
+/// Collects values from completion handlers and lets a test await a count of them.
+final class Collector<Value: Sendable>: Sendable {
+    private struct State {
+        var values: [Value] = []
+        var waiters: [(count: Int, continuation: CheckedContinuation<[Value], Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    func append(_ value: Value) {
+        let ready = state.withLock { state -> [(CheckedContinuation<[Value], Never>, [Value])] in
+            state.values.append(value)
+            var ready: [(CheckedContinuation<[Value], Never>, [Value])] = []
+            state.waiters.removeAll { waiter in
+                guard state.values.count >= waiter.count else { return false }
+                ready.append((waiter.continuation, state.values))
+                return true
+            }
+            return ready
+        }
+        for (continuation, values) in ready { continuation.resume(returning: values) }
+    }
+
+    var values: [Value] { state.withLock { $0.values } }
+
+    /// Waits until at least `count` values arrived and returns them all.
+    func wait(for count: Int) async -> [Value] {
+        await withCheckedContinuation { continuation in
+            let values = state.withLock { state -> [Value]? in
+                if state.values.count >= count { return state.values }
+                state.waiters.append((count, continuation))
+                return nil
+            }
+            if let values { continuation.resume(returning: values) }
+        }
+    }
+}
+
+typealias DownloadOutcome = Result<DownloadResult, OspreyError>
+
+/// Starts a loopback server and a `DataLoader`, runs `body`, and shuts both down.
+func withLoopback(_ body: (LoopbackServer, DataLoader) async throws -> Void) async throws {
+    let server = try await LoopbackServer.start()
+    let loader = DataLoader()
+    do {
+        try await body(server, loader)
+    } catch {
+        try? await loader.shutdown()
+        await server.shutdown()
+        throw error
+    }
+    try await loader.shutdown()
+    await server.shutdown()
+}
+
+func makeDownloader(_ loader: any DataLoading, _ configure: (inout ImageDownloader.Configuration) -> Void = { _ in }) -> ImageDownloader {
+    var configuration = ImageDownloader.Configuration()
+    configure(&configuration)
+    return ImageDownloader(configuration: configuration, loader: loader)
+}
+
+extension Result where Failure == OspreyError {
+    /// The download reason of a failure, or `nil`.
+    var downloadReason: OspreyError.DownloadReason? {
+        guard case .failure(.download(let reason)) = self else { return nil }
+        return reason
+    }
+
+    var value: Success? { try? get() }
+}
+
+extension OspreyError.DownloadReason {
+    var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+}
+
+/// Awaits one download through the async API and returns its outcome.
+func outcome(_ downloader: ImageDownloader, _ url: URL, _ options: DownloadOptions = DownloadOptions()) async -> DownloadOutcome {
+    do {
+        return .success(try await downloader.download(url, options: options))
+    } catch let error as OspreyError {
+        return .failure(error)
+    } catch {
+        Issue.record("unexpected error type \(error)")
+        return .failure(.download(.transport(url: url, message: "\(error)")))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Osprey
+
+/// A pipeline over a fresh temporary cache and a loopback server, torn down afterwards.
+struct PipelineFixture {
+    let server: LoopbackServer
+    let loader: DataLoader
+    let cache: ImageCache
+    let pipeline: ImagePipeline
+    let directory: URL
+
+    static func run(_ body: (PipelineFixture) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-pipeline-\(UUID().uuidString)")
+        try await withLoopback { server, loader in
+            let cache = ImageCache(name: "test", diskConfig: DiskStorage.Config(name: "test", directory: directory))
+            let pipeline = ImagePipeline(cache: cache, downloader: ImageDownloader(loader: loader))
+            try await body(PipelineFixture(server: server, loader: loader, cache: cache, pipeline: pipeline, directory: directory))
+            await cache.diskStorage.waitForPendingWork()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func source(_ path: String) -> ImageSource { .url(server.url(path)) }
+}
+
+/// A processor that counts how often it runs, to prove shared stages run once.
+final class CountingProcessor: ImageProcessing {
+    let identifier: String
+    private let counter = Atomic<Int>(0)
+    var count: Int { counter.load(ordering: .relaxed) }
+
+    init(_ identifier: String) { self.identifier = identifier }
+
+    func process(_ image: Image) throws(OspreyError) -> Image {
+        counter.add(1, ordering: .relaxed)
+        return image
+    }
+}
+
+/// A target for tests: a thread-safe image slot that records every image it was given.
+final class TestTarget: ImageTarget {
+    private let state = Mutex<(image: Image?, history: [Image?])>((nil, []))
+    var image: Image? {
+        get { state.withLock { $0.image } }
+        set { state.withLock { $0.image = newValue; $0.history.append(newValue) } }
+    }
+    var history: [Image?] { state.withLock { $0.history } }
+}
+
+/// An indicator that counts starts and stops.
+final class TestIndicator: ImageIndicator {
+    private let counts = Mutex<(starts: Int, stops: Int)>((0, 0))
+    func startAnimating() { counts.withLock { $0.starts += 1 } }
+    func stopAnimating() { counts.withLock { $0.stops += 1 } }
+    var starts: Int { counts.withLock { $0.starts } }
+    var stops: Int { counts.withLock { $0.stops } }
+}
