@@ -123,7 +123,8 @@ extension ImagePipeline {
             let originalCache = options.originalCache ?? cache
             let queue = options.processingQueue ?? self.configuration.processingQueue
             let decoder = ImageDecoder(options: options.decodingOptions)
-            if !options.forceRefresh, !options.processor.identifier.isEmpty {
+            // Shared by every processor: the original may already be cached (step 3 of the flow).
+            if !options.forceRefresh {
                 if let image = originalCache.memoryStorage.value(forKey: key) {
                     return FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)
                 }
@@ -211,7 +212,7 @@ extension ImagePipeline {
         let originalCache = options.originalCache ?? options.targetCache ?? configuration.cache
         var parts = ["\(ObjectIdentifier(downloader).hashValue)", "\(ObjectIdentifier(originalCache).hashValue)",
                      key, source.url?.absoluteString ?? "provider", "\(options.decodingOptions)",
-                     "\(options.forceRefresh)\(options.onlyFromCache)\(options.fromMemoryCacheOrRefresh)\(options.processor.identifier.isEmpty)"]
+                     "\(options.forceRefresh)\(options.onlyFromCache)\(options.fromMemoryCacheOrRefresh)"]
         if !options.requestHeaders.isEmpty { parts.append("\(options.requestHeaders.sorted { $0.key < $1.key })") }
         if let credentials = options.credentials { parts.append(credentials.user) }
         // Closures cannot be compared: requests with modifiers share nothing.

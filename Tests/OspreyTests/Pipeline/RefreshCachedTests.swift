@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("Pipeline refresh-cached")
+struct RefreshCachedTests {
+    /// Collects every event of a request.
+    static func events(_ pipeline: ImagePipeline, _ source: ImageSource, _ options: [OspreyOption]) async throws -> [ImageResult] {
+        var results: [ImageResult] = []
+        for try await event in pipeline.imageEvents(for: source, options: options) {
+            if case .finished(let result) = event { results.append(result) }
+        }
+        return results
+    }
+
+    @Test("a 304 keeps the cached image: one result, revalidated with the stored ETag")
+    func notModified() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/conditional/refresh"
+            let source = f.source(path)
+            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            let results = try await Self.events(f.pipeline, source, [.refreshCached])
+            #expect(results.count == 1)
+            #expect(results.first?.cacheType == .memory)
+            #expect(f.server.hits(path) == 2)
+            #expect(f.server.snapshot.headers[path]?["if-none-match"] == "\"v1\"")
+        }
+    }
+
+    @Test("a 200 replaces the cache and delivers the new image as a second result")
+    func modified() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/image/refresh"
+            let source = f.source(path)
+            let processor = ImageProcessors.Resize(width: 10, height: 10)
+            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .waitForCache])
+            f.cache.clearMemoryCache()
+            let results = try await Self.events(f.pipeline, source, [.processor(processor), .refreshCached])
+            #expect(results.count == 2)
+            #expect(results.first?.cacheType == .disk)
+            #expect(results.last?.isRefresh == true)
+            #expect(results.last?.image.width == 10)
+            #expect(f.server.hits(path) == 2)
+        }
+    }
+
+    @Test("completion handlers are called twice when the server has a new image")
+    func completionTwice() async throws {
+        try await PipelineFixture.run { f in
+            let source = f.source("/image/twice")
+            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            let results = Collector<Result<ImageResult, OspreyError>>()
+            f.pipeline.loadImage(with: source, options: [.refreshCached]) { results.append($0) }
+            let values = await results.wait(for: 2)
+            #expect((try? values[0].get())?.isRefresh == false)
+            #expect((try? values[1].get())?.isRefresh == true)
+        }
+    }
+}

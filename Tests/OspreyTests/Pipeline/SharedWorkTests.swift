@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("Pipeline shared work")
+struct SharedWorkTests {
+    @Test("requests with different processors share one download, one decode and their common prefix")
+    func coalescingAcrossProcessors() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/gated/shared/image"
+            let common = CountingProcessor("count")
+            let blur = ImageProcessors.Blur(sigma: 1)
+            let plain = Task { try await f.pipeline.image(for: f.source(path)) }
+            let counted = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common)]) }
+            let countedBlurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common |> blur)]) }
+            _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
+            // Let every request reach the shared stages before the bytes arrive.
+            while f.pipeline.deliverJobs.count < 3 { await Task.yield() }
+            f.server.openGate("shared")
+            let results = try await [plain.value, counted.value, countedBlurred.value]
+            #expect(results.allSatisfy { $0.cacheType == .none && $0.image.width == 128 })
+            #expect(f.server.hits(path) == 1)
+            #expect(f.pipeline.decodeCount.load(ordering: .relaxed) == 1)
+            #expect(common.count == 1, "the [count] stage ran once for [count] and [count, blur]")
+        }
+    }
+
+    @Test("1,000 concurrent requests over 100 URLs hit the server exactly 100 times")
+    func thousandRequests() async throws {
+        try await PipelineFixture.run { f in
+            let results = try await withThrowingTaskGroup(of: CacheType.self) { group in
+                for index in 0..<1000 {
+                    let source = f.source("/image/many/\(index % 100)")
+                    group.addTask { try await f.pipeline.image(for: source).cacheType }
+                }
+                var types: [CacheType] = []
+                for try await type in group { types.append(type) }
+                return types
+            }
+            #expect(results.count == 1000)
+            let hits = f.server.snapshot.hits.filter { $0.key.hasPrefix("/image/many/") }
+            #expect(hits.count == 100)
+            #expect(hits.values.allSatisfy { $0 == 1 })
+        }
+    }
+
+    @Test("a stage is cancelled when its last request goes; the others keep it")
+    func stageCancellation() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/gated/stage/image"
+            let first = Task { try await f.pipeline.image(for: f.source(path)) }
+            let second = Task { try await f.pipeline.image(for: f.source(path)) }
+            _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
+            first.cancel()
+            await #expect(throws: OspreyError.self) { try await first.value }
+            f.server.openGate("stage")
+            let remaining = try await second.value
+            #expect(remaining.image.width == 128, "the download went on for the remaining request")
+            let lonely = "/gated/lonely/image"
+            let only = Task { try await f.pipeline.image(for: f.source(lonely)) }
+            _ = await f.server.waitUntil { $0.hits[lonely, default: 0] == 1 }
+            only.cancel()
+            #expect(await f.server.waitUntil { $0.aborted.contains(lonely) }, "the last request leaving cancels the download")
+            #expect(f.pipeline.fetchJobs.count == 0)
+        }
+    }
+
+    @Test("completion handlers deliver on the callback queue; a cancelled task reports cancellation")
+    func completionHandlers() async throws {
+        try await PipelineFixture.run { f in
+            let queue = DispatchQueue(label: "test.callbacks")
+            let key = DispatchSpecificKey<Bool>()
+            queue.setSpecific(key: key, value: true)
+            let results = Collector<(Bool, Result<ImageResult, OspreyError>)>()
+            f.pipeline.loadImage(with: f.source("/image/handler"), options: [.callbackQueue(.dispatch(queue))]) { result in
+                results.append((DispatchQueue.getSpecific(key: key) == true, result))
+            }
+            let gated = f.pipeline.loadImage(with: f.source("/gated/handler/x"), options: [.callbackQueue(.dispatch(queue))]) { result in
+                results.append((DispatchQueue.getSpecific(key: key) == true, result))
+            }
+            _ = await f.server.waitUntil { $0.hits["/gated/handler/x", default: 0] == 1 }
+            gated.cancel()
+            let values = await results.wait(for: 2)
+            #expect(values.allSatisfy { $0.0 }, "every completion ran on the chosen queue")
+            #expect(values.contains { (try? $0.1.get())?.image.width == 128 })
+            #expect(values.contains { if case .failure(let error) = $0.1 { error.isCancellation } else { false } })
+            #expect(gated.isCancelled)
+        }
+    }
+
+    @Test("progress is reported while bytes arrive")
+    func progress() async throws {
+        try await PipelineFixture.run { f in
+            var received: [Int] = []
+            for try await event in f.pipeline.imageEvents(for: f.source("/chunked/progress")) {
+                if case .progress(let bytes, _) = event { received.append(bytes) }
+            }
+            #expect(!received.isEmpty)
+            #expect(received == received.sorted())
+            #expect(received.last == LoadingTestData.hopperJPEG.count)
+        }
+    }
+}
