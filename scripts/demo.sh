@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# The main job: build the osprey CLI and run it on the sample image in the repository.
-# Usage: scripts/demo.sh   (results go to ./out/)
+# The main job: build the osprey CLI and run images through the whole pipeline, with no internet:
+# the repository's sample image over file:// (and over HTTP from a loopback origin this script
+# starts when python3 is present). Results go to ./out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
 swift build --product osprey
 osprey="$(swift build --product osprey --show-bin-path)/osprey"
-mkdir -p out
+rm -rf out && mkdir -p out
+sample="file://$(pwd)/Examples/sample.jpg"
+spec="resize:320x200:fill,round:24,format:webp:80"
 
 echo "==> osprey info Examples/sample.jpg"
 "$osprey" info Examples/sample.jpg
-echo "==> osprey convert: thumbnail-on-decode, fill-resize, rounded corners, WebP"
-"$osprey" convert Examples/sample.jpg out/sample-card.webp --thumbnail 480 --process "resize:320x200:fill,round:24,format:webp:80"
-echo "==> osprey convert: greyscale, border, PNG"
-"$osprey" convert Examples/sample.jpg out/sample-framed.png --process "downsample:400x400,grayscale,border:6:ff6600"
-echo "==> osprey info --json out/sample-card.webp"
-"$osprey" info --json out/sample-card.webp
-echo "results are in $(pwd)/out"
+
+echo "==> osprey fetch (first time: loaded, decoded, processed, cached)"
+"$osprey" fetch "$sample" --process "$spec" --cache-dir out/cache --out out/processed
+echo "==> osprey fetch again (served from the disk cache)"
+"$osprey" fetch "$sample" --process "$spec" --cache-dir out/cache --json
+echo "==> osprey fetch with another processor (the cached original is reused, nothing is loaded)"
+"$osprey" fetch "$sample" --process "downsample:400x400,grayscale,border:6:ff6600,format:png" --cache-dir out/cache --out out/processed
+
+if command -v python3 >/dev/null 2>&1; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    python3 -m http.server "$port" --bind 127.0.0.1 --directory Examples >/dev/null 2>&1 &
+    origin=$!
+    trap 'kill $origin 2>/dev/null || true' EXIT
+    for _ in $(seq 50); do python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/sample.jpg')" 2>/dev/null && break; sleep 0.1; done
+    echo "==> osprey fetch over HTTP from a loopback origin (duplicates share one download)"
+    "$osprey" fetch "http://127.0.0.1:$port/sample.jpg" "http://127.0.0.1:$port/sample.jpg" --process "thumbnail:128" --cache-dir out/cache --out out/processed
+fi
+
+echo "==> osprey cache stats"
+"$osprey" cache stats --cache-dir out/cache
+echo "==> osprey convert (no cache): blur and rotate to PNG"
+"$osprey" convert Examples/sample.jpg out/sample-rotated.png --thumbnail 300 --process "blur:1.5,rotate:90"
+echo "processed images: $(pwd)/out/processed, disk cache: $(pwd)/out/cache"

@@ -113,7 +113,7 @@ struct FetchCommand: AsyncParsableCommand {
             guard let result = last else { throw OspreyError.pipeline(.unexpected(message: "no result")) }
             let image = result.image
             let format = spec.format ?? image.format.flatMap { $0.canEncode ? $0 : nil } ?? .png
-            var bytes = result.data?.count
+            var bytes = result.data?.count ?? Self.cachedSize(of: source, spec: spec, pipeline: pipeline)
             var output: String?
             if let out {
                 let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
@@ -130,6 +130,13 @@ struct FetchCommand: AsyncParsableCommand {
             let message = (error as? OspreyError)?.description ?? "\(error)"
             return Line(url: argument, milliseconds: elapsed(), error: message)
         }
+    }
+
+    /// The size of the processed image's disk cache entry, when there is one.
+    static func cachedSize(of source: ImageSource, spec: ProcessingSpec, pipeline: ImagePipeline) -> Int? {
+        let key = ImageCache.computedKey(pipeline.cacheKey(for: source), processorIdentifier: spec.processor.identifier)
+        let url = pipeline.configuration.cache.diskStorage.fileURL(forKey: key)
+        return (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
     }
 
     /// A file name for a source: its last path component (sanitised) plus a short hash-free suffix.

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+@Suite("CLI fetch and prefetch")
+final class FetchCommandTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-fetch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func json(_ line: Substring) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test("fetch: one JSON line per URL, duplicates coalesced, cache types, original reuse, exit codes")
+    func fetch() async throws {
+        let server = try await LoopbackServer.start()
+        defer { Task { await server.shutdown() } }
+        let cache = directory.appendingPathComponent("cache").path
+        let url = server.url("/image/cli").absoluteString
+        let first = try CLIRunner.run(["fetch", url, url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let lines = first.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines {
+            let object = try json(line)
+            #expect(object["url"] as? String == url)
+            #expect(object["cacheType"] as? String == "none")
+            #expect(object["width"] as? Int == 64 && object["height"] as? Int == 64)
+            #expect(object["format"] as? String == "jpeg")
+            #expect((object["bytes"] as? Int ?? 0) > 0)
+            #expect(object["milliseconds"] is Double || object["milliseconds"] is Int)
+            #expect(object.keys.contains("error") && object["error"] is NSNull)
+        }
+        #expect(server.hits("/image/cli") == 1, "duplicate URLs share one download")
+
+        let again = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
+        #expect(try json(again.stdout.split(separator: "\n")[0])["cacheType"] as? String == "disk")
+        let other = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "grayscale"])
+        #expect(try json(other.stdout.split(separator: "\n")[0])["cacheType"] as? String == "disk")
+        #expect(server.hits("/image/cli") == 1, "a second processor reuses the cached original")
+
+        let out = directory.appendingPathComponent("out").path
+        let written = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--out", out, "--process", "thumbnail:32,format:png"])
+        #expect(written.status == 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(files == ["cli.png"])
+        #expect(try Image(contentsOf: URL(fileURLWithPath: out).appendingPathComponent("cli.png")).width == 32)
+
+        let failing = try CLIRunner.run(["fetch", url, server.url("/status/404").absoluteString, "--cache-dir", cache, "--json"])
+        #expect(failing.status == 1)
+        let failed = try json(failing.stdout.split(separator: "\n")[1])
+        #expect((failed["error"] as? String)?.contains("404") == true)
+
+        let cacheOnly = try CLIRunner.run(["fetch", server.url("/image/never").absoluteString, "--cache-dir", cache, "--only-from-cache"])
+        #expect(cacheOnly.status == 1)
+        #expect(server.hits("/image/never") == 0)
+        let usage = try CLIRunner.run(["fetch", url, "--process", "nonsense"])
+        #expect(usage.status == 64)
+    }
+
+    @Test("prefetch: plain lines when not a terminal, then a summary; JSON summary")
+    func prefetch() async throws {
+        let server = try await LoopbackServer.start()
+        defer { Task { await server.shutdown() } }
+        let cache = directory.appendingPathComponent("cache").path
+        let list = directory.appendingPathComponent("urls.txt")
+        let urls = (0..<4).map { server.url("/image/pre/\($0)").absoluteString } + [server.url("/status/500").absoluteString]
+        try (urls.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
+        let run = try CLIRunner.run(["prefetch", "--input", list.path, "--cache-dir", cache, "--concurrency", "2"])
+        #expect(run.status == 1, "one source failed")
+        #expect(run.stdout.contains("completed: 4, skipped: 0, failed: 1 of 5"))
+        #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("completed http") }.count == 4)
+        let second = try CLIRunner.run(["prefetch"] + Array(urls.prefix(4)) + ["--cache-dir", cache, "--json"])
+        #expect(second.status == 0)
+        let summary = try json(second.stdout.split(separator: "\n")[0])
+        #expect(summary["skipped"] as? Int == 4)
+        #expect(summary["completed"] as? Int == 0)
+    }
+}
