@@ -2,15 +2,21 @@ import Foundation
 
 /// An image file format, as recognised from magic bytes.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible, Codable {
+    /// JPEG (`FF D8 FF`).
     case jpeg
+    /// PNG.
     case png
+    /// GIF (87a or 89a), animated or still.
     case gif
+    /// WebP (lossy, lossless or animated).
     case webp
     /// AVIF (AV1 in a HEIF container).
     case avif
     /// HEIF with a non-AV1 brand (HEIC and friends).
     case heif
+    /// TIFF (first page), decode only.
     case tiff
+    /// BMP, decode only, through libvips' ImageMagick loader when present.
     case bmp
 
     public var description: String { rawValue }

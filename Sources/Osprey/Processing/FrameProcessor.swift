@@ -14,6 +14,7 @@ protocol FrameProcessor: ImageProcessing {
 extension FrameProcessor {
     func validate(for image: Image) throws(OspreyError) {}
 
+    /// Runs the processor; see ``ImageProcessing/process(_:)``.
     public func process(_ image: Image) throws(OspreyError) -> Image {
         try ImageProcessors.render(image, through: [self])
     }

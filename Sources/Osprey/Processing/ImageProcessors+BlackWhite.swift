@@ -12,6 +12,7 @@ extension ImageProcessors {
             self.threshold = threshold
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "bw:\(threshold)" }
 
         func validate(for image: Image) throws(OspreyError) {

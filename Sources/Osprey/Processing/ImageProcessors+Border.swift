@@ -15,6 +15,7 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "border:\(width):\(color.hex)" }
 
         func validate(for image: Image) throws(OspreyError) {

@@ -21,6 +21,7 @@ extension ImageProcessors {
             self.saturation = saturation
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String {
             "color:\(identifierNumber(brightness)):\(identifierNumber(contrast)):\(identifierNumber(saturation))"
         }

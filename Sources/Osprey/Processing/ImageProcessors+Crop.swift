@@ -3,7 +3,24 @@ import COspreyVips
 extension ImageProcessors {
     /// Where a crop of a given size sits in the image.
     public enum Gravity: String, Sendable, Hashable, CaseIterable {
-        case center, top, bottom, left, right, topLeft = "topleft", topRight = "topright", bottomLeft = "bottomleft", bottomRight = "bottomright"
+        /// Centred both ways (spec `center`).
+        case center
+        /// Top edge, centred horizontally.
+        case top
+        /// Bottom edge, centred horizontally.
+        case bottom
+        /// Left edge, centred vertically.
+        case left
+        /// Right edge, centred vertically.
+        case right
+        /// Top-left corner (spec `topleft`).
+        case topLeft = "topleft"
+        /// Top-right corner (spec `topright`).
+        case topRight = "topright"
+        /// Bottom-left corner (spec `bottomleft`).
+        case bottomLeft = "bottomleft"
+        /// Bottom-right corner (spec `bottomright`).
+        case bottomRight = "bottomright"
     }
 
     /// Crops each frame, either to a rectangle or to a size placed by a ``Gravity``.
@@ -33,6 +50,7 @@ extension ImageProcessors {
             self.init(.size(width: width, height: height, gravity: gravity))
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String {
             switch region {
             case .rect(let x, let y, let width, let height): "crop:\(width)x\(height):\(x):\(y)"

@@ -14,6 +14,7 @@ extension ImageProcessors {
             self.vertical = vertical
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "flip:" + (horizontal ? "h" : "") + (vertical ? "v" : "") }
 
         func validate(for image: Image) throws(OspreyError) {

@@ -7,6 +7,7 @@ extension ImageProcessors {
         /// The greyscale processor.
         public init() {}
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "grayscale" }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {

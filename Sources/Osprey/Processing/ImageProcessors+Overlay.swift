@@ -17,6 +17,7 @@ extension ImageProcessors {
             self.fraction = fraction
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "overlay:\(color.hex):\(identifierNumber(fraction))" }
 
         func validate(for image: Image) throws(OspreyError) {

@@ -28,6 +28,7 @@ extension ImageProcessors {
             self.contentMode = contentMode
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "resize:\(width)x\(height):\(contentMode.rawValue)" }
 
         func validate(for image: Image) throws(OspreyError) {
@@ -66,6 +67,7 @@ extension ImageProcessors {
             self.init(width: maxPixelSize, height: maxPixelSize)
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "downsample:\(width)x\(height)" }
 
         func validate(for image: Image) throws(OspreyError) {

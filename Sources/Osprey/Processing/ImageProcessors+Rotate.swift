@@ -11,6 +11,7 @@ extension ImageProcessors {
             self.degrees = degrees
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "rotate:\(((degrees % 360) + 360) % 360)" }
 
         func validate(for image: Image) throws(OspreyError) {

@@ -3,12 +3,17 @@ import COspreyVips
 extension ImageProcessors {
     /// Which corners ``RoundCorner`` rounds.
     public struct RectCorner: OptionSet, Sendable, Hashable {
+        /// The corner bits.
         public let rawValue: Int
         /// A set of corners from its bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// The topLeft corner.
         public static let topLeft = RectCorner(rawValue: 1)
+        /// The topRight corner.
         public static let topRight = RectCorner(rawValue: 2)
+        /// The bottomLeft corner.
         public static let bottomLeft = RectCorner(rawValue: 4)
+        /// The bottomRight corner.
         public static let bottomRight = RectCorner(rawValue: 8)
         /// All four corners.
         public static let all: RectCorner = [.topLeft, .topRight, .bottomLeft, .bottomRight]
@@ -56,6 +61,7 @@ extension ImageProcessors {
             self.background = background
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String {
             var id = "round:\(radius)"
             if corners != .all || background != nil { id += ":\(corners.token)" }

@@ -12,6 +12,7 @@ extension ImageProcessors {
             self.sigma = sigma
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "sharpen:\(identifierNumber(sigma))" }
 
         func validate(for image: Image) throws(OspreyError) {

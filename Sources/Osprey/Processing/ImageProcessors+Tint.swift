@@ -13,6 +13,7 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "tint:\(color.hex)" }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {

@@ -8,7 +8,9 @@ public enum ImageProcessors {
     public struct Identity: ImageProcessing {
         /// The identity processor.
         public init() {}
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { "" }
+        /// Runs the processor; see ``ImageProcessing/process(_:)``.
         public func process(_ image: Image) throws(OspreyError) -> Image { image }
     }
 
@@ -26,8 +28,10 @@ public enum ImageProcessors {
             }
         }
 
+        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
         public var identifier: String { processors.map(\.identifier).joined(separator: ",") }
 
+        /// Runs the processor; see ``ImageProcessing/process(_:)``.
         public func process(_ image: Image) throws(OspreyError) -> Image {
             var current = image
             var pending: [any FrameProcessor] = []
