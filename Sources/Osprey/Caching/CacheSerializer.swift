@@ -28,6 +28,8 @@ public struct DefaultCacheSerializer: CacheSerializer {
         self.preferOriginalData = preferOriginalData
     }
 
+    /// `original` when it is recognised and the image is unprocessed (or ``preferOriginalData``),
+    /// else the image encoded as described on the type. Throws the encoder's ``OspreyError/encoding(_:)`` errors.
     public func data(with image: Image, original: Data?, processorIdentifier: String) throws(OspreyError) -> Data {
         let originalFormat = original.flatMap { ImageFormat(sniffing: $0) }
         if let original, originalFormat != nil, processorIdentifier.isEmpty || preferOriginalData {
@@ -36,6 +38,7 @@ public struct DefaultCacheSerializer: CacheSerializer {
         return try image.encoded(as: Self.format(for: image, originalFormat: originalFormat), quality: quality)
     }
 
+    /// `data` decoded by ``ImageDecoder`` with `options`. Throws its ``OspreyError/decoding(_:)`` errors.
     public func image(with data: Data, options: DecodingOptions) throws(OspreyError) -> Image {
         try ImageDecoder(options: options).decode(data)
     }

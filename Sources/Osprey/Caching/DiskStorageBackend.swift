@@ -203,11 +203,16 @@ extension DiskStorage {
 
         // MARK: Naming
 
+        /// The lowercase hex SHA-256 of the key's UTF-8 bytes: the entry's file name.
         static func hash(_ key: String) -> String {
-            SHA256.hash(data: Data(key.utf8)).map { byte in
-                let hex = String(byte, radix: 16)
-                return byte < 16 ? "0" + hex : hex
-            }.joined()
+            let digits = Array("0123456789abcdef".utf8)
+            var hex: [UInt8] = []
+            hex.reserveCapacity(64)
+            for byte in SHA256.hash(data: Data(key.utf8)) {
+                hex.append(digits[Int(byte >> 4)])
+                hex.append(digits[Int(byte & 0x0F)])
+            }
+            return String(decoding: hex, as: UTF8.self)
         }
 
         func fileName(hash: String, key: String) -> String {

@@ -34,8 +34,13 @@ public enum MemoryStorage {
         public var cleanInterval: TimeInterval
         /// Which entry goes first when a limit is exceeded. Default ``EvictionPolicy/lru``.
         public var evictionPolicy: EvictionPolicy
-        /// The clock used for expiration. Default `Date()`; tests inject their own.
-        public var now: @Sendable () -> Date
+        /// The clock used for expiration. Default: the system's wall clock (read coarsely, to the
+        /// few milliseconds, which keeps hits cheap); tests inject their own.
+        public var now: @Sendable () -> Date {
+            didSet { usesSystemClock = false }
+        }
+        /// Whether `now` is the default clock, read directly on the hit path without the closure.
+        private(set) var usesSystemClock: Bool
 
         /// A quarter of `ProcessInfo.processInfo.physicalMemory`, capped at 1 GiB.
         public static var defaultTotalCostLimit: Int {
@@ -43,7 +48,8 @@ public enum MemoryStorage {
             return Int(min(quarter, 1 << 30))
         }
 
-        /// Makes a configuration; every argument has the default documented on its property.
+        /// Makes a configuration; every argument has the default documented on its property
+        /// (`now: nil` means the system clock).
         public init(
             totalCostLimit: Int = Config.defaultTotalCostLimit,
             countLimit: Int = .max,
@@ -52,7 +58,7 @@ public enum MemoryStorage {
             extendingExpiration: ExpirationExtending = .cacheTime,
             cleanInterval: TimeInterval = 120,
             evictionPolicy: EvictionPolicy = .lru,
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: (@Sendable () -> Date)? = nil
         ) {
             self.totalCostLimit = totalCostLimit
             self.countLimit = countLimit
@@ -61,7 +67,8 @@ public enum MemoryStorage {
             self.extendingExpiration = extendingExpiration
             self.cleanInterval = cleanInterval
             self.evictionPolicy = evictionPolicy
-            self.now = now
+            self.now = now ?? { Date(timeIntervalSinceReferenceDate: MemoryStorage.coarseNow()) }
+            self.usesSystemClock = now == nil
         }
 
         /// The largest cost one entry may have: `totalCostLimit * entryCostLimitRatio`.
@@ -69,6 +76,16 @@ public enum MemoryStorage {
             let limit = Double(totalCostLimit) * entryCostLimitRatio
             return limit >= Double(Int.max) ? .max : Int(limit)
         }
+    }
+}
+
+extension MemoryStorage {
+    /// The wall clock in seconds since the reference date, from `CLOCK_REALTIME_COARSE`: a few
+    /// nanoseconds instead of a full `Date()`, accurate to the kernel tick (a few milliseconds).
+    static func coarseNow() -> TimeInterval {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts)
+        return TimeInterval(ts.tv_sec) - Date.timeIntervalBetween1970AndReferenceDate + TimeInterval(ts.tv_nsec) / 1e9
     }
 }
 

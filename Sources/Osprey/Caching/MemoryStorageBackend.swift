@@ -11,13 +11,14 @@ extension MemoryStorage {
     ///   periodic sweep (every 120 s by default). Reads extend it as configured.
     /// - Cost of a hit: one lock acquisition, one dictionary lookup and O(1) list relinking. Entries
     ///   live in a contiguous array of nodes linked by indices (a doubly linked list without
-    ///   per-node allocations), most recently used at the head.
+    ///   per-node allocations), most recently used at the head. The list is not generic, so a hit
+    ///   runs specialised code even when `Backend`'s methods are not specialised for `Value`.
     /// - Memory pressure: Linux has no memory-warning notification, so call ``trim(toCost:)`` or
     ///   ``removeAll()`` yourself.
     public final class Backend<Value: Sendable>: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
-        private let state: Mutex<State>
+        private let state: Mutex<MemoryStorageList>
         private let sweeper = Mutex<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
 
@@ -25,7 +26,7 @@ extension MemoryStorage {
         public init(config: Config = Config()) {
             self.config = config
             self.entryCostLimit = config.entryCostLimit
-            self.state = Mutex(State())
+            self.state = Mutex(MemoryStorageList())
             if config.cleanInterval > 0 {
                 startSweep(every: config.cleanInterval)
             }
@@ -48,6 +49,12 @@ extension MemoryStorage {
             sweeper.withLock { $0 = task }
         }
 
+        /// The config's clock in seconds since the reference date, without the closure call for the default clock.
+        @inline(__always)
+        private func currentTime() -> TimeInterval {
+            config.usesSystemClock ? MemoryStorage.coarseNow() : config.now().timeIntervalSinceReferenceDate
+        }
+
         // MARK: Storing
 
         /// Stores `value` under `key`, charging `cost`, replacing any value already there.
@@ -58,17 +65,18 @@ extension MemoryStorage {
         ///   the per-entry limit; the key's previous value is removed too.
         public func store(_ value: Value, forKey key: String, cost: Int, expiration: StorageExpiration? = nil) throws(OspreyError) {
             let expiration = expiration ?? config.expiration
-            let now = config.now().timeIntervalSinceReferenceDate
+            let now = currentTime()
             let expiresAt = expiration.expirationTime(from: now)
             let cost = max(0, cost)
             let tooLarge = cost > entryCostLimit
-            state.withLock { state in
-                if let existing = state.index[key] {
-                    state.remove(existing)
+            let boxed: any Sendable = value
+            state.withLock { list in
+                if let existing = list.index[key] {
+                    list.remove(existing)
                 }
                 guard !tooLarge, expiresAt > now else { return }
-                state.insert(Node(key: key, value: value, cost: cost, expiration: expiration, expiresAt: expiresAt))
-                state.evict(toCost: config.totalCostLimit, count: config.countLimit, policy: config.evictionPolicy)
+                list.insert(boxed, key: key, cost: cost, expiration: expiration, expiresAt: expiresAt)
+                list.evict(toCost: config.totalCostLimit, count: config.countLimit, policy: config.evictionPolicy)
             }
             if tooLarge {
                 throw .cache(.entryTooLarge(key: key, cost: cost, limit: entryCostLimit))
@@ -81,81 +89,62 @@ extension MemoryStorage {
         /// removed). A hit marks the entry as used and extends its expiration as `extendingExpiration`
         /// says (`nil`, the default, uses the config's).
         public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Value? {
-            let now = config.now().timeIntervalSinceReferenceDate
+            let now = currentTime()
             let extending = extendingExpiration ?? config.extendingExpiration
             let policy = config.evictionPolicy
-            return state.withLock { state -> Value? in
-                guard let i = state.index[key] else { return nil }
-                if state.nodes[i].expiresAt <= now {
-                    state.remove(i)
+            // The lock's closure stays non-generic (it returns `any Sendable`), so that no generic
+            // metadata is looked up under the lock; the cast back to `Value` happens outside it.
+            let found = state.withLock { list -> (any Sendable)? in
+                switch list.lookup(key, now: now, extending: extending, policy: policy) {
+                case .miss:
                     return nil
+                case .expired(let slot):
+                    list.remove(slot)
+                    return nil
+                case .hit(let slot):
+                    return list.nodes[slot].value
                 }
-                if let newExpiration = extending.extended(state.nodes[i].expiration) {
-                    state.nodes[i].expiration = newExpiration
-                    state.nodes[i].expiresAt = newExpiration.expirationTime(from: now)
-                }
-                switch policy {
-                case .lru: state.moveToFront(i)
-                case .clock: state.nodes[i].referenced = true
-                }
-                return state.nodes[i].value
             }
+            guard let found else { return nil }
+            return (found as! Value)
         }
 
         /// Whether an unexpired value is stored under `key`. Does not count as a use.
         public func isCached(forKey key: String) -> Bool {
-            let now = config.now().timeIntervalSinceReferenceDate
-            return state.withLock { state in
-                guard let i = state.index[key] else { return false }
-                return state.nodes[i].expiresAt > now
-            }
+            let now = currentTime()
+            return state.withLock { $0.isLive(key, now: now) }
         }
 
         /// The keys currently stored (expired or not), most recently used first for LRU,
         /// in list order for CLOCK.
         public var keys: [String] {
-            state.withLock { state in
-                var keys: [String] = []
-                keys.reserveCapacity(state.index.count)
-                var i = state.head
-                while i >= 0 {
-                    keys.append(state.nodes[i].key)
-                    i = state.nodes[i].next
-                }
-                return keys
-            }
+            state.withLock { $0.keys }
         }
 
         // MARK: Removing
 
         /// Removes the value under `key`, if any.
         public func remove(forKey key: String) {
-            state.withLock { state in
-                if let i = state.index[key] { state.remove(i) }
+            state.withLock { list in
+                if let slot = list.index[key] { list.remove(slot) }
             }
         }
 
         /// Removes every entry.
         public func removeAll() {
-            state.withLock { $0 = State() }
+            state.withLock { $0 = MemoryStorageList() }
         }
 
         /// Removes the entries that have expired by the config's clock; returns their keys.
         @discardableResult
         public func removeExpired() -> [String] {
-            let now = config.now().timeIntervalSinceReferenceDate
-            return state.withLock { state in
-                var removed: [String] = []
-                var i = state.head
-                while i >= 0 {
-                    let next = state.nodes[i].next
-                    if state.nodes[i].expiresAt <= now {
-                        removed.append(state.nodes[i].key)
-                        state.remove(i)
-                    }
-                    i = next
+            let now = currentTime()
+            return state.withLock { list in
+                list.expiredSlots(now: now).map { slot in
+                    let key = list.nodes[slot].key
+                    list.remove(slot)
+                    return key
                 }
-                return removed
             }
         }
 
@@ -177,16 +166,19 @@ extension MemoryStorage {
         /// The summed cost of the stored entries.
         public var totalCost: Int { state.withLock { $0.totalCost } }
         /// The number of stored entries (including expired ones the sweep has not removed yet).
-        public var count: Int { state.withLock { $0.index.count } }
+        public var count: Int { state.withLock { $0.count } }
     }
 }
 
-// MARK: - Index-linked list
-
-extension MemoryStorage.Backend {
+/// The whole mutable state of a memory storage, behind its one lock. It is not generic (values are
+/// held as `any Sendable`) so that a hit runs fully specialised code even when the storage's generic
+/// methods are not specialised for the caller's value type, as across module boundaries: key → slot,
+/// a node array doubly linked through `prev`/`next` slot indices (head = most recently used), and a
+/// free list of slots.
+struct MemoryStorageList {
     struct Node {
         var key: String
-        var value: Value?
+        var value: (any Sendable)?
         var cost: Int
         var expiration: StorageExpiration
         var expiresAt: TimeInterval
@@ -195,79 +187,133 @@ extension MemoryStorage.Backend {
         var referenced = false
     }
 
-    /// The whole mutable state, behind one lock: key → node index, the node array (a doubly linked
-    /// list through `prev`/`next` indices, head = most recent) and a free list of node slots.
-    struct State {
-        var index: [String: Int] = [:]
-        var nodes: [Node] = []
-        var free: [Int] = []
-        var head = -1
-        var tail = -1
-        var totalCost = 0
+    enum Lookup {
+        case miss
+        case expired(Int)
+        case hit(Int)
+    }
 
-        mutating func insert(_ node: Node) {
-            let i: Int
-            if let slot = free.popLast() {
-                i = slot
-                nodes[i] = node
-            } else {
-                i = nodes.count
-                nodes.append(node)
+    var index: [String: Int] = [:]
+    var nodes: [Node] = []
+    var free: [Int] = []
+    var head = -1
+    var tail = -1
+    var totalCost = 0
+
+    var count: Int { index.count }
+
+    /// Finds `key`; on a hit, extends the expiration and records the use.
+    mutating func lookup(_ key: String, now: TimeInterval, extending: ExpirationExtending, policy: MemoryStorage.EvictionPolicy) -> Lookup {
+        guard let i = index[key] else { return .miss }
+        if nodes[i].expiresAt <= now { return .expired(i) }
+        if let newExpiration = extending.extended(nodes[i].expiration) {
+            nodes[i].expiration = newExpiration
+            nodes[i].expiresAt = newExpiration.expirationTime(from: now)
+        }
+        switch policy {
+        case .lru: moveToFront(i)
+        case .clock: nodes[i].referenced = true
+        }
+        return .hit(i)
+    }
+
+    func isLive(_ key: String, now: TimeInterval) -> Bool {
+        guard let i = index[key] else { return false }
+        return nodes[i].expiresAt > now
+    }
+
+    /// The keys from head to tail.
+    var keys: [String] {
+        var keys: [String] = []
+        keys.reserveCapacity(index.count)
+        var i = head
+        while i >= 0 {
+            keys.append(nodes[i].key)
+            i = nodes[i].next
+        }
+        return keys
+    }
+
+    /// The slots whose entries have expired at `now`, head to tail.
+    func expiredSlots(now: TimeInterval) -> [Int] {
+        var slots: [Int] = []
+        var i = head
+        while i >= 0 {
+            if nodes[i].expiresAt <= now { slots.append(i) }
+            i = nodes[i].next
+        }
+        return slots
+    }
+
+    mutating func insert(_ value: any Sendable, key: String, cost: Int, expiration: StorageExpiration, expiresAt: TimeInterval) {
+        let node = Node(key: key, value: value, cost: cost, expiration: expiration, expiresAt: expiresAt)
+        let i: Int
+        if let slot = free.popLast() {
+            i = slot
+            nodes[i] = node
+        } else {
+            i = nodes.count
+            nodes.append(node)
+        }
+        index[key] = i
+        totalCost += cost
+        pushFront(i)
+    }
+
+    mutating func remove(_ i: Int) {
+        unlink(i)
+        index[nodes[i].key] = nil
+        totalCost -= nodes[i].cost
+        nodes[i].key = ""
+        nodes[i].value = nil
+        free.append(i)
+    }
+
+    mutating func moveToFront(_ i: Int) {
+        guard head != i else { return }
+        unlink(i)
+        pushFront(i)
+    }
+
+    mutating func unlink(_ i: Int) {
+        let prev = nodes[i].prev, next = nodes[i].next
+        if prev >= 0 { nodes[prev].next = next } else { head = next }
+        if next >= 0 { nodes[next].prev = prev } else { tail = prev }
+        nodes[i].prev = -1
+        nodes[i].next = -1
+    }
+
+    mutating func pushFront(_ i: Int) {
+        nodes[i].prev = -1
+        nodes[i].next = head
+        if head >= 0 { nodes[head].prev = i }
+        head = i
+        if tail < 0 { tail = i }
+    }
+
+    /// Evicts from the tail until within both limits; returns how many went.
+    @discardableResult
+    mutating func evict(toCost cost: Int, count: Int, policy: MemoryStorage.EvictionPolicy) -> Int {
+        var evicted = 0
+        while let slot = victim(toCost: cost, count: count, policy: policy) {
+            remove(slot)
+            evicted += 1
+        }
+        return evicted
+    }
+
+    /// The next entry to evict while over either limit, or `nil` when within both. For CLOCK,
+    /// referenced entries at the tail get a second chance: their bit is cleared and they go to the front.
+    mutating func victim(toCost costLimit: Int, count countLimit: Int, policy: MemoryStorage.EvictionPolicy) -> Int? {
+        guard tail >= 0, totalCost > costLimit || index.count > countLimit else { return nil }
+        var victim = tail
+        if policy == .clock {
+            while nodes[victim].referenced {
+                nodes[victim].referenced = false
+                moveToFront(victim)
+                victim = tail
             }
-            index[node.key] = i
-            totalCost += node.cost
-            pushFront(i)
         }
-
-        mutating func remove(_ i: Int) {
-            unlink(i)
-            index[nodes[i].key] = nil
-            totalCost -= nodes[i].cost
-            nodes[i].value = nil
-            nodes[i].key = ""
-            free.append(i)
-        }
-
-        mutating func moveToFront(_ i: Int) {
-            guard head != i else { return }
-            unlink(i)
-            pushFront(i)
-        }
-
-        mutating func unlink(_ i: Int) {
-            let prev = nodes[i].prev, next = nodes[i].next
-            if prev >= 0 { nodes[prev].next = next } else { head = next }
-            if next >= 0 { nodes[next].prev = prev } else { tail = prev }
-            nodes[i].prev = -1
-            nodes[i].next = -1
-        }
-
-        mutating func pushFront(_ i: Int) {
-            nodes[i].prev = -1
-            nodes[i].next = head
-            if head >= 0 { nodes[head].prev = i }
-            head = i
-            if tail < 0 { tail = i }
-        }
-
-        /// Evicts from the tail until within both limits; returns how many went.
-        @discardableResult
-        mutating func evict(toCost costLimit: Int, count countLimit: Int, policy: MemoryStorage.EvictionPolicy) -> Int {
-            var evicted = 0
-            while tail >= 0, totalCost > costLimit || index.count > countLimit {
-                var victim = tail
-                if policy == .clock {
-                    // Second chance: referenced entries go back to the front with their bit cleared.
-                    while nodes[victim].referenced {
-                        nodes[victim].referenced = false
-                        moveToFront(victim)
-                        victim = tail
-                    }
-                }
-                remove(victim)
-                evicted += 1
-            }
-            return evicted
-        }
+        return victim
     }
 }

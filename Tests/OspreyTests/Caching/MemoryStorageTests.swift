@@ -106,6 +106,25 @@ struct MemoryStorageTests {
         #expect(storage.value(forKey: "n") == "forever")
     }
 
+    @Test func assigningAClockReplacesTheSystemClock() throws {
+        let clock = TestClock()
+        var config = MemoryStorage.Config(cleanInterval: 0)
+        #expect(config.usesSystemClock)
+        config.now = clock.function
+        #expect(!config.usesSystemClock)
+        let storage = MemoryStorage.Backend<String>(config: config)
+        try storage.store("v", forKey: "k", cost: 1, expiration: .seconds(10))
+        #expect(storage.value(forKey: "k", extendingExpiration: ExpirationExtending.none) == "v")
+        clock.advance(by: 11)
+        #expect(storage.value(forKey: "k") == nil)
+        // The system clock: an entry stored now is alive, one dated a second ago is not stored.
+        let system = MemoryStorage.Backend<String>(config: .init(cleanInterval: 0))
+        try system.store("v", forKey: "k", cost: 1)
+        try system.store("old", forKey: "old", cost: 1, expiration: .date(Date().addingTimeInterval(-1)))
+        #expect(system.value(forKey: "k") == "v")
+        #expect(!system.isCached(forKey: "old"))
+    }
+
     @Test func readsExtendExpiration() throws {
         let clock = TestClock()
         let extending = makeStorage(clock: clock, expiration: .seconds(100), extending: .cacheTime)
