@@ -122,14 +122,15 @@ extension ImagePipeline {
             let cache = options.targetCache ?? self.configuration.cache
             let originalCache = options.originalCache ?? cache
             let queue = options.processingQueue ?? self.configuration.processingQueue
-            let decoder = ImageDecoder(options: options.decodingOptions)
+            let decoder = self.configuration.decoder
+            let decoding = options.decodingOptions
             // Shared by every processor: the original may already be cached (step 3 of the flow).
             if !options.forceRefresh {
                 if let image = originalCache.memoryStorage.value(forKey: key) {
                     return FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)
                 }
                 if !options.fromMemoryCacheOrRefresh, let data = await originalCache.diskStorage.value(forKey: key) {
-                    if let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data) }) {
+                    if let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data, options: decoding) }) {
                         return FetchedOriginal(image: image, data: data, cacheType: .disk, validator: nil)
                     }
                 }
@@ -139,7 +140,7 @@ extension ImagePipeline {
             }
             let download = try await self.load(source, options: options, validator: nil, progress: job.reportProgress)
             self.decodeCount.add(1, ordering: .relaxed)
-            let image = try await Self.run(on: queue) { () throws(OspreyError) in try decoder.decode(download.data) }
+            let image = try await Self.run(on: queue) { () throws(OspreyError) in try decoder.decode(download.data, options: decoding) }
             return FetchedOriginal(image: image, data: download.data, cacheType: .none, validator: download.response.validator)
         }
     }

@@ -32,11 +32,15 @@ public final class ImagePipeline: Sendable {
         /// Where decoding and processing run when the options name no queue. Default: a concurrent
         /// queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
         public var processingQueue: DispatchQueue
+        /// Decodes downloaded and cached-original bytes. Default ``ImageDecoder`` (libvips).
+        public var decoder: any ImageDecoding
 
         /// A configuration; every argument has the default documented on its property.
         public init(cache: ImageCache = .default, downloader: ImageDownloader = .default,
                     defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
-                    processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent)) {
+                    processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
+                    decoder: any ImageDecoding = ImageDecoder()) {
+            self.decoder = decoder
             self.cache = cache
             self.downloader = downloader
             self.defaultOptions = defaultOptions

@@ -138,7 +138,7 @@ extension ImagePipeline {
         let identifier = options.processor.identifier
         guard cache.isCached(forKey: key, processorIdentifier: identifier),
               let data = try? Data(contentsOf: cache.diskStorage.fileURL(forKey: ImageCache.computedKey(key, processorIdentifier: identifier))),
-              let image = try? ImageDecoder(options: options.decodingOptions).decode(data) else { return nil }
+              let image = try? configuration.decoder.decode(data, options: options.decodingOptions) else { return nil }
         _ = try? cache.memoryStorage.store(image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
                                            expiration: options.memoryCacheExpiration)
         return options.imageModifier?(image) ?? image
