@@ -49,7 +49,7 @@ extension DiskStorage {
         let tempDirectory: String
         private let queue = DispatchQueue(label: "osprey.disk-storage", qos: .utility, attributes: .concurrent)
         private let stripes: [NSLock] = (0..<32).map { _ in NSLock() }
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         struct State {
             var estimatedSize = 0

@@ -18,15 +18,15 @@ extension MemoryStorage {
     public final class Backend<Value: Sendable>: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
-        private let state: Mutex<MemoryStorageList>
-        private let sweeper = Mutex<Task<Void, Never>?>(nil)
+        private let state: Locked<MemoryStorageList>
+        private let sweeper = Locked<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
 
         /// Makes an empty storage; starts the expiry sweep unless `config.cleanInterval <= 0`.
         public init(config: Config = Config()) {
             self.config = config
             self.entryCostLimit = config.entryCostLimit
-            self.state = Mutex(MemoryStorageList())
+            self.state = Locked(MemoryStorageList())
             if config.cleanInterval > 0 {
                 startSweep(every: config.cleanInterval)
             }

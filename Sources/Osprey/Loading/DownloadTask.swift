@@ -28,7 +28,7 @@ public final class DownloadTask: Sendable, Hashable {
     /// The URL the caller asked for.
     public let url: URL
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var cancelled = false
@@ -39,7 +39,7 @@ public final class DownloadTask: Sendable, Hashable {
     init(url: URL, priority: DownloadPriority, downloader: ImageDownloader) {
         self.token = .next()
         self.url = url
-        self.state = Mutex(State(priority: priority, downloader: downloader))
+        self.state = Locked(State(priority: priority, downloader: downloader))
     }
 
     /// Whether ``cancel()`` was called.

@@ -10,7 +10,7 @@ struct Fetched: Sendable {
 
 /// Collects metrics while a network task runs (its timeout may end it from another child task).
 final class MetricsRecorder: Sendable {
-    let metrics = Mutex(DownloadMetrics())
+    let metrics = Locked(DownloadMetrics())
 
     func update(_ change: (inout DownloadMetrics) -> Void) { metrics.withLock { change(&$0) } }
     var value: DownloadMetrics { metrics.withLock { $0 } }

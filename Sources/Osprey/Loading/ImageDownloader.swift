@@ -34,7 +34,7 @@ public final class ImageDownloader: Sendable {
     /// The loader performing HTTP exchanges.
     public let loader: any DataLoading
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     struct Caller {
         let task: DownloadTask

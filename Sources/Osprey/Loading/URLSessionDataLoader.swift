@@ -57,7 +57,7 @@ final class URLSessionStreamingDelegate: NSObject, URLSessionDataDelegate, Senda
         var body: AsyncThrowingStream<Data, any Error>.Continuation?
     }
 
-    private let pending = Mutex<[Int: Pending]>([:])
+    private let pending = Locked<[Int: Pending]>([:])
 
     func register(_ task: URLSessionDataTask, url: URL, continuation: CheckedContinuation<DataLoadingResponse, any Error>) {
         pending.withLock { $0[task.taskIdentifier] = Pending(url: url, head: continuation) }

@@ -9,10 +9,10 @@ public final class ImageTask: Sendable {
         var completed: Bool
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(completed: Bool) {
-        state = Mutex(State(completed: completed))
+        state = Locked(State(completed: completed))
     }
 
     func attach(_ task: Task<Void, Never>) {

@@ -24,7 +24,7 @@ final class SharedJob<Value: Sendable>: Sendable {
     /// Receives (bytes received, bytes expected) while a download runs.
     typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Called once when the job finishes or is abandoned (the registry forgets it then).
     private let onEnd: @Sendable () -> Void
 
@@ -115,7 +115,7 @@ final class SharedJob<Value: Sendable>: Sendable {
 /// The jobs in flight, by key. A finished or abandoned job is forgotten, so the next request for
 /// its key starts new work (which usually finds the result in a cache).
 final class JobRegistry<Value: Sendable>: Sendable {
-    private let jobs = Mutex<[String: SharedJob<Value>]>([:])
+    private let jobs = Locked<[String: SharedJob<Value>]>([:])
 
     /// The job in flight for `key`, or a new one running `work`.
     func job(for key: String, work: @escaping @Sendable (SharedJob<Value>) async throws -> Value) -> SharedJob<Value> {

@@ -45,7 +45,7 @@ public final class ImagePrefetcher: Sendable {
 
     private let pipeline: ImagePipeline
     private let options: [OspreyOption]
-    private let state = Mutex<(task: Task<Report, Never>?, stopped: Bool)>((nil, false))
+    private let state = Locked<(task: Task<Report, Never>?, stopped: Bool)>((nil, false))
 
     /// A prefetcher for `sources` through `pipeline` (default ``ImagePipeline/shared``) with
     /// `options` (default none; `.downloadPriority(.low)` is added unless a priority is given),
@@ -93,7 +93,7 @@ public final class ImagePrefetcher: Sendable {
 
     private func work(progress: ProgressHandler?) async -> Report {
         let resolved = pipeline.resolve(options)
-        let report = Mutex(Report())
+        let report = Locked(Report())
         let total = sources.count
         await withTaskGroup(of: (ImageSource, Outcome).self) { group in
             var next = 0

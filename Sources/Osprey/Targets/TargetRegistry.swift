@@ -17,7 +17,7 @@ final class TargetRegistry: Sendable {
         var operations: [String: Operation] = [:]
     }
 
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let entries = Locked<[ObjectIdentifier: Entry]>([:])
     private let counter = Atomic<UInt64>(0)
 
     /// Starts a new operation for `key` on `target`: issues its identifier, runs `prepare` (e.g.

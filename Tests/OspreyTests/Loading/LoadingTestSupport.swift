@@ -10,7 +10,7 @@ final class Collector<Value: Sendable>: Sendable {
         var waiters: [(count: Int, continuation: CheckedContinuation<[Value], Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func append(_ value: Value) {
         let ready = state.withLock { state -> [(CheckedContinuation<[Value], Never>, [Value])] in

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Osprey
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -61,8 +62,8 @@ final class LoopbackServer: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Mutex(State())
-    private let channel: Mutex<Channel?> = Mutex(nil)
+    private let state = Locked(State())
+    private let channel: Locked<Channel?> = Locked(nil)
     let image = LoadingTestData.hopperJPEG
     private let boundPort = Atomic<Int>(0)
     /// The port the server listens on.

@@ -41,7 +41,7 @@ final class CountingProcessor: ImageProcessing {
 
 /// A target for tests: a thread-safe image slot that records every image it was given.
 final class TestTarget: ImageTarget {
-    private let state = Mutex<(image: Image?, history: [Image?])>((nil, []))
+    private let state = Locked<(image: Image?, history: [Image?])>((nil, []))
     var image: Image? {
         get { state.withLock { $0.image } }
         set { state.withLock { $0.image = newValue; $0.history.append(newValue) } }
@@ -51,7 +51,7 @@ final class TestTarget: ImageTarget {
 
 /// An indicator that counts starts and stops.
 final class TestIndicator: ImageIndicator {
-    private let counts = Mutex<(starts: Int, stops: Int)>((0, 0))
+    private let counts = Locked<(starts: Int, stops: Int)>((0, 0))
     func startAnimating() { counts.withLock { $0.starts += 1 } }
     func stopAnimating() { counts.withLock { $0.stops += 1 } }
     var starts: Int { counts.withLock { $0.starts } }
