@@ -20,6 +20,7 @@ public final class URLSessionDataLoader: DataLoading {
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         let delegate = URLSessionStreamingDelegate()
         self.delegate = delegate
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }

@@ -18,7 +18,7 @@ struct DownloaderValidationTests {
     @Test("configured default headers and per-request headers are sent")
     func configuredHeaders() async throws {
         try await withLoopback { server, loader in
-            let downloader = makeDownloader(loader) { $0.headers["user-agent"] = "Custom/1" }
+            let downloader = makeDownloader(loader) { $0.setHeader("Custom/1", for: "user-agent") }
             let options = DownloadOptions(headers: ["X-Extra": "yes"])
             #expect(await outcome(downloader, server.url("/image/custom"), options).value != nil)
             let headers = server.snapshot.headers["/image/custom"] ?? [:]
