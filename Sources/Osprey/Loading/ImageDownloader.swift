@@ -185,6 +185,12 @@ public final class ImageDownloader: Sendable {
 
     /// Whether `url` is on the failed-URL list.
     public func isBlacklisted(_ url: URL) -> Bool { state.withLock { $0.blacklist.contains(url.absoluteString) } }
+    /// Puts `url` on the failed-URL list, e.g. when its data downloaded but could not be decoded.
+    /// Does nothing when ``Configuration/blacklistsFailedURLs`` is `false`.
+    public func addToBlacklist(_ url: URL) {
+        guard configuration.blacklistsFailedURLs else { return }
+        _ = state.withLock { $0.blacklist.insert(url.absoluteString) }
+    }
     /// Removes `url` from the failed-URL list.
     public func removeFromBlacklist(_ url: URL) { _ = state.withLock { $0.blacklist.remove(url.absoluteString) } }
     /// Empties the failed-URL list.
