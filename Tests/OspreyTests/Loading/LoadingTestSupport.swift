@@ -4,13 +4,18 @@ import Testing
 @testable import Osprey
 
 /// Collects values from completion handlers and lets a test await a count of them.
-final class Collector<Value: Sendable>: Sendable {
+///
+/// `@unchecked Sendable` is safe: the only stored state is behind `state`, an `NSLock`-guarded box.
+/// It uses `NSLock` (pthread) rather than `Synchronization.Mutex` because on Linux a contended
+/// `Mutex` hands over through PI futexes inside the uninstrumented stdlib, which ThreadSanitizer
+/// cannot see, so `--sanitize=thread` runs reported false races here.
+final class Collector<Value: Sendable>: @unchecked Sendable {
     private struct State {
         var values: [Value] = []
         var waiters: [(count: Int, continuation: CheckedContinuation<[Value], Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedBox(State())
 
     func append(_ value: Value) {
         let ready = state.withLock { state -> [(CheckedContinuation<[Value], Never>, [Value])] in
@@ -90,5 +95,19 @@ func outcome(_ downloader: ImageDownloader, _ url: URL, _ options: DownloadOptio
     } catch {
         Issue.record("unexpected error type \(error)")
         return .failure(.download(.transport(url: url, message: "\(error)")))
+    }
+}
+
+/// A value guarded by an `NSLock`; only `withLock` touches it.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
