@@ -132,10 +132,13 @@ public final class ImageDownloader: Sendable {
 
     // MARK: - Cancelling and priorities
 
-    /// Cancels every caller waiting for `url` (any request for it).
+    /// Cancels every caller waiting for `url`: callers that asked for it, and callers whose
+    /// modified request loads it.
     public func cancel(url: URL) {
         let tasks = state.withLock { state in
-            state.tasks.values.filter { $0.request.url == url }.flatMap { $0.callers.map(\.task) }
+            state.tasks.values.flatMap { task in
+                task.callers.map(\.task).filter { $0.url == url || task.request.url == url }
+            }
         }
         tasks.forEach { $0.cancel() }
     }
