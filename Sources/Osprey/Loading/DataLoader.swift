@@ -66,6 +66,7 @@ public final class DataLoader: DataLoading {
         try await client.shutdown()
     }
 
+    /// Sends `request` with async-http-client; the body streams as `ByteBuffer`s turned into `Data`.
     public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)

@@ -30,6 +30,7 @@ public final class URLSessionDataLoader: DataLoading {
         session.invalidateAndCancel()
     }
 
+    /// Sends `request` as a `URLSessionDataTask`; cancelling the calling task cancels the data task.
     public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
