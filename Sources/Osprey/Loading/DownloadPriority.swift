@@ -17,4 +17,14 @@ public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable 
 
     /// Orders priorities from ``veryLow`` to ``veryHigh``.
     public static func < (lhs: DownloadPriority, rhs: DownloadPriority) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The Swift task priority a network task of this priority runs at.
+    var taskPriority: TaskPriority {
+        switch self {
+        case .veryLow: .background
+        case .low: .utility
+        case .normal: .medium
+        case .high, .veryHigh: .high
+        }
+    }
 }

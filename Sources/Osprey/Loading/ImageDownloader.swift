@@ -256,6 +256,10 @@ public final class ImageDownloader: Sendable {
     private func register(_ task: DownloadTask, request: DownloadRequest?, options: DownloadOptions,
                           progress: ProgressHandler?, completion: @escaping Completion) {
         let token = task.token
+        if let request, !Self.isSupported(request.url) {
+            let error = OspreyError.download(.invalidURL(request.url.absoluteString))
+            return options.callbackQueue.execute { completion(.failure(error)) }
+        }
         let registered: Bool = state.withLock { state in
             guard let request, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
@@ -289,7 +293,9 @@ public final class ImageDownloader: Sendable {
             guard let next = best else { return }
             state.running += 1
             let id = next.id, request = next.request
-            state.tasks[request]?.handle = Task { await self.run(id: id, request: request) }
+            state.tasks[request]?.handle = Task(priority: next.priority.taskPriority) {
+                await self.run(id: id, request: request)
+            }
         }
     }
 

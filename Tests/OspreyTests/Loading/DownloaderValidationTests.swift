@@ -61,6 +61,21 @@ struct DownloaderValidationTests {
         }
     }
 
+    @Test("a modifier producing an unsupported URL fails with invalidURL")
+    func modifierUnsupportedURL() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let modifier = RequestModifier.sync { request in
+                var request = request
+                request.url = URL(string: "ftp://127.0.0.1/x.jpg")!
+                return request
+            }
+            let result = await outcome(downloader, server.url("/image/ftp"), DownloadOptions(requestModifier: modifier))
+            #expect(result.downloadReason == .invalidURL("ftp://127.0.0.1/x.jpg"))
+            #expect(server.hits("/image/ftp") == 0)
+        }
+    }
+
     @Test("a modifier returning nil fails with emptyRequest and sends nothing")
     func nilModifier() async throws {
         try await withLoopback { server, loader in
