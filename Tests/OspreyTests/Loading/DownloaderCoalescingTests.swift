@@ -45,6 +45,27 @@ struct DownloaderCoalescingTests {
         }
     }
 
+    @Test("callers whose requests differ (headers, credentials, validator) do not share a task")
+    func differentRequestsDoNotCoalesce() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/gated/diff/x")
+            let results = Collector<DownloadOutcome>()
+            let variants = [
+                DownloadOptions(),
+                DownloadOptions(priority: .high, callbackQueue: .immediate, retryFailed: true), // same request
+                DownloadOptions(headers: ["X-Variant": "1"]),
+                DownloadOptions(credentials: DownloadCredentials(user: "u", password: "p")),
+                DownloadOptions(validator: CacheValidator(etag: "\"zzz\"")),
+            ]
+            for options in variants { downloader.download(url, options: options) { results.append($0) } }
+            #expect(await server.waitUntil { $0.hits["/gated/diff/x"] == 4 })
+            server.openGate("diff")
+            #expect(await results.wait(for: 5).allSatisfy { $0.value?.data == server.image })
+            #expect(server.hits("/gated/diff/x") == 4)
+        }
+    }
+
     @Test("cancelling 99 of 100 callers keeps the download for the last")
     func cancelNinetyNine() async throws {
         try await withLoopback { server, loader in
