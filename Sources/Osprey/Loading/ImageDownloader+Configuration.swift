@@ -1,8 +1,5 @@
 import Foundation
 
-/// The version of Osprey, as sent in the default `User-Agent`.
-public let ospreyVersion = "0.1.0"
-
 extension ImageDownloader {
     /// Settings of an ``ImageDownloader``. Every property states its default.
     public struct Configuration: Sendable {
