@@ -181,6 +181,8 @@ public final class ImageDownloader: Sendable {
 
     /// The number of network tasks currently running (not queued).
     public var runningCount: Int { state.withLock { $0.running } }
+    /// The number of callers registered with queued or running tasks (for tests).
+    var callerCount: Int { state.withLock { $0.keysByToken.count } }
     /// The number of network tasks waiting in the queue.
     public var queuedCount: Int { state.withLock { $0.tasks.values.filter { $0.handle == nil }.count } }
 

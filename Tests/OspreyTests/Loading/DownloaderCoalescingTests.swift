@@ -31,8 +31,9 @@ struct DownloaderCoalescingTests {
                 for _ in 0..<100 {
                     group.addTask { try await downloader.download(url).data }
                 }
-                // Every caller has registered once the queue holds one task with 100 callers.
                 #expect(await server.waitUntil { $0.hits["/gated/ga/async"] == 1 })
+                // Open the gate only once all 100 callers have joined the one task.
+                while downloader.callerCount < 100 { await Task.yield() }
                 server.openGate("ga")
                 var count = 0
                 for try await data in group {
