@@ -24,14 +24,20 @@ public final class DataLoader: DataLoading {
         public var maximumConnectionsPerHost: Int
         /// How long an idle pooled connection is kept. Default 60 s.
         public var idleTimeout: Duration
+        /// Whether async-http-client keeps retrying a failed connection attempt until the connect
+        /// timeout. Default `false`: a refused connection fails at once as a transport error and the
+        /// downloader's ``RetryStrategy`` decides.
+        public var retriesConnectionEstablishment: Bool
 
         /// Creates a configuration; every parameter has the default stated on its property.
         public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(30),
-                    maximumConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(60)) {
+                    maximumConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(60),
+                    retriesConnectionEstablishment: Bool = false) {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.idleTimeout = idleTimeout
+            self.retriesConnectionEstablishment = retriesConnectionEstablishment
         }
     }
 
@@ -45,6 +51,7 @@ public final class DataLoader: DataLoading {
     public init(configuration: Configuration = Configuration()) {
         var pool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .init(configuration.idleTimeout))
         pool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        pool.retryConnectionEstablishment = configuration.retriesConnectionEstablishment
         let clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .init(configuration.connectTimeout), read: .init(configuration.readTimeout)),
@@ -59,6 +66,7 @@ public final class DataLoader: DataLoading {
         try await client.shutdown()
     }
 
+    /// Sends `request` with async-http-client; the body streams as `ByteBuffer`s turned into `Data`.
     public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)

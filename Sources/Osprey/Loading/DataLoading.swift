@@ -30,6 +30,7 @@ public struct DataLoadingResponse: Sendable {
 
 /// A type-erased, single-pass asynchronous sequence of body chunks.
 public struct DataChunks: AsyncSequence, Sendable {
+    /// A chunk of the body.
     public typealias Element = Data
 
     private let make: @Sendable () -> AsyncIterator
@@ -58,12 +59,14 @@ public struct DataChunks: AsyncSequence, Sendable {
         })
     }
 
+    /// Starts iterating. A body can be iterated once.
     public func makeAsyncIterator() -> AsyncIterator { make() }
 
     /// The iterator of ``DataChunks``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let nextChunk: () async throws -> Data?
 
+        /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> Data? { try await nextChunk() }
     }
 }

@@ -1,29 +1,14 @@
 import Foundation
 
-/// Where a caller's completion and progress handlers run.
-public enum CallbackQueue: Sendable {
-    /// On whatever thread the downloader finishes the work on (do not block it).
-    case immediate
-    /// Asynchronously on this dispatch queue.
-    case dispatch(DispatchQueue)
-
-    func execute(_ work: @escaping @Sendable () -> Void) {
-        switch self {
-        case .immediate: work()
-        case .dispatch(let queue): queue.async(execute: work)
-        }
-    }
-}
-
 /// Per-caller options of a download. Options that change the request (headers, credentials,
 /// validator, timeout, request modifier) take part in coalescing; the others apply to this caller
 /// only.
 public struct DownloadOptions: Sendable {
     /// The caller's priority. Default ``DownloadPriority/normal``.
     public var priority: DownloadPriority = .normal
-    /// Where the completion-handler form calls back. Default `.dispatch(.global())`. The async form
-    /// ignores it.
-    public var callbackQueue: CallbackQueue = .dispatch(.global())
+    /// Where the completion-handler form calls back. Default ``CallbackQueue/default`` (a shared
+    /// serial queue). The async form ignores it and resumes the awaiting task directly.
+    public var callbackQueue: CallbackQueue = .default
     /// Extra header fields for this request, set after the downloader's default headers. Default none.
     public var headers: [String: String] = [:]
     /// Basic-auth credentials for this request, overriding the downloader's. Default `nil`.
@@ -41,7 +26,7 @@ public struct DownloadOptions: Sendable {
     public var retryFailed: Bool = false
 
     /// Creates options; every parameter has the default stated on its property.
-    public init(priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .dispatch(.global()),
+    public init(priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .default,
                 headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
                 validator: CacheValidator? = nil, timeout: Duration? = nil,
                 requestModifier: RequestModifier? = nil, responseDataModifier: ResponseDataModifier? = nil,
@@ -56,14 +41,4 @@ public struct DownloadOptions: Sendable {
         self.responseDataModifier = responseDataModifier
         self.retryFailed = retryFailed
     }
-}
-
-/// Something that happened in an ``ImageDownloader``, delivered by ``ImageDownloader/events()``.
-public enum DownloadEvent: Sendable {
-    /// A request is about to be sent (once per attempt and per redirect hop).
-    case willDownload(DownloadRequest)
-    /// A final (non-redirect) response head arrived.
-    case didReceiveResponse(DownloadResponse, request: DownloadRequest)
-    /// A network task finished, for all its callers. `url` is the originally requested URL.
-    case didFinish(url: URL, result: Result<DownloadResponse, OspreyError>, metrics: DownloadMetrics)
 }

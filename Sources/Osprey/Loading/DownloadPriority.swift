@@ -4,20 +4,27 @@
 /// caller's priority (``DownloadTask/priority``) while its task is queued takes effect at once;
 /// a running task is not affected.
 public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
+    /// The lowest priority.
     case veryLow = 0
+    /// Below ``normal``.
     case low = 1
+    /// The default priority.
     case normal = 2
+    /// Above ``normal``.
     case high = 3
+    /// The highest priority.
     case veryHigh = 4
 
+    /// Orders priorities from ``veryLow`` to ``veryHigh``.
     public static func < (lhs: DownloadPriority, rhs: DownloadPriority) -> Bool { lhs.rawValue < rhs.rawValue }
-}
 
-/// The order in which queued downloads of equal priority start (AFImageDownloader's
-/// `downloadPrioritization`). Default ``fifo``.
-public enum DownloadExecutionOrder: Sendable, Hashable {
-    /// First in, first out: the oldest queued task starts first.
-    case fifo
-    /// Last in, first out: the newest queued task starts first (useful for scrolling lists).
-    case lifo
+    /// The Swift task priority a network task of this priority runs at.
+    var taskPriority: TaskPriority {
+        switch self {
+        case .veryLow: .background
+        case .low: .utility
+        case .normal: .medium
+        case .high, .veryHigh: .high
+        }
+    }
 }

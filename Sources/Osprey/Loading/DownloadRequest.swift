@@ -41,37 +41,3 @@ public struct DownloadRequest: Sendable, Hashable {
         if let value { headers[name] = value }
     }
 }
-
-/// A user name and password sent as HTTP basic authentication (`Authorization: Basic …`).
-public struct DownloadCredentials: Sendable, Hashable {
-    /// The user name.
-    public var user: String
-    /// The password.
-    public var password: String
-
-    /// Creates credentials for `user` and `password`.
-    public init(user: String, password: String) {
-        self.user = user
-        self.password = password
-    }
-
-    /// The `Authorization` header value: `Basic` and base64 of `user:password`.
-    public var authorizationHeaderValue: String {
-        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
-    }
-}
-
-/// A validator of a cached copy, sent as a conditional request. A `304 Not Modified` answer is
-/// reported as ``DownloadResult/isNotModified``.
-public struct CacheValidator: Sendable, Hashable {
-    /// The cached copy's `ETag`, sent as `If-None-Match`. Default `nil`.
-    public var etag: String?
-    /// The cached copy's `Last-Modified`, sent as `If-Modified-Since`. Default `nil`.
-    public var lastModified: String?
-
-    /// Creates a validator; pass at least one of the two values.
-    public init(etag: String? = nil, lastModified: String? = nil) {
-        self.etag = etag
-        self.lastModified = lastModified
-    }
-}

@@ -13,6 +13,7 @@ public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
         DownloadToken(rawValue: counter.add(1, ordering: .relaxed).newValue)
     }
 
+    /// `DownloadToken(<number>)`.
     public var description: String { "DownloadToken(\(rawValue))" }
 }
 
@@ -68,6 +69,8 @@ public final class DownloadTask: Sendable, Hashable {
         }
     }
 
+    /// Tasks are equal when their tokens are.
     public static func == (lhs: DownloadTask, rhs: DownloadTask) -> Bool { lhs.token == rhs.token }
+    /// Hashes the token.
     public func hash(into hasher: inout Hasher) { hasher.combine(token) }
 }

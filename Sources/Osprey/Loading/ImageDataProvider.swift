@@ -24,6 +24,7 @@ public struct LocalFileImageDataProvider: ImageDataProvider {
         self.cacheKey = cacheKey ?? fileURL.absoluteString
     }
 
+    /// Reads the file.
     public func data() async throws -> Data {
         try Data(contentsOf: fileURL)
     }
@@ -48,5 +49,6 @@ public struct RawImageDataProvider: ImageDataProvider {
         self.init(data: data, cacheKey: cacheKey)
     }
 
+    /// Returns the bytes.
     public func data() async throws -> Data { bytes }
 }

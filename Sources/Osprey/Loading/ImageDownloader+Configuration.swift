@@ -7,8 +7,8 @@ extension ImageDownloader {
         public var maximumConcurrentDownloads: Int = 6
         /// Order of queued tasks of equal priority. Default ``DownloadExecutionOrder/fifo``.
         public var executionOrder: DownloadExecutionOrder = .fifo
-        /// Timeout covering a whole download: redirects, retries and their delays, and the body.
-        /// Default 15 s. Overridable per request (``DownloadOptions/timeout``).
+        /// Timeout covering a whole download, from the moment its network task leaves the queue:
+        /// connecting, redirects, retries and their delays, and the body. Default 15 s. Overridable per request (``DownloadOptions/timeout``).
         public var timeout: Duration = .seconds(15)
         /// Largest accepted body, in bytes, enforced while streaming (and up front from
         /// `Content-Length`). Default 100 MiB.
@@ -18,7 +18,9 @@ extension ImageDownloader {
         /// Decides each redirect. Default `nil`: follow as proposed.
         public var redirectHandler: RedirectHandler?
         /// Header fields sent with every request. Default `Accept: image/*,*/*;q=0.8` and
-        /// `User-Agent: Osprey/<version>` (see ``defaultHeaders``).
+        /// `User-Agent: Osprey/<version>` (see ``defaultHeaders``). Change them with
+        /// ``setHeader(_:for:)``, which matches names case-insensitively; two keys differing only
+        /// in case are duplicates, and which one is sent is unspecified.
         public var headers: [String: String] = Configuration.defaultHeaders
         /// Basic-auth credentials for every request (a request's own override them). Default `nil`.
         public var credentials: DownloadCredentials?
@@ -55,5 +57,14 @@ extension ImageDownloader {
 
         /// Creates the default configuration.
         public init() {}
+
+        /// Sets (or with `nil` removes) the default header `name`, replacing any whose name differs
+        /// only in case.
+        public mutating func setHeader(_ value: String?, for name: String) {
+            for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
+                headers[key] = nil
+            }
+            if let value { headers[name] = value }
+        }
     }
 }

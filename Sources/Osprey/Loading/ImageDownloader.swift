@@ -132,10 +132,13 @@ public final class ImageDownloader: Sendable {
 
     // MARK: - Cancelling and priorities
 
-    /// Cancels every caller waiting for `url` (any request for it).
+    /// Cancels every caller waiting for `url`: callers that asked for it, and callers whose
+    /// modified request loads it.
     public func cancel(url: URL) {
         let tasks = state.withLock { state in
-            state.tasks.values.filter { $0.request.url == url }.flatMap { $0.callers.map(\.task) }
+            state.tasks.values.flatMap { task in
+                task.callers.map(\.task).filter { $0.url == url || task.request.url == url }
+            }
         }
         tasks.forEach { $0.cancel() }
     }
@@ -178,6 +181,8 @@ public final class ImageDownloader: Sendable {
 
     /// The number of network tasks currently running (not queued).
     public var runningCount: Int { state.withLock { $0.running } }
+    /// The number of callers registered with queued or running tasks (for tests).
+    var callerCount: Int { state.withLock { $0.keysByToken.count } }
     /// The number of network tasks waiting in the queue.
     public var queuedCount: Int { state.withLock { $0.tasks.values.filter { $0.handle == nil }.count } }
 
@@ -185,6 +190,12 @@ public final class ImageDownloader: Sendable {
 
     /// Whether `url` is on the failed-URL list.
     public func isBlacklisted(_ url: URL) -> Bool { state.withLock { $0.blacklist.contains(url.absoluteString) } }
+    /// Puts `url` on the failed-URL list, e.g. when its data downloaded but could not be decoded.
+    /// Does nothing when ``Configuration/blacklistsFailedURLs`` is `false`.
+    public func addToBlacklist(_ url: URL) {
+        guard configuration.blacklistsFailedURLs else { return }
+        _ = state.withLock { $0.blacklist.insert(url.absoluteString) }
+    }
     /// Removes `url` from the failed-URL list.
     public func removeFromBlacklist(_ url: URL) { _ = state.withLock { $0.blacklist.remove(url.absoluteString) } }
     /// Empties the failed-URL list.
@@ -247,6 +258,10 @@ public final class ImageDownloader: Sendable {
     private func register(_ task: DownloadTask, request: DownloadRequest?, options: DownloadOptions,
                           progress: ProgressHandler?, completion: @escaping Completion) {
         let token = task.token
+        if let request, !Self.isSupported(request.url) {
+            let error = OspreyError.download(.invalidURL(request.url.absoluteString))
+            return options.callbackQueue.execute { completion(.failure(error)) }
+        }
         let registered: Bool = state.withLock { state in
             guard let request, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
@@ -280,7 +295,9 @@ public final class ImageDownloader: Sendable {
             guard let next = best else { return }
             state.running += 1
             let id = next.id, request = next.request
-            state.tasks[request]?.handle = Task { await self.run(id: id, request: request) }
+            state.tasks[request]?.handle = Task(priority: next.priority.taskPriority) {
+                await self.run(id: id, request: request)
+            }
         }
     }
 

@@ -10,6 +10,14 @@ public struct RetryContext: Sendable {
     public var retryCount: Int
     /// The delay the server asked for with `Retry-After`, if any.
     public var retryAfter: Duration?
+
+    /// Creates a context (the downloader does; useful to test a custom strategy).
+    public init(request: DownloadRequest, error: OspreyError, retryCount: Int, retryAfter: Duration? = nil) {
+        self.request = request
+        self.error = error
+        self.retryCount = retryCount
+        self.retryAfter = retryAfter
+    }
 }
 
 /// Decides whether and when a failed download is tried again.
@@ -46,6 +54,7 @@ public struct DelayRetryStrategy: RetryStrategy {
         self.interval = interval
     }
 
+    /// The interval's delay while fewer than ``maxRetryCount`` retries were made, else `nil`.
     public func retryDelay(for context: RetryContext) -> Duration? {
         guard context.retryCount < maxRetryCount else { return nil }
         switch interval {

@@ -20,6 +20,7 @@ public final class URLSessionDataLoader: DataLoading {
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         let delegate = URLSessionStreamingDelegate()
         self.delegate = delegate
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
@@ -29,6 +30,7 @@ public final class URLSessionDataLoader: DataLoading {
         session.invalidateAndCancel()
     }
 
+    /// Sends `request` as a `URLSessionDataTask`; cancelling the calling task cancels the data task.
     public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method

@@ -134,7 +134,7 @@ public final class ImagePipeline: Sendable {
     // MARK: - Completion handlers
 
     /// Loads the image for `source` and calls `completion` on the options' callback queue
-    /// (default `DispatchQueue.global()`): once, or a second time with ``OspreyOptions/refreshCached``
+    /// (default ``CallbackQueue/default``, a shared serial queue): once, or a second time with ``OspreyOptions/refreshCached``
     /// when the server had a new image (``ImageResult/isRefresh``). A memory hit completes before
     /// this returns when the callback queue is `.immediate`.
     ///

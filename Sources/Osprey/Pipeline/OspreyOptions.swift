@@ -39,9 +39,11 @@ public struct OspreyOptions: Sendable {
     public var diskCacheExpiration: StorageExpiration?
     /// What a disk hit does to the expiration. Default `nil`: the storage's.
     public var diskCacheAccessExtendingExpiration: ExpirationExtending?
-    /// Where completion and progress handlers run. Default `.dispatch(.global())`: Linux processes
-    /// often run no main queue, so handlers never wait for one; pass `.dispatch(.main)` when yours does.
-    public var callbackQueue: CallbackQueue = .dispatch(.global())
+    /// Where completion and progress handlers run. Default ``CallbackQueue/default``: a serial queue
+    /// shared by Osprey (not the main queue: Linux processes often run none), so a request's progress
+    /// reports always come before its completion; pass `.dispatch(.main)` when your program runs the
+    /// main queue, or `.immediate` to be called on Osprey's own threads.
+    public var callbackQueue: CallbackQueue = .default
     /// Where decoding and processing run. Default `nil`: the pipeline's processing queue.
     public var processingQueue: DispatchQueue?
     /// Download priority. Default ``DownloadPriority/normal``.

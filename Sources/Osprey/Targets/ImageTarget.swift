@@ -2,8 +2,8 @@
 /// `kf.setImage`). Adopt it and call `target.osprey.setImage(with:…)`.
 ///
 /// Targets are classes and `Sendable`: Osprey sets ``image`` from the request's callback queue
-/// (``OspreyOptions/callbackQueue``, default a global queue; pass `.dispatch(.main)` for a GUI on
-/// the main queue), so a target must make the setter safe to call from there. The setter runs
+/// (``OspreyOptions/callbackQueue``, default Osprey's shared serial queue; pass `.dispatch(.main)`
+/// for a GUI on the main queue), so a target must make the setter safe to call from there. The setter runs
 /// while Osprey holds its target lock (that is what keeps a stale result from overwriting a newer
 /// one), so it must not call back into Osprey's target APIs.
 public protocol ImageTarget: AnyObject, Sendable {

@@ -31,8 +31,9 @@ struct DownloaderCoalescingTests {
                 for _ in 0..<100 {
                     group.addTask { try await downloader.download(url).data }
                 }
-                // Every caller has registered once the queue holds one task with 100 callers.
                 #expect(await server.waitUntil { $0.hits["/gated/ga/async"] == 1 })
+                // Open the gate only once all 100 callers have joined the one task.
+                while downloader.callerCount < 100 { await Task.yield() }
                 server.openGate("ga")
                 var count = 0
                 for try await data in group {
@@ -42,6 +43,27 @@ struct DownloaderCoalescingTests {
                 #expect(count == 100)
             }
             #expect(server.hits("/gated/ga/async") == 1)
+        }
+    }
+
+    @Test("callers whose requests differ (headers, credentials, validator) do not share a task")
+    func differentRequestsDoNotCoalesce() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/gated/diff/x")
+            let results = Collector<DownloadOutcome>()
+            let variants = [
+                DownloadOptions(),
+                DownloadOptions(priority: .high, callbackQueue: .immediate, retryFailed: true), // same request
+                DownloadOptions(headers: ["X-Variant": "1"]),
+                DownloadOptions(credentials: DownloadCredentials(user: "u", password: "p")),
+                DownloadOptions(validator: CacheValidator(etag: "\"zzz\"")),
+            ]
+            for options in variants { downloader.download(url, options: options) { results.append($0) } }
+            #expect(await server.waitUntil { $0.hits["/gated/diff/x"] == 4 })
+            server.openGate("diff")
+            #expect(await results.wait(for: 5).allSatisfy { $0.value?.data == server.image })
+            #expect(server.hits("/gated/diff/x") == 4)
         }
     }
 

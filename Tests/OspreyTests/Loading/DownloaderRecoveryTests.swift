@@ -81,6 +81,9 @@ struct DownloaderRecoveryTests {
             let html = server.url("/html/bl")
             _ = await outcome(downloader, html)
             #expect(downloader.isBlacklisted(html))
+            let undecodable = server.url("/image/undecodable")
+            downloader.addToBlacklist(undecodable)
+            #expect(await outcome(downloader, undecodable).downloadReason == .blacklisted(url: undecodable))
             downloader.clearBlacklist()
             #expect(!downloader.isBlacklisted(html))
 
@@ -141,6 +144,45 @@ struct DownloaderRecoveryTests {
         }
     }
 
+    @Test("a cancelled download keeps its partial data and the next request resumes it")
+    func cancelledResumes() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let url = server.url("/gatedresumable/never/c")
+            let events = downloader.events()
+            let received = Collector<Int>()
+            let task = downloader.download(url, options: DownloadOptions(callbackQueue: .immediate),
+                                           progress: { bytes, _ in received.append(bytes) }) { _ in }
+            _ = await received.wait(for: 1)
+            task.cancel()
+            // The network task ends (and keeps its data) after the caller was told.
+            for await event in events {
+                if case .didFinish(_, .failure(let error), _) = event {
+                    #expect(error == .download(.cancelled(token: nil)))
+                    break
+                }
+            }
+            #expect(downloader.hasResumableData(for: url))
+            let resumed = try #require(await outcome(downloader, url).value)
+            #expect(resumed.data == server.image)
+            #expect(resumed.metrics.resumed)
+            #expect(server.snapshot.headers["/gatedresumable/never/c"]?["range"] == "bytes=100-")
+        }
+    }
+
+    @Test("the retry strategy sees the server's Retry-After")
+    func retryAfterPassed() async throws {
+        try await withLoopback { server, loader in
+            let recorder = Collector<RetryContext>()
+            let downloader = makeDownloader(loader) { $0.retryStrategy = RecordingStrategy(recorder: recorder) }
+            #expect(await outcome(downloader, server.url("/flaky/ra?fail=1&code=503")).value != nil)
+            let contexts = recorder.values
+            #expect(contexts.count == 1)
+            #expect(contexts.first?.retryAfter == .zero)
+            #expect(contexts.first?.retryCount == 0)
+        }
+    }
+
     @Test("partial data is not kept without Accept-Ranges and a validator, nor when disabled")
     func noResumeWithoutSupport() async throws {
         try await withLoopback { server, loader in
@@ -178,5 +220,14 @@ struct DownloaderRecoveryTests {
             #expect(changed.data == server.image)
             #expect(server.snapshot.headers["/conditional/a"]?["if-modified-since"] == "Wed, 21 Oct 2015 07:28:00 GMT")
         }
+    }
+}
+
+private struct RecordingStrategy: RetryStrategy {
+    let recorder: Collector<RetryContext>
+
+    func retryDelay(for context: RetryContext) -> Duration? {
+        recorder.append(context)
+        return context.retryCount < 1 ? .zero : nil
     }
 }

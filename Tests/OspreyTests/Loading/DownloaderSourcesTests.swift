@@ -120,6 +120,21 @@ struct DownloaderSourcesTests {
         await server.shutdown()
     }
 
+    @Test("URLSessionDataLoader: cancelling the last caller closes the connection")
+    func urlSessionCancellation() async throws {
+        let server = try await LoopbackServer.start()
+        let loader = URLSessionDataLoader()
+        let downloader = makeDownloader(loader)
+        let results = Collector<DownloadOutcome>()
+        let task = downloader.download(server.url("/gated/never/us")) { results.append($0) }
+        #expect(await server.waitUntil { $0.hits["/gated/never/us"] == 1 })
+        task.cancel()
+        #expect(await results.wait(for: 1).first?.downloadReason?.isCancelled == true)
+        #expect(await server.waitUntil { $0.aborted.contains("/gated/never/us") })
+        loader.invalidate()
+        await server.shutdown()
+    }
+
     @Test("DownloadRequest header names are case-insensitive")
     func headerNames() {
         var request = DownloadRequest(url: URL(string: "http://x/")!, headers: ["Accept": "a"])

@@ -18,7 +18,7 @@ struct DownloaderValidationTests {
     @Test("configured default headers and per-request headers are sent")
     func configuredHeaders() async throws {
         try await withLoopback { server, loader in
-            let downloader = makeDownloader(loader) { $0.headers["user-agent"] = "Custom/1" }
+            let downloader = makeDownloader(loader) { $0.setHeader("Custom/1", for: "user-agent") }
             let options = DownloadOptions(headers: ["X-Extra": "yes"])
             #expect(await outcome(downloader, server.url("/image/custom"), options).value != nil)
             let headers = server.snapshot.headers["/image/custom"] ?? [:]
@@ -58,6 +58,21 @@ struct DownloaderValidationTests {
             #expect(result.value?.response.url == server.url("/image/redirected-by-modifier"))
             #expect(server.snapshot.headers["/image/redirected-by-modifier"]?["x-mod"] == "async")
             #expect(server.hits("/image/async") == 0)
+        }
+    }
+
+    @Test("a modifier producing an unsupported URL fails with invalidURL")
+    func modifierUnsupportedURL() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let modifier = RequestModifier.sync { request in
+                var request = request
+                request.url = URL(string: "ftp://127.0.0.1/x.jpg")!
+                return request
+            }
+            let result = await outcome(downloader, server.url("/image/ftp"), DownloadOptions(requestModifier: modifier))
+            #expect(result.downloadReason == .invalidURL("ftp://127.0.0.1/x.jpg"))
+            #expect(server.hits("/image/ftp") == 0)
         }
     }
 
@@ -160,13 +175,26 @@ struct DownloaderValidationTests {
             let url = server.url("/gated/never/timeout")
             let result = await outcome(downloader, url)
             #expect(result.downloadReason == .timeout(url: url, seconds: 0.2))
-            #expect(await server.waitUntil { $0.aborted.contains("/gated/never/timeout") })
+            // If the request reached the server before the timeout (it may not have, on a loaded
+            // machine), the server sees its connection close.
+            #expect(await server.waitUntil { $0.hits["/gated/never/timeout"] == nil || $0.aborted.contains("/gated/never/timeout") })
             #expect(!downloader.isBlacklisted(url))
             // Per-request override.
             let other = server.url("/gated/never/timeout2")
             let overridden = await outcome(makeDownloader(loader), other, DownloadOptions(timeout: .milliseconds(100)))
             #expect(overridden.downloadReason == .timeout(url: other, seconds: 0.1))
         }
+    }
+
+    @Test("timeout cancels a stalled body (mock loader)")
+    func timeoutCancelsStalledBody() async throws {
+        let terminated = Collector<Bool>()
+        let loader = StallingLoader(terminated: terminated)
+        let downloader = makeDownloader(loader) { $0.timeout = .milliseconds(50) }
+        let url = URL(string: "http://stalled.invalid/x.jpg")!
+        #expect(await outcome(downloader, url).downloadReason == .timeout(url: url, seconds: 0.05))
+        #expect(await terminated.wait(for: 1) == [true])
+        #expect(downloader.runningCount == 0)
     }
 
     @Test("redirects are followed and counted")
@@ -257,5 +285,20 @@ struct DownloaderValidationTests {
             Issue.record("expected transport, got \(result)")
             return
         }
+    }
+}
+
+/// Answers 200 with a JPEG prefix, then never sends more; records when the body is abandoned.
+private struct StallingLoader: DataLoading {
+    let terminated: Collector<Bool>
+
+    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        continuation.yield(Data([0xFF, 0xD8, 0xFF]))
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { terminated.append(true) }
+        }
+        let response = DownloadResponse(statusCode: 200, headers: ["Content-Type": "image/jpeg"], url: request.url)
+        return DataLoadingResponse(response: response, body: DataChunks(stream))
     }
 }

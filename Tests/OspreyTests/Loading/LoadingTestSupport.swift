@@ -4,6 +4,7 @@ import Testing
 @testable import Osprey
 
 /// Collects values from completion handlers and lets a test await a count of them.
+/// Its state is behind Osprey's `Locked` (a pthread mutex the thread sanitizer can see).
 final class Collector<Value: Sendable>: Sendable {
     private struct State {
         var values: [Value] = []

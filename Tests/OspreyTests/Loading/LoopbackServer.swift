@@ -34,6 +34,8 @@ enum LoadingTestData {
 /// - `/flaky/<name>?fail=<k>&code=<c>`: the first k hits answer c (`Retry-After: 0`), then the image.
 /// - `/resumable/<name>`: `Accept-Ranges: bytes`, `ETag: "v1"`; the first hit drops the connection
 ///   after half the body; later hits honour `Range` + `If-Range` with `206`.
+/// - `/gatedresumable/<gate>/…`: like `/gated` with `Accept-Ranges` and `ETag: "v1"`; honours
+///   `Range` + `If-Range` with `206`.
 /// - `/conditional/…`: `304` when `If-None-Match: "v1"`, else the image with `ETag: "v1"`.
 /// - `/drop/…`: the head and half the body, then the connection is closed.
 /// - `/auth/…`: the image when `Authorization` is `Basic dXNlcjpwYXNz` (user:pass), else `401`.
@@ -294,6 +296,28 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
                 send(context, status: 206, headers: headers, body: image.dropFirst(start))
             } else {
                 send(context, status: 200, headers: common, body: image)
+            }
+        case "gatedresumable":
+            let gate = parts.count > 1 ? parts[1] : "default"
+            let common = jpeg + [("Accept-Ranges", "bytes"), ("ETag", "\"v1\"")]
+            if let range = requestHeaders["range"], range.hasPrefix("bytes="),
+               let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < image.count,
+               requestHeaders["if-range"] == "\"v1\"" {
+                let headers = common + [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
+                send(context, status: 206, headers: headers, body: image.dropFirst(start))
+                return
+            }
+            writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
+            writeBody(context, image.prefix(100), flush: true)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let rest = image.dropFirst(100)
+            server.whenOpen(gate) {
+                bound.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    guard handler.inProgress == uri else { return }
+                    handler.writeBody(context, rest, flush: false)
+                    handler.end(context, uri: uri)
+                }
             }
         case "conditional":
             if requestHeaders["if-none-match"] == "\"v1\"" {
