@@ -24,13 +24,21 @@ public struct DownloadOptions: Sendable {
     /// Downloads even if the URL is on the failed-URL list (SDWebImage's `retryFailed`); a success
     /// removes it from the list. Default `false`.
     public var retryFailed: Bool = false
+    /// Overrides the downloader's redirect handler for a network task this caller starts (a caller
+    /// that joins a running task shares that task's). Default `nil`: the downloader's.
+    public var redirectHandler: RedirectHandler?
+    /// Overrides the downloader's retry strategy for a network task this caller starts (a caller
+    /// that joins a running task shares that task's). Default `nil`: the downloader's.
+    public var retryStrategy: (any RetryStrategy)?
 
     /// Creates options; every parameter has the default stated on its property.
     public init(priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .default,
                 headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
                 validator: CacheValidator? = nil, timeout: Duration? = nil,
                 requestModifier: RequestModifier? = nil, responseDataModifier: ResponseDataModifier? = nil,
-                retryFailed: Bool = false) {
+                retryFailed: Bool = false, redirectHandler: RedirectHandler? = nil, retryStrategy: (any RetryStrategy)? = nil) {
+        self.redirectHandler = redirectHandler
+        self.retryStrategy = retryStrategy
         self.priority = priority
         self.callbackQueue = callbackQueue
         self.headers = headers

@@ -8,6 +8,12 @@ struct Fetched: Sendable {
     var notModified: Bool
 }
 
+/// The per-task choices a caller may override: how redirects and retries are handled.
+struct TransferSettings: Sendable {
+    var redirectHandler: RedirectHandler
+    var retryStrategy: (any RetryStrategy)?
+}
+
 /// Collects metrics while a network task runs (its timeout may end it from another child task).
 final class MetricsRecorder: Sendable {
     let metrics = Locked(DownloadMetrics())
@@ -18,13 +24,13 @@ final class MetricsRecorder: Sendable {
 
 extension ImageDownloader {
     /// Runs network task `id` under its timeout, then finishes it.
-    func run(id: UInt64, request: DownloadRequest) async {
+    func run(id: UInt64, request: DownloadRequest, settings: TransferSettings) async {
         let clock = ContinuousClock()
         let start = clock.now
         let recorder = MetricsRecorder()
         let timeout = request.timeout ?? configuration.timeout
         let outcome: Result<Fetched, OspreyError> = await withTaskGroup(of: Result<Fetched, OspreyError>?.self) { group in
-            group.addTask { await self.transfer(id: id, request: request, recorder: recorder) }
+            group.addTask { await self.transfer(id: id, request: request, settings: settings, recorder: recorder) }
             group.addTask {
                 do { try await Task.sleep(for: timeout) } catch { return nil }
                 let (seconds, attoseconds) = timeout.components
@@ -40,7 +46,7 @@ extension ImageDownloader {
     }
 
     /// Loads `request`, retrying retriable failures as the retry strategy says.
-    func transfer(id: UInt64, request: DownloadRequest, recorder: MetricsRecorder) async -> Result<Fetched, OspreyError> {
+    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, recorder: MetricsRecorder) async -> Result<Fetched, OspreyError> {
         if LocalURLLoader.canLoad(request.url) {
             do {
                 let (data, response) = try LocalURLLoader.load(request.url)
@@ -55,14 +61,14 @@ extension ImageDownloader {
         while true {
             let error: OspreyError
             do {
-                return .success(try await attempt(id: id, request: request, recorder: recorder))
+                return .success(try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, recorder: recorder))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
                 return .failure(.download(.transport(url: request.url, message: "\(error)")))
             }
             if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
-            guard let strategy = configuration.retryStrategy, let retryAfter = Self.retriability(of: error) else {
+            guard let strategy = settings.retryStrategy, let retryAfter = Self.retriability(of: error) else {
                 return .failure(error)
             }
             let context = RetryContext(request: request, error: error, retryCount: retryCount, retryAfter: retryAfter)
@@ -91,7 +97,7 @@ extension ImageDownloader {
     }
 
     /// One attempt: follows redirects, validates the response and streams the body.
-    func attempt(id: UInt64, request original: DownloadRequest, recorder: MetricsRecorder) async throws -> Fetched {
+    func attempt(id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler, recorder: MetricsRecorder) async throws -> Fetched {
         let limit = configuration.maximumResponseSize
         let resumeKey = original.url.absoluteString
         var request = original
@@ -125,7 +131,7 @@ extension ImageDownloader {
             if next.host != request.url.host || next.port != request.url.port {
                 proposed.setValue(nil, forHTTPHeaderField: "Authorization")
             }
-            guard let accepted = await (configuration.redirectHandler ?? .follow).handle(proposed, loaded.response) else { break }
+            guard let accepted = await redirectHandler.handle(proposed, loaded.response) else { break }
             redirects += 1
             recorder.update { $0.redirectCount += 1 }
             request = accepted

@@ -47,6 +47,8 @@ public final class ImageDownloader: Sendable {
     struct NetworkTask {
         let id: UInt64
         let request: DownloadRequest
+        /// The redirect handler and retry strategy of the caller that created the task.
+        let settings: TransferSettings
         var callers: [Caller]
         /// `nil` while queued.
         var handle: Task<Void, Never>?
@@ -270,7 +272,10 @@ public final class ImageDownloader: Sendable {
                 state.tasks[request]!.callers.append(caller)
             } else {
                 state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request, callers: [caller], handle: nil)
+                state.tasks[request] = NetworkTask(id: state.nextID, request: request,
+                                                   settings: TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
+                                                                              retryStrategy: options.retryStrategy ?? configuration.retryStrategy),
+                                                   callers: [caller], handle: nil)
                 startQueued(&state)
             }
             return true
@@ -294,9 +299,9 @@ public final class ImageDownloader: Sendable {
             }
             guard let next = best else { return }
             state.running += 1
-            let id = next.id, request = next.request
+            let id = next.id, request = next.request, settings = next.settings
             state.tasks[request]?.handle = Task(priority: next.priority.taskPriority) {
-                await self.run(id: id, request: request)
+                await self.run(id: id, request: request, settings: settings)
             }
         }
     }

@@ -217,7 +217,9 @@ extension ImagePipeline {
         if !options.requestHeaders.isEmpty { parts.append("\(options.requestHeaders.sorted { $0.key < $1.key })") }
         if let credentials = options.credentials { parts.append(credentials.user) }
         // Closures cannot be compared: requests with modifiers share nothing.
-        if options.requestModifier != nil || options.responseDataModifier != nil { parts.append(UUID().uuidString) }
+        if options.requestModifier != nil || options.responseDataModifier != nil || options.redirectHandler != nil || options.retryStrategy != nil {
+            parts.append(UUID().uuidString)
+        }
         return parts.joined(separator: "|")
     }
 

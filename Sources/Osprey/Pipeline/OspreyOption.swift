@@ -50,6 +50,10 @@ public enum OspreyOption: Sendable {
     case credentials(DownloadCredentials)
     /// ``OspreyOptions/responseDataModifier``.
     case responseDataModifier(ResponseDataModifier)
+    /// ``OspreyOptions/redirectHandler``.
+    case redirectHandler(RedirectHandler)
+    /// ``OspreyOptions/retryStrategy``.
+    case retryStrategy(any RetryStrategy)
     /// ``OspreyOptions/alternativeSources``.
     case alternativeSources([ImageSource])
     /// ``OspreyOptions/retryFailed``.
@@ -98,6 +102,8 @@ extension OspreyOptions {
             case .requestHeaders(let headers): requestHeaders.merge(headers) { $1 }
             case .credentials(let credentials): self.credentials = credentials
             case .responseDataModifier(let modifier): responseDataModifier = modifier
+            case .redirectHandler(let handler): redirectHandler = handler
+            case .retryStrategy(let strategy): retryStrategy = strategy
             case .alternativeSources(let sources): alternativeSources = sources
             case .retryFailed: retryFailed = true
             case .decodingOptions(let options): decodingOptions = options

@@ -56,6 +56,10 @@ public struct OspreyOptions: Sendable {
     public var credentials: DownloadCredentials?
     /// Transforms (e.g. decrypts) downloaded bytes; `nil` from it fails the request. Default `nil`.
     public var responseDataModifier: ResponseDataModifier?
+    /// Decides on each redirect (follow, change or refuse). Default `nil`: the downloader's (follow, up to its limit).
+    public var redirectHandler: RedirectHandler?
+    /// Retries transport failures, 5xx and 429. Default `nil`: the downloader's (none by default).
+    public var retryStrategy: (any RetryStrategy)?
     /// Sources tried in order after the main one fails (not after a cancellation). Default none.
     public var alternativeSources: [ImageSource] = []
     /// Retry URLs the downloader blacklisted after a permanent failure. Default `false`.
@@ -102,6 +106,7 @@ public struct OspreyOptions: Sendable {
     func downloadOptions(validator: CacheValidator? = nil) -> DownloadOptions {
         DownloadOptions(priority: downloadPriority, callbackQueue: .immediate, headers: requestHeaders,
                         credentials: credentials, validator: validator, requestModifier: requestModifier,
-                        responseDataModifier: responseDataModifier, retryFailed: retryFailed)
+                        responseDataModifier: responseDataModifier, retryFailed: retryFailed,
+                        redirectHandler: redirectHandler, retryStrategy: retryStrategy)
     }
 }

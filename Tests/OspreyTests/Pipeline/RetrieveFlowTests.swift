@@ -160,4 +160,24 @@ struct RetrieveFlowTests {
             #expect(await f.server.waitUntil { $0.aborted.contains("/gated/never/cancel") }, "the server saw the connection close")
         }
     }
+
+    @Test("per-request retry strategy and redirect handler reach the downloader")
+    func perRequestRetryAndRedirect() async throws {
+        try await PipelineFixture.run { f in
+            let retried = try await f.pipeline.image(for: f.source("/flaky/pipeline?fail=1&code=503"),
+                                                     options: [.retryStrategy(DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero)))])
+            #expect(retried.image.width == 128)
+            #expect(f.server.hits("/flaky/pipeline?fail=1&code=503") == 2)
+            await #expect(throws: OspreyError.self) {
+                try await f.pipeline.image(for: f.source("/flaky/plain?fail=1&code=503"))
+            }
+            do {
+                _ = try await f.pipeline.image(for: f.source("/redirect/2"), options: [.redirectHandler(.refuse)])
+                Issue.record("a refused redirect succeeded")
+            } catch let error as OspreyError {
+                guard case .download(.invalidStatusCode(302, _)) = error else { Issue.record("unexpected \(error)"); return }
+            }
+            #expect(try await f.pipeline.image(for: f.source("/redirect/2")).image.width == 128)
+        }
+    }
 }
