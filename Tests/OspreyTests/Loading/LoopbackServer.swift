@@ -5,16 +5,9 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// The images used by the loading tests: `$OSPREY_TESTDATA` (the images folder) or
-/// `../../../../shared/testdata/images` relative to this file.
+/// The images used by the loading tests, from ``TestData``.
 enum LoadingTestData {
-    static let imagesDirectory: URL = {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_TESTDATA"] {
-            return URL(fileURLWithPath: override)
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../../shared/testdata/images").standardizedFileURL
-    }()
+    static let imagesDirectory: URL = TestData.imagesDirectory
 
     static let hopperJPEG: Data = {
         (try? Data(contentsOf: imagesDirectory.appendingPathComponent("hopper.jpg"))) ?? Data()
