@@ -80,8 +80,13 @@ public final class ImagePipeline: Sendable {
     /// the background and updates the cache (use ``imageEvents(for:options:)`` or the
     /// completion-handler form to receive the second result).
     public func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+        // Without per-call items the defaults are used in place: no copy of the options on a hit.
+        if items.isEmpty {
+            if !configuration.defaultOptions.refreshCached, let hit = memoryHit(source, options: configuration.defaultOptions) { return hit }
+            return try await retrieve(source, options: configuration.defaultOptions, progress: nil, refresh: nil)
+        }
         let options = resolve(items)
-        if let hit = memoryHit(source, options: options), !options.refreshCached { return hit }
+        if !options.refreshCached, let hit = memoryHit(source, options: options) { return hit }
         return try await retrieve(source, options: options, progress: nil, refresh: nil)
     }
 
@@ -93,7 +98,8 @@ public final class ImagePipeline: Sendable {
     /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
     /// The image modifier is applied.
     public func cachedImage(for source: ImageSource, options items: [OspreyOption] = []) -> Image? {
-        memoryHit(source, options: resolve(items))?.image
+        if items.isEmpty { return memoryHit(source, options: configuration.defaultOptions)?.image }
+        return memoryHit(source, options: resolve(items))?.image
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
