@@ -111,7 +111,7 @@ func printTable(title: String, _ figures: [Figure]) {
         if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
     }
     for f in figures where f.note != nil { print("  - \(f.name): \(f.note!)") }
-    fflush(stdout)
+    fflush(nil)
 }
 
 // MARK: - Process memory

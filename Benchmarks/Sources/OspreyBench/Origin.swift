@@ -109,7 +109,7 @@ func runOrigin(directories: [String]) async throws -> Never {
         exit(0)
     }
     print("listening \(channel.localAddress?.port ?? 0) files \(store.files.count)")
-    fflush(stdout)
+    fflush(nil)
     try await channel.closeFuture.get()
     exit(0)
 }
