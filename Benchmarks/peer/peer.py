@@ -3,7 +3,7 @@
 
 requests + a thread pool + Pillow: fetch each URL, thumbnail to fit 256x256, encode JPEG q80,
 write the file atomically (temp + rename) into --out. Prints a JSON report on stdout:
-seconds (the job only, after imports), ok, failed, maxrss_mb (of this process).
+seconds (the job only, after imports), ok, failed, maxrss_mb (VmHWM of this process).
 
 --probe DIR FILE...: prints the JSON list of the files Pillow can thumbnail.
 """
@@ -53,6 +53,18 @@ def job(url, out_dir):
     os.replace(tmp, path)
 
 
+def peak_rss_mb():
+    # VmHWM of this process image (ru_maxrss would carry over the parent's peak across fork+exec).
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--probe", nargs="+")
@@ -86,7 +98,7 @@ def main():
                 failed += 1
                 print(f"peer: {error}", file=sys.stderr)
     seconds = time.perf_counter() - start
-    maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    maxrss_mb = peak_rss_mb()
     json.dump({"seconds": seconds, "ok": ok, "failed": failed, "maxrss_mb": maxrss_mb}, sys.stdout)
 
 

@@ -26,11 +26,6 @@ struct OspreyBench {
             all.append(contentsOf: figures)
         }
 
-        if wants(1) { report("1. Memory-cache hit through the pipeline (1,000,000 lookups over 100 URLs)", try await scenario1(reps: reps)) }
-        if wants(2) { report("2. Miss start (20,000 unique URLs, instant loader, 1×1 PNG)", try await scenario2(reps: reps)) }
-        if wants(3) { report("3. Memory storage (100k operations each)", try await scenario3(reps: reps)) }
-        if wants(4) { report("4. Disk storage (256 KB entries)", try await scenario4(reps: envInt("S4_REPS", 3))) }
-
         var notes: [String] = []
         if wants(5) || wants(6) || wants(7) {
             let smallDir = env("OSPREY_TESTDATA") ?? "../shared/testdata/images"
@@ -59,6 +54,11 @@ struct OspreyBench {
                 report("6./7. End to end: fetch + thumbnail 256 px + JPEG q80 + disk store; peer", try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: peer))
             }
         }
+        if wants(1) { report("1. Memory-cache hit through the pipeline (1,000,000 lookups over 100 URLs)", try await scenario1(reps: reps)) }
+        if wants(2) { report("2. Miss start (20,000 unique URLs, instant loader, 1×1 PNG)", try await scenario2(reps: reps)) }
+        if wants(3) { report("3. Memory storage (100k operations each)", try await scenario3(reps: reps)) }
+        if wants(4) { report("4. Disk storage (256 KB entries)", try await scenario4(reps: envInt("S4_REPS", 3))) }
+
         for note in notes { print("note: \(note)") }
 
         struct Output: Encodable {
