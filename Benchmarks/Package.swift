@@ -1,0 +1,30 @@
+// swift-tools-version:6.1
+// Osprey's benchmark suite: a separate package so the main package's build and CI stay lean.
+// Run it with `bash Benchmarks/run.sh` from the repository root (release build).
+import PackageDescription
+
+let package = Package(
+    name: "OspreyBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Osprey", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
+    ],
+    targets: [
+        // libvips itself, to set its concurrency for the in-process limit (scenario 6).
+        .systemLibrary(name: "CVipsBench", pkgConfig: "vips"),
+        .executableTarget(
+            name: "OspreyBench",
+            dependencies: [
+                "CVipsBench",
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

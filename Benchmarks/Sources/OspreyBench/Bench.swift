@@ -1,0 +1,86 @@
+import Foundation
+import Osprey
+
+/// `OspreyBench [scenario numbers...]` runs the suite (all scenarios by default), prints a table per
+/// scenario and writes every figure to $BENCH_JSON (default Benchmarks/results/latest.json).
+/// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself.
+@main
+struct OspreyBench {
+    static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "origin" {
+            try await runOrigin(directories: Array(arguments.dropFirst()))
+        }
+        let selected = Set(arguments.compactMap(Int.init))
+        func wants(_ n: Int) -> Bool { selected.isEmpty || selected.contains(n) }
+        let reps = envInt("BENCH_REPS", 5)
+        let e2eReps = envInt("E2E_REPS", 3)
+        try setVipsConcurrency()
+        defer { removeTempRoot() }
+
+        let started = Date()
+        print("# Osprey benchmarks — \(ISO8601DateFormatter().string(from: started)), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(reps) repetitions (end to end: \(e2eReps))")
+        var all: [Figure] = []
+        func report(_ title: String, _ figures: [Figure]) {
+            printTable(title: title, figures)
+            all.append(contentsOf: figures)
+        }
+
+        var notes: [String] = []
+        if wants(5) || wants(6) || wants(7) {
+            let smallDir = env("OSPREY_TESTDATA") ?? "../shared/testdata/images"
+            let largeDir = env("OSPREY_LARGE_IMAGES")
+            var peer: Peer?
+            if wants(7), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
+                peer = Peer(python: python, script: script)
+            } else if wants(7) {
+                notes.append("scenario 7 skipped: PEER_PYTHON / PEER_SCRIPT not set (run through Benchmarks/run.sh)")
+            }
+            let origin = try OriginProcess(directories: [smallDir] + (largeDir.map { [$0] } ?? []))
+            defer { origin.stop() }
+            if wants(5) { report("5. Coalescing (loopback origin)", try await scenario5(reps: reps, origin: origin)) }
+            if wants(6) || wants(7) {
+                var classes: [ImageClass] = []
+                let (small, skippedSmall) = try loadClass(name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5), peer: peer)
+                classes.append(small)
+                if !skippedSmall.isEmpty { notes.append("small images left out (cannot be processed by): \(skippedSmall.joined(separator: ", "))") }
+                if let largeDir {
+                    let (large, skippedLarge) = try loadClass(name: "4000×3000 photos", directory: largeDir, repeats: envInt("LARGE_REPEATS", 2), peer: peer)
+                    classes.append(large)
+                    if !skippedLarge.isEmpty { notes.append("large images left out: \(skippedLarge.joined(separator: ", "))") }
+                } else {
+                    notes.append("no large photos: set OSPREY_LARGE_IMAGES (run.sh makes them with vips)")
+                }
+                report("6./7. End to end: fetch + thumbnail 256 px + JPEG q80 + disk store; peer", try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: peer))
+            }
+        }
+        if wants(1) { report("1. Memory-cache hit through the pipeline (1,000,000 lookups over 100 URLs)", try await scenario1(reps: reps)) }
+        if wants(2) { report("2. Miss start (20,000 unique URLs, instant loader, 1×1 PNG)", try await scenario2(reps: reps)) }
+        if wants(3) { report("3. Memory storage (100k operations each)", try await scenario3(reps: reps)) }
+        if wants(4) { report("4. Disk storage (256 KB entries)", try await scenario4(reps: envInt("S4_REPS", 3))) }
+
+        for note in notes { print("note: \(note)") }
+
+        struct Output: Encodable {
+            var date: String
+            var cores: Int
+            var machine: String
+            var repetitions: Int
+            var endToEndRepetitions: Int
+            var notes: [String]
+            var figures: [Figure]
+        }
+        let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        let output = Output(date: ISO8601DateFormatter().string(from: started), cores: ProcessInfo.processInfo.activeProcessorCount,
+                            machine: machine, repetitions: reps, endToEndRepetitions: e2eReps, notes: notes, figures: all)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let path = env("BENCH_JSON") ?? "Benchmarks/results/latest.json"
+        try? FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(output).write(to: URL(fileURLWithPath: path))
+        print("\nfigures written to \(path)")
+    }
+}

@@ -1,0 +1,139 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Osprey
+
+// MARK: 4. Disk storage
+
+func scenario4(reps: Int) async throws -> [Figure] {
+    let writes = envInt("S4_WRITES", 1_000)
+    let reads = envInt("S4_READS", 10_000)
+    let trimEntries = envInt("S4_TRIM", 10_000)
+    var payload = Data(count: 256 * 1024)
+    payload.withUnsafeMutableBytes { raw in for i in 0..<raw.count { raw[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) } }
+    let mb = Double(payload.count) / 1_048_576
+    var wO: [Double] = [], wP: [Double] = [], rO: [Double] = [], rP: [Double] = [], tO: [Double] = [], tP: [Double] = []
+    for _ in 0..<reps {
+        let dir = makeTempDir("s4")
+        let disk = DiskStorage.Backend(config: DiskStorage.Config(name: "s4", directory: dir, sizeLimit: Int.max / 4, cleansOnOpen: false))
+        await disk.waitForPendingWork()
+        let keys = (0..<writes).map { "https://images.example.com/big/\($0).jpg" }
+        let plainDir = makeTempDir("s4plain")
+        let plainURLs = (0..<writes).map { plainDir.appendingPathComponent("f\($0)") }
+        // interleave: plain first, then Osprey
+        wP.append(Double(writes) * mb / (try await time { for url in plainURLs { try posixWrite(payload, to: url.path) } }))
+        wO.append(Double(writes) * mb / (try await time { for key in keys { try await disk.store(payload, forKey: key) } }))
+        await disk.waitForPendingWork()
+        let files = keys.map { disk.fileURL(forKey: $0) }
+        var bytes = 0
+        rP.append(Double(reads) * mb / (try await time { for i in 0..<reads { bytes &+= try Data(contentsOf: files[i % writes]).count } }))
+        rO.append(Double(reads) * mb / (await time { for i in 0..<reads { bytes &+= await disk.value(forKey: keys[i % writes])?.count ?? 0 } }))
+        precondition(bytes == 2 * reads * payload.count, "every read must return the entry")
+        try? FileManager.default.removeItem(at: dir)
+        try? FileManager.default.removeItem(at: plainDir)
+
+        // trim: 10,000 entries of 1 KB, then a storage with a 1-byte limit removes them all
+        let small = payload.prefix(1024)
+        let trimDir = makeTempDir("s4trim")
+        let filler = DiskStorage.Backend(config: DiskStorage.Config(name: "s4trim", directory: trimDir, sizeLimit: Int.max / 4, cleansOnOpen: false))
+        for i in 0..<trimEntries { try await filler.store(small, forKey: "k\(i)") }
+        await filler.waitForPendingWork()
+        let trimmer = DiskStorage.Backend(config: DiskStorage.Config(name: "s4trim", directory: trimDir, sizeLimit: 1, cleansOnOpen: false))
+        await trimmer.waitForPendingWork()
+        var removed = 0
+        tO.append(await time { removed = await trimmer.removeSizeExceeded().removed.count })
+        precondition(removed == trimEntries, "trim removed \(removed) of \(trimEntries)")
+        let plainTrimDir = makeTempDir("s4plaintrim")
+        for i in 0..<trimEntries { try posixWrite(small, to: plainTrimDir.path + "/k\(i)") }
+        tP.append(try await time {
+            for name in try FileManager.default.contentsOfDirectory(atPath: plainTrimDir.path) {
+                try FileManager.default.removeItem(atPath: plainTrimDir.path + "/" + name)
+            }
+        })
+        try? FileManager.default.removeItem(at: trimDir)
+        try? FileManager.default.removeItem(at: plainTrimDir)
+    }
+    return [
+        Figure(scenario: 4, name: "\(writes) writes of 256 KB (DiskStorage.store)", unit: "MB/s", samples: wO,
+               baseline: "POSIX open/write/close of the same bytes", baselineSamples: wP,
+               note: "neither side fsyncs (Foundation's Data.write(to:) does on Linux, so it is not the baseline); Osprey writes atomically (temp file + rename) plus an index file per entry"),
+        Figure(scenario: 4, name: "\(reads) reads of 256 KB (DiskStorage.value)", unit: "MB/s", samples: rO,
+               baseline: "Data(contentsOf:) of the same files", baselineSamples: rP,
+               note: "files are in the page cache; Osprey also reads/rewrites the index (access time, expiration)"),
+        Figure(scenario: 4, name: "trim of \(trimEntries) entries (removeSizeExceeded)", unit: "s", samples: tO,
+               baseline: "list + unlink of \(trimEntries) plain files", baselineSamples: tP),
+    ]
+}
+
+// MARK: 5. Coalescing
+
+func scenario5(reps: Int, origin: OriginProcess) async throws -> [Figure] {
+    let requests = envInt("S5_REQUESTS", 10_000)
+    let distinct = 100
+    let file = env("S5_FILE") ?? "hopper.jpg"
+    var wall: [Double] = [], raw: [Double] = [], hitsSeen: [Double] = []
+    let loader = DataLoader()
+    for rep in 0..<reps {
+        let base = "http://127.0.0.1:\(origin.port)/\(file)?rep=\(rep)&k="
+        // baseline: the 100 distinct fetches alone, same client, 6 at a time (the downloader's limit)
+        let rawURLs = (0..<distinct).map { base + "raw\($0)" }
+        raw.append(try await time {
+            let counter = Counter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        while true {
+                            let i = counter.next()
+                            guard i < rawURLs.count else { return }
+                            let response = try await loader.client.execute(HTTPClientRequest(url: rawURLs[i]), timeout: .seconds(60))
+                            blackHole(try await response.body.collect(upTo: 1 << 30))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        })
+        let before = try await originHits(origin, client: loader.client)
+        let pipeline = ImagePipeline(cache: benchCache("s5"), downloader: ImageDownloader(loader: loader))
+        let sources = (0..<distinct).map { ImageSource.url(URL(string: base + "p\($0)")!) }
+        wall.append(try await time {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<requests {
+                    group.addTask { blackHole(try await pipeline.image(for: sources[i % distinct], options: [.cacheMemoryOnly])) }
+                }
+                try await group.waitForAll()
+            }
+        })
+        let after = try await originHits(origin, client: loader.client)
+        hitsSeen.append(Double(after - before))
+    }
+    try await loader.shutdown()
+    return [
+        Figure(scenario: 5, name: "\(requests) concurrent requests for \(distinct) URLs (\(file))", unit: "s", samples: wall,
+               baseline: "\(distinct) raw fetches, same client", baselineSamples: raw,
+               note: "pipeline also decodes the \(distinct) images; raw fetch does not"),
+        Figure(scenario: 5, name: "origin hits per run", unit: "hits", samples: hitsSeen,
+               goal: "= \(distinct)", goalMet: { $0.min == Double(distinct) && $0.max == Double(distinct) }),
+    ]
+}
+
+func originHits(_ origin: OriginProcess, client: HTTPClient) async throws -> Int {
+    let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(origin.port)/__hits"), timeout: .seconds(10))
+    let body = try await response.body.collect(upTo: 1024)
+    return Int(String(buffer: body)) ?? -1
+}
+
+/// A plain write: open, write, close; no fsync, no temp file.
+func posixWrite(_ data: Data, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw BenchError("open \(path): \(errno)") }
+    defer { close(fd) }
+    try data.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            guard written > 0 else { throw BenchError("write \(path): \(errno)") }
+            offset += written
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import AsyncHTTPClient
+import CVipsBench
+import Foundation
+import NIOCore
+import Osprey
+
+/// One class of images for the end-to-end job: the files, each served by the origin by name.
+struct ImageClass {
+    var name: String
+    var directory: String
+    var files: [String]
+    /// How many times the list is fetched per run (each time under new URLs, so every request misses).
+    var repeats: Int
+    /// The bytes of every file, for the in-process limit.
+    var bytes: [String: Data]
+}
+
+let thumbnailOptions = DecodingOptions(thumbnail: .init(maxPixelSize: 256), firstFrameOnly: true)
+
+/// The files of `directory` that both Osprey and the peer can turn into a thumbnail.
+func loadClass(name: String, directory: String, repeats: Int, peer: Peer?) throws -> (ImageClass, [String]) {
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
+    var bytes: [String: Data] = [:]
+    var skipped: [String] = []
+    let decoder = ImageDecoder(options: thumbnailOptions)
+    for name in names {
+        guard let data = FileManager.default.contents(atPath: directory + "/" + name),
+              (try? decoder.decode(data).encoded(as: .jpeg, quality: 80)) != nil else { skipped.append("\(name) (Osprey)"); continue }
+        bytes[name] = data
+    }
+    var files = bytes.keys.sorted()
+    if let peer {
+        let peerOK = Set(try peer.probe(directory: directory, files: files))
+        for name in files where !peerOK.contains(name) { skipped.append("\(name) (peer)") }
+        files = files.filter(peerOK.contains)
+    }
+    return (ImageClass(name: name, directory: directory, files: files, repeats: repeats, bytes: bytes), skipped)
+}
+
+/// The URLs of one run: every file `repeats` times, each under a URL never used before.
+func runURLs(_ imageClass: ImageClass, port: Int, tag: String) -> [String] {
+    var urls: [String] = []
+    for r in 0..<imageClass.repeats {
+        for name in imageClass.files { urls.append("http://127.0.0.1:\(port)/\(name)?run=\(tag)&r=\(r)") }
+    }
+    return urls
+}
+
+struct RunResult {
+    var seconds: Double
+    var peakMB: Double
+}
+
+/// Osprey: fetch + decode (thumbnail 256 px) + encode JPEG q80 + disk store, 4 concurrent.
+func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
+    let loader = DataLoader()
+    let cache = benchCache("e2e", serializer: ThumbnailJPEGSerializer())
+    let pipeline = ImagePipeline(cache: cache, downloader: ImageDownloader(loader: loader))
+    let options: [OspreyOption] = [.decodingOptions(thumbnailOptions), .waitForCache]
+    let sources = urls.map { ImageSource.url(URL(string: $0)!) }
+    resetPeakRSS()
+    let seconds = try await time {
+        let counter = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    while true {
+                        let i = counter.next()
+                        guard i < sources.count else { return }
+                        let result = try await pipeline.image(for: sources[i], options: options)
+                        precondition(max(result.image.width, result.image.height) <= 256)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+    let peak = procStatusMB("VmHWM")
+    try await loader.shutdown()
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: cache.diskStorage.directoryURL.path).filter { !$0.hasPrefix(".") }.count) ?? 0
+    precondition(files == urls.count, "expected \(urls.count) files on disk, found \(files)")
+    try? FileManager.default.removeItem(at: cache.diskStorage.directoryURL)
+    return RunResult(seconds: seconds, peakMB: peak)
+}
+
+/// The libvips in-process limit: the same thumbnail + encode on the same bytes, `threads` threads.
+func limitRun(_ datas: [Data], threads: Int) async -> RunResult {
+    resetPeakRSS()
+    let seconds = await time {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                let counter = Counter()
+                let decoder = ImageDecoder(options: thumbnailOptions)
+                DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                    while true {
+                        let i = counter.next()
+                        guard i < datas.count else { return }
+                        let image = try! decoder.decode(datas[i])
+                        blackHole(try! image.encoded(as: .jpeg, quality: 80))
+                    }
+                }
+                continuation.resume()
+            }
+        }
+    }
+    return RunResult(seconds: seconds, peakMB: procStatusMB("VmHWM"))
+}
+
+/// Raw HTTP fetch of the same URLs with the same client (async-http-client), `concurrency` at once.
+func rawFetchRun(urls: [String], concurrency: Int) async throws -> RunResult {
+    let loader = DataLoader()
+    resetPeakRSS()
+    let seconds = try await time {
+        let counter = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    while true {
+                        let i = counter.next()
+                        guard i < urls.count else { return }
+                        let response = try await loader.client.execute(HTTPClientRequest(url: urls[i]), timeout: .seconds(60))
+                        blackHole(try await response.body.collect(upTo: 1 << 30))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+    let peak = procStatusMB("VmHWM")
+    try await loader.shutdown()
+    return RunResult(seconds: seconds, peakMB: peak)
+}
+
+/// The peer: Benchmarks/peer/peer.py in its own virtualenv's Python.
+struct Peer {
+    var python: String
+    var script: String
+
+    func run(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchError("peer exited with \(process.terminationStatus)") }
+        return data
+    }
+
+    func probe(directory: String, files: [String]) throws -> [String] {
+        let data = try run(["--probe", directory] + files)
+        return try JSONDecoder().decode([String].self, from: data)
+    }
+
+    struct Report: Decodable { var seconds: Double; var ok: Int; var failed: Int; var maxrss_mb: Double }
+
+    func job(urls: [String], workers: Int) throws -> (RunResult, Report) {
+        let list = makeTempDir("peerlist").appendingPathComponent("urls.txt")
+        try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        let out = makeTempDir("peerout")
+        let report = try JSONDecoder().decode(Report.self, from: try run(["--urls", list.path, "--out", out.path, "--workers", "\(workers)"]))
+        guard report.ok == urls.count else { throw BenchError("peer processed \(report.ok) of \(urls.count) (failed \(report.failed))") }
+        try? FileManager.default.removeItem(at: out)
+        try? FileManager.default.removeItem(at: list.deletingLastPathComponent())
+        return (RunResult(seconds: report.seconds, peakMB: report.maxrss_mb), report)
+    }
+}
+
+func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer: Peer?) async throws -> [Figure] {
+    let concurrency = envInt("E2E_CONCURRENCY", 4)
+    let threads = envInt("LIMIT_THREADS", ProcessInfo.processInfo.activeProcessorCount)
+    var figures: [Figure] = []
+    for imageClass in classes {
+        var osprey: [Double] = [], limit: [Double] = [], raw: [Double] = [], peerRate: [Double] = []
+        var ospreyMB: [Double] = [], limitMB: [Double] = [], peerMB: [Double] = []
+        let datas = (0..<imageClass.repeats).flatMap { _ in imageClass.files.map { imageClass.bytes[$0]! } }
+        // a warm-up run of each, not counted
+        _ = try await ospreyRun(urls: runURLs(imageClass, port: origin.port, tag: "warm"), concurrency: concurrency)
+        _ = await limitRun(datas, threads: threads)
+        for rep in 0..<reps {
+            let count = Double(datas.count)
+            let l = await limitRun(datas, threads: threads)
+            limit.append(count / l.seconds); limitMB.append(l.peakMB)
+            let f = try await rawFetchRun(urls: runURLs(imageClass, port: origin.port, tag: "raw\(rep)"), concurrency: concurrency)
+            raw.append(count / f.seconds)
+            let o = try await ospreyRun(urls: runURLs(imageClass, port: origin.port, tag: "osprey\(rep)"), concurrency: concurrency)
+            osprey.append(count / o.seconds); ospreyMB.append(o.peakMB)
+            if let peer {
+                let (p, _) = try peer.job(urls: runURLs(imageClass, port: origin.port, tag: "peer\(rep)"), workers: concurrency)
+                peerRate.append(count / p.seconds); peerMB.append(p.peakMB)
+            }
+        }
+        let label = "\(imageClass.name): \(imageClass.files.count) files × \(imageClass.repeats)"
+        figures.append(Figure(scenario: 6, name: "\(label), Osprey pipeline, \(concurrency) concurrent", unit: "images/s", samples: osprey,
+                              baseline: "libvips in-process limit (\(threads) threads, vips concurrency 1)", baselineSamples: limit,
+                              goal: "≥ 0.85× limit", goalMet: { $0.ratio! >= 0.85 }))
+        figures.append(Figure(scenario: 6, name: "\(label), Osprey pipeline vs raw fetch", unit: "images/s", samples: osprey,
+                              baseline: "raw HTTP fetch, same client, \(concurrency) concurrent", baselineSamples: raw))
+        figures.append(Figure(scenario: 6, name: "\(label), Osprey peak RSS (whole harness process)", unit: "MB", samples: ospreyMB,
+                              baseline: "libvips limit, peak RSS of the same process", baselineSamples: limitMB,
+                              note: "VmHWM during the run (peak mark reset through /proc/self/clear_refs before it); includes what the harness process already held"))
+        if peer != nil {
+            figures.append(Figure(scenario: 7, name: "\(label), Osprey / peer", unit: "images/s", samples: osprey,
+                                  baseline: "Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow", baselineSamples: peerRate,
+                                  goal: "> 1× (ahead of peer)", goalMet: { $0.ratio! > 1 }))
+            figures.append(Figure(scenario: 7, name: "\(label), peer peak RSS (whole process)", unit: "MB", samples: peerMB,
+                                  note: "VmHWM of the Python process, interpreter included"))
+        }
+    }
+    return figures
+}
+
+/// Sets libvips' own thread pool to one thread (after Osprey has initialised libvips).
+func setVipsConcurrency() throws {
+    _ = try ImageDecoder().decode(try tinyPNG())
+    vips_concurrency_set(Int32(envInt("VIPS_CONCURRENCY", 1)))
+}

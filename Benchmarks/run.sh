@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Osprey's benchmark suite, in release mode: `bash Benchmarks/run.sh [scenario numbers...]`
+# (from the repository root or anywhere; all scenarios by default).
+#
+# Prepares, under Benchmarks/.work (git-ignored): 4000×3000 JPEG photos made with the `vips` CLI
+# (apt: libvips-tools) from the test images, and a virtualenv with the Python peer's packages
+# (PyPI). Then builds and runs the harness, which prints a table per scenario and writes
+# Benchmarks/results/latest.json (and the printed tables to Benchmarks/results/latest.txt).
+#
+# Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repo root),
+# BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
+TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}"
+TESTDATA="$(cd "$TESTDATA" && pwd)"
+mkdir -p "$WORK" "$ROOT/Benchmarks/results"
+
+# Large photos: 4000×3000 JPEGs (q90) resized up from the test images.
+LARGE="$WORK/large"
+if [ ! -f "$LARGE/.done" ]; then
+    command -v vips >/dev/null || { echo "run.sh: needs the vips CLI (apt-get install libvips-tools)" >&2; exit 1; }
+    rm -rf "$LARGE"; mkdir -p "$LARGE"
+    for name in astronaut.png chelsea.png coffee.png hubble_deep_field.jpg motorcycle_left.png rocket.jpg; do
+        [ -f "$TESTDATA/$name" ] || continue
+        echo "run.sh: making 4000x3000 photo from $name"
+        vips thumbnail "$TESTDATA/$name" "$LARGE/large_${name%.*}.jpg[Q=90]" 4000 --height 3000 --size force
+    done
+    touch "$LARGE/.done"
+fi
+
+# The peer's virtualenv.
+VENV="$WORK/venv"
+if [ ! -f "$VENV/.done" ]; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q -r "$ROOT/Benchmarks/peer/requirements.txt"
+    touch "$VENV/.done"
+fi
+
+swift build -c release --package-path "$ROOT/Benchmarks" --product OspreyBench
+BIN="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)/OspreyBench"
+
+VIPS_CONCURRENCY=1 \
+OSPREY_TESTDATA="$TESTDATA" \
+OSPREY_LARGE_IMAGES="$LARGE" \
+PEER_PYTHON="$VENV/bin/python" \
+PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
+BENCH_JSON="${BENCH_JSON:-$ROOT/Benchmarks/results/latest.json}" \
+OSPREY_BENCH_TMP="$WORK/tmp" \
+    "$BIN" "$@" | tee "$ROOT/Benchmarks/results/latest.txt"
