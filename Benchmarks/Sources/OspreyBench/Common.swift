@@ -17,6 +17,12 @@ func tinyPNG() throws -> Data {
     try Image(rgba: [200, 100, 50, 255], width: 1, height: 1).encoded(as: .png)
 }
 
+/// Nuke's "empty decoder": hands back one prebuilt image without looking at the bytes.
+struct EmptyDecoder: ImageDecoding {
+    let image: Image
+    func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image { image }
+}
+
 func tinyImage() throws -> Image {
     try Image(rgba: [200, 100, 50, 255], width: 1, height: 1)
 }
