@@ -39,6 +39,11 @@ public enum DiskStorage {
         /// storage instance writing the same directory is not disturbed mid-store. Reads never serve
         /// such an entry whatever its age. Default 60 s.
         public var recoveryGracePeriod: TimeInterval
+        /// How stale an entry's recorded last access (and the expiration extended from it) may get
+        /// before a read rewrites its index file. Reads within this interval of the last record
+        /// touch no file, so hits cost a read, not a read plus an atomic index rewrite; LRU order
+        /// and extended expirations are exact to within this interval. Default 60 s; 0 records every read.
+        public var accessRecordInterval: TimeInterval
         /// Whether opening runs the background recovery pass (stale temporary files, inconsistent
         /// entries, size limit). Default `true`; a read-only inspection (`osprey cache stats`) turns it off.
         public var cleansOnOpen: Bool
@@ -55,6 +60,7 @@ public enum DiskStorage {
             extendingExpiration: ExpirationExtending = .cacheTime,
             fileExtension: FileExtension = .none,
             recoveryGracePeriod: TimeInterval = 60,
+            accessRecordInterval: TimeInterval = 60,
             cleansOnOpen: Bool = true,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
@@ -66,6 +72,7 @@ public enum DiskStorage {
             self.extendingExpiration = extendingExpiration
             self.fileExtension = fileExtension
             self.recoveryGracePeriod = recoveryGracePeriod
+            self.accessRecordInterval = accessRecordInterval
             self.cleansOnOpen = cleansOnOpen
             self.now = now
         }

@@ -87,7 +87,11 @@ extension DiskStorage.Backend {
                 updated.policy = extended
                 updated.expires = DiskEntryIndex.expiry(of: extended, from: now)
             }
-            writeIndex(updated, hash: hash)
+            // Record the access only when the stored one is stale (or the rule changed): a hit then
+            // costs one read instead of a read plus an atomic index rewrite.
+            if now - index.lastAccess >= config.accessRecordInterval || updated.policy != index.policy {
+                writeIndex(updated, hash: hash)
+            }
             return file.data
         }
     }

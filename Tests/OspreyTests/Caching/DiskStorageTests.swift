@@ -6,10 +6,14 @@ import Testing
 struct DiskStorageTests {
     func makeStorage(_ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(), sizeLimit: Int = 0,
                      expiration: StorageExpiration = .days(7), extending: ExpirationExtending = .cacheTime,
-                     fileExtension: DiskStorage.FileExtension = .none, grace: TimeInterval = 60) async -> DiskStorage.Backend {
+                     fileExtension: DiskStorage.FileExtension = .none, grace: TimeInterval = 60,
+                     accessRecordInterval: TimeInterval = 0) async -> DiskStorage.Backend {
+        // These tests step the clock by seconds and check exact LRU order, so by default every
+        // read is recorded (`accessRecordInterval: 0`); the lazy default has its own test.
         let storage = DiskStorage.Backend(config: .init(directory: dir.url.appendingPathComponent("c"), sizeLimit: sizeLimit,
                                                         expiration: expiration, extendingExpiration: extending,
-                                                        fileExtension: fileExtension, recoveryGracePeriod: grace, now: clock.function))
+                                                        fileExtension: fileExtension, recoveryGracePeriod: grace,
+                                                        accessRecordInterval: accessRecordInterval, now: clock.function))
         await storage.waitForPendingWork()
         return storage
     }
@@ -113,6 +117,25 @@ struct DiskStorageTests {
         // Reopening keeps the extended expiration: it lives in the index, not in memory.
         let reopened = await makeStorage(dir, clock: clock)
         #expect(reopened.isCached(forKey: "replaced"))
+    }
+
+    @Test func readsRecordAccessLazily() async throws {
+        let clock = TestClock()
+        let dir = TemporaryDirectory()
+        let storage = await makeStorage(dir, clock: clock, accessRecordInterval: 60)
+        try await storage.store(Data([1, 2, 3]), forKey: "lazy")
+        let indexDirectory = storage.directoryURL.appendingPathComponent(".index")
+        func indexInode() throws -> Int {
+            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: indexDirectory.path).first)
+            return try #require(try FileManager.default.attributesOfItem(atPath: indexDirectory.appendingPathComponent(name).path)[.systemFileNumber] as? Int)
+        }
+        let written = try indexInode()
+        clock.advance(by: 30)
+        #expect(await storage.value(forKey: "lazy") == Data([1, 2, 3]))
+        #expect(try indexInode() == written, "a read within the interval rewrites nothing")
+        clock.advance(by: 31)
+        #expect(await storage.value(forKey: "lazy") == Data([1, 2, 3]))
+        #expect(try indexInode() != written, "a read after the interval records the access (atomic rewrite)")
     }
 
     @Test func sizeLimitHoldsAfterManyWrites() async throws {
