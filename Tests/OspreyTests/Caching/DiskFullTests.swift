@@ -18,16 +18,23 @@ struct DiskFullTests {
         return process.terminationStatus == 0
     }
 
-    @Test("a full disk gives a typed error, keeps the memory entry and leaves no partial file")
-    func diskFull() async throws {
-        let directory = TemporaryDirectory("full")
-        let mountPoint = directory.url.appendingPathComponent("tiny")
+    /// Runs `body` with a 64 KiB tmpfs mounted (with `options`, e.g. `ro`) over a temporary
+    /// directory; does nothing, saying so, where mounting is not permitted.
+    static func withTmpfs(_ options: String, _ body: (URL) async throws -> Void) async throws {
+        let directory = TemporaryDirectory("tmpfs")
+        let mountPoint = directory.url.appendingPathComponent("mnt")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard Self.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint.path]) else {
+        guard run(["mount", "-t", "tmpfs", "-o", options + (options.isEmpty ? "" : ",") + "size=64k", "tmpfs", mountPoint.path]) else {
             print("DiskFullTests: cannot mount a tmpfs here (not root?); nothing to check")
             return
         }
-        defer { _ = Self.run(["umount", mountPoint.path]) }
+        defer { _ = run(["umount", mountPoint.path]) }
+        try await body(mountPoint)
+    }
+
+    @Test("a full disk gives a typed error, keeps the memory entry and leaves no partial file")
+    func diskFull() async throws {
+        try await Self.withTmpfs("") { mountPoint in
         let cache = ImageCache(name: "full", diskConfig: DiskStorage.Config(name: "full", directory: mountPoint.appendingPathComponent("cache")))
         let image = try TestData.image("hopper.jpg")
         let small = try TestData.data("hopper.jpg")
@@ -50,18 +57,12 @@ struct DiskFullTests {
         let temps = (try? FileManager.default.contentsOfDirectory(atPath: mountPoint.appendingPathComponent("cache/.tmp").path)) ?? []
         #expect(temps.isEmpty)
         #expect(await cache.diskStorage.value(forKey: "small") == small)
+        }
     }
 
     @Test("a read-only file system gives a typed error even for root, and the memory entry stays")
     func readOnly() async throws {
-        let directory = TemporaryDirectory("readonly")
-        let mountPoint = directory.url.appendingPathComponent("ro")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard Self.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", mountPoint.path]) else {
-            print("DiskFullTests: cannot mount a tmpfs here (not root?); nothing to check")
-            return
-        }
-        defer { _ = Self.run(["umount", mountPoint.path]) }
+        try await Self.withTmpfs("ro") { mountPoint in
         let cache = ImageCache(name: "ro", diskConfig: DiskStorage.Config(name: "ro", directory: mountPoint.appendingPathComponent("cache")))
         let image = try TestData.image("hopper.jpg")
         let result = await cache.store(image, original: try TestData.data("hopper.jpg"), forKey: "ro")
@@ -71,5 +72,6 @@ struct DiskFullTests {
             return
         }
         #expect(try await cache.retrieveImage(forKey: "ro").cacheType == .memory)
+        }
     }
 }
