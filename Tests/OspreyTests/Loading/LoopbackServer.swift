@@ -224,30 +224,12 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
             let gate = parts.count > 1 ? parts[1] : "default"
             writeHead(context, status: 200, headers: jpeg + [("Content-Length", "\(image.count)")])
             writeBody(context, image.prefix(100), flush: true)
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let rest = image.dropFirst(100)
-            server.whenOpen(gate) {
-                bound.eventLoop.execute {
-                    let (handler, context) = bound.value
-                    guard handler.inProgress == uri else { return }
-                    handler.writeBody(context, rest, flush: false)
-                    handler.end(context, uri: uri)
-                }
-            }
+            finishWhenOpen(context, gate: gate, uri: uri, rest: image.dropFirst(100))
         case "gatedchunked":
             let gate = parts.count > 1 ? parts[1] : "default"
             writeHead(context, status: 200, headers: jpeg)
             writeBody(context, image.prefix(2048), flush: true)
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let rest = image.dropFirst(2048)
-            server.whenOpen(gate) {
-                bound.eventLoop.execute {
-                    let (handler, context) = bound.value
-                    guard handler.inProgress == uri else { return }
-                    handler.writeBody(context, rest, flush: false)
-                    handler.end(context, uri: uri)
-                }
-            }
+            finishWhenOpen(context, gate: gate, uri: uri, rest: image.dropFirst(2048))
         case "chunked":
             writeHead(context, status: 200, headers: jpeg)
             var offset = 0
@@ -282,9 +264,7 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
                 writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
                 writeBody(context, image.prefix(image.count / 2), flush: true)
                 context.close(promise: nil)
-            } else if let range = requestHeaders["range"], range.hasPrefix("bytes="),
-                      let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < image.count,
-                      requestHeaders["if-range"] == "\"v1\"" {
+            } else if let start = Self.resumeOffset(requestHeaders, length: image.count) {
                 let headers = common + [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
                 send(context, status: 206, headers: headers, body: image.dropFirst(start))
             } else {
@@ -293,25 +273,14 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
         case "gatedresumable":
             let gate = parts.count > 1 ? parts[1] : "default"
             let common = jpeg + [("Accept-Ranges", "bytes"), ("ETag", "\"v1\"")]
-            if let range = requestHeaders["range"], range.hasPrefix("bytes="),
-               let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < image.count,
-               requestHeaders["if-range"] == "\"v1\"" {
+            if let start = Self.resumeOffset(requestHeaders, length: image.count) {
                 let headers = common + [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
                 send(context, status: 206, headers: headers, body: image.dropFirst(start))
                 return
             }
             writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
             writeBody(context, image.prefix(100), flush: true)
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let rest = image.dropFirst(100)
-            server.whenOpen(gate) {
-                bound.eventLoop.execute {
-                    let (handler, context) = bound.value
-                    guard handler.inProgress == uri else { return }
-                    handler.writeBody(context, rest, flush: false)
-                    handler.end(context, uri: uri)
-                }
-            }
+            finishWhenOpen(context, gate: gate, uri: uri, rest: image.dropFirst(100))
         case "conditional":
             if requestHeaders["if-none-match"] == "\"v1\"" {
                 send(context, status: 304, headers: [("ETag", "\"v1\"")], body: Data())
@@ -331,6 +300,26 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
         default:
             send(context, status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found".utf8))
         }
+    }
+
+    /// Sends `rest` and ends the response once `gate` opens (if this request is still in progress).
+    private func finishWhenOpen(_ context: ChannelHandlerContext, gate: String, uri: String, rest: Data) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        server.whenOpen(gate) {
+            bound.eventLoop.execute {
+                let (handler, context) = bound.value
+                guard handler.inProgress == uri else { return }
+                handler.writeBody(context, rest, flush: false)
+                handler.end(context, uri: uri)
+            }
+        }
+    }
+
+    /// The start of a satisfiable `Range: bytes=N-` request validated by `If-Range: "v1"`, else `nil`.
+    private static func resumeOffset(_ headers: [String: String], length: Int) -> Int? {
+        guard let range = headers["range"], range.hasPrefix("bytes="), headers["if-range"] == "\"v1\"",
+              let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < length else { return nil }
+        return start
     }
 
     private func send(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: Data) {
