@@ -37,9 +37,7 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func printJSON<T: Encodable>(_ value: T) throws {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(value), as: UTF8.self))
+            print(try JSONLine.string(value))
         }
     }
 

@@ -48,6 +48,24 @@ struct FetchCommand: AsyncParsableCommand {
         var milliseconds: Double
         var error: String?
         var output: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case url, cacheType, width, height, format, bytes, milliseconds, error, output
+        }
+
+        /// Absent values are left out, except `error`, which is always there (`null` on success).
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(url, forKey: .url)
+            try container.encodeIfPresent(cacheType, forKey: .cacheType)
+            try container.encodeIfPresent(width, forKey: .width)
+            try container.encodeIfPresent(height, forKey: .height)
+            try container.encodeIfPresent(format, forKey: .format)
+            try container.encodeIfPresent(bytes, forKey: .bytes)
+            try container.encode(milliseconds, forKey: .milliseconds)
+            try container.encode(error, forKey: .error)
+            try container.encodeIfPresent(output, forKey: .output)
+        }
     }
 
     func validate() throws {
@@ -79,15 +97,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func format(_ line: Line) -> String {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            // Keep "error": null in the output: encode the optional explicitly.
-            var object = (try? JSONSerialization.jsonObject(with: encoder.encode(line))) as? [String: Any] ?? [:]
-            if line.error == nil { object["error"] = NSNull() }
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            return String(decoding: data, as: UTF8.self)
-        }
+        if json { return (try? JSONLine.string(line)) ?? "{}" }
         if let error = line.error { return "\(line.url): error: \(error)" }
         var text = "\(line.url): \(line.cacheType ?? "none") \(line.format ?? "?") \(line.width ?? 0)x\(line.height ?? 0)"
         text += ", \(line.bytes ?? 0) bytes, \(String(format: "%.1f", line.milliseconds)) ms"

@@ -37,9 +37,7 @@ struct InfoCommand: ParsableCommand {
                                 frames: header.frameCount, orientation: header.orientation.rawValue,
                                 hasAlpha: header.hasAlpha, fileBytes: data.count)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+                print(try JSONLine.string(report))
             } else {
                 print("""
                 format: \(report.format)

@@ -83,9 +83,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                               failed: report.failed.count,
                               failures: Dictionary(report.failed.map { ($0.source.description, $0.error.description) }, uniquingKeysWith: { a, _ in a }))
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            print(try JSONLine.string(summary))
         } else {
             print("completed: \(summary.completed), skipped: \(summary.skipped), failed: \(summary.failed) of \(summary.total)")
         }
