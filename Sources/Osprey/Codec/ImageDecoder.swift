@@ -185,8 +185,12 @@ public struct ImageDecoder: Sendable {
 }
 
 extension ImageFormat {
-    /// Whether this libvips build has a loader for the format.
-    var hasLoader: Bool {
+    /// Whether this libvips build has a loader for the format (looked up once per process).
+    var hasLoader: Bool { Self.loadable.contains(self) }
+
+    private static let loadable = Set(allCases.filter(\.libvipsHasLoader))
+
+    private var libvipsHasLoader: Bool {
         switch self {
         case .jpeg: Vips.hasOperation("jpegload_buffer")
         case .png: Vips.hasOperation("pngload_buffer")

@@ -38,7 +38,12 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// Whether Osprey can encode this format with the libvips it runs on. AVIF needs libheif with
     /// an AV1 encoder; TIFF, BMP and HEIF are decode-only in Osprey.
-    public var canEncode: Bool {
+    public var canEncode: Bool { Self.encodable.contains(self) }
+
+    /// The formats this libvips build can encode, looked up once per process.
+    private static let encodable = Set(allCases.filter(\.libvipsCanEncode))
+
+    private var libvipsCanEncode: Bool {
         switch self {
         case .jpeg, .png, .webp: true
         case .gif: Vips.hasOperation("gifsave_buffer")

@@ -45,8 +45,7 @@ extension ImagePipeline {
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         if !options.forceRefresh {
-            var cacheOptions = options.cacheOptions
-            cacheOptions.storeInMemoryAfterDiskHit = true
+            let cacheOptions = options.cacheOptions
             let hit: ImageCacheResult
             if options.fromMemoryCacheOrRefresh {
                 hit = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions)

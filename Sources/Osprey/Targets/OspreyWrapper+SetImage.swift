@@ -89,7 +89,8 @@ extension OspreyWrapper {
                 return
             }
             // With refresh-cached a cached first result may be followed by a refreshed one.
-            let awaitsRefresh = resolved.refreshCached && (try? result.get())?.cacheType != CacheType.none && (try? result.get())?.isRefresh == false
+            let value = try? result.get()
+            let awaitsRefresh = resolved.refreshCached && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
             let applied = TargetRegistry.shared.applyIfCurrent(target, key: key, identifier: identifier, finish: !awaitsRefresh) { target in
                 switch result {
                 case .success(let value):
