@@ -21,6 +21,8 @@ func tinyPNG() throws -> Data {
 struct EmptyDecoder: ImageDecoding {
     let image: Image
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image { image }
+    /// Nuke's `ImageDecoders.Empty` is synchronous too: no hop to the processing queue.
+    var isAsynchronous: Bool { false }
 }
 
 func tinyImage() throws -> Image {

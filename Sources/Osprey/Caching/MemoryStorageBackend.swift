@@ -11,14 +11,15 @@ extension MemoryStorage {
     ///   periodic sweep (every 120 s by default). Reads extend it as configured.
     /// - Cost of a hit: one lock acquisition, one dictionary lookup and O(1) list relinking. Entries
     ///   live in a contiguous array of nodes linked by indices (a doubly linked list without
-    ///   per-node allocations), most recently used at the head. The list is not generic, so a hit
-    ///   runs specialised code even when `Backend`'s methods are not specialised for `Value`.
+    ///   per-node allocations), most recently used at the head. Values are stored as `Value`
+    ///   (no existential box, no cast on a hit); an entry's expiration is rewritten on a hit only
+    ///   when less than half of its lifetime remains.
     /// - Memory pressure: Linux has no memory-warning notification, so call ``trim(toCost:)`` or
     ///   ``removeAll()`` yourself.
     public final class Backend<Value: Sendable>: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
-        private let state: Locked<MemoryStorageList>
+        private let state: Locked<MemoryStorageList<Value>>
         private let sweeper = Locked<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
 
@@ -26,7 +27,7 @@ extension MemoryStorage {
         public init(config: Config = Config()) {
             self.config = config
             self.entryCostLimit = config.entryCostLimit
-            self.state = Locked(MemoryStorageList())
+            self.state = Locked(MemoryStorageList<Value>())
             if config.cleanInterval > 0 {
                 startSweep(every: config.cleanInterval)
             }
@@ -38,12 +39,18 @@ extension MemoryStorage {
 
         private func startSweep(every interval: TimeInterval) {
             let nanoseconds = UInt64(min(interval, 1e9) * 1e9)
-            let task = Task.detached(priority: .utility) { [weak self] in
+            // The sweep holds the state and the config, never the storage itself: the storage's
+            // deinit cancels it. (A weak reference to the storage would give it a side table and
+            // make every retain and release of it, on every cache hit, take the slow path.)
+            let state = self.state, config = self.config
+            let task = Task.detached(priority: .utility) {
                 while !Task.isCancelled {
                     try? await Task.sleep(nanoseconds: nanoseconds)
-                    // A strong reference only for the duration of one sweep, never across the sleep.
-                    guard !Task.isCancelled, let storage = self else { return }
-                    storage.removeExpired()
+                    guard !Task.isCancelled else { return }
+                    let now = Self.currentTime(config)
+                    state.withLock { list in
+                        for slot in list.expiredSlots(now: now) { list.remove(slot) }
+                    }
                 }
             }
             sweeper.withLock { $0 = task }
@@ -51,7 +58,10 @@ extension MemoryStorage {
 
         /// The config's clock in seconds since the reference date, without the closure call for the default clock.
         @inline(__always)
-        private func currentTime() -> TimeInterval {
+        private func currentTime() -> TimeInterval { Self.currentTime(config) }
+
+        @inline(__always)
+        private static func currentTime(_ config: Config) -> TimeInterval {
             config.usesSystemClock ? MemoryStorage.coarseNow() : config.now().timeIntervalSinceReferenceDate
         }
 
@@ -69,13 +79,12 @@ extension MemoryStorage {
             let expiresAt = expiration.expirationTime(from: now)
             let cost = max(0, cost)
             let tooLarge = cost > entryCostLimit
-            let boxed: any Sendable = value
             state.withLock { list in
                 if let existing = list.index[key] {
                     list.remove(existing)
                 }
                 guard !tooLarge, expiresAt > now else { return }
-                list.insert(boxed, key: key, cost: cost, expiration: expiration, expiresAt: expiresAt)
+                list.insert(value, key: key, cost: cost, expiration: expiration, expiresAt: expiresAt, now: now)
                 list.evict(toCost: config.totalCostLimit, count: config.countLimit, policy: config.evictionPolicy)
             }
             if tooLarge {
@@ -92,9 +101,7 @@ extension MemoryStorage {
             let now = currentTime()
             let extending = extendingExpiration ?? config.extendingExpiration
             let policy = config.evictionPolicy
-            // The lock's closure stays non-generic (it returns `any Sendable`), so that no generic
-            // metadata is looked up under the lock; the cast back to `Value` happens outside it.
-            let found = state.withLock { list -> (any Sendable)? in
+            return state.withLock { list -> Value? in
                 switch list.lookup(key, now: now, extending: extending, policy: policy) {
                 case .miss:
                     return nil
@@ -105,8 +112,6 @@ extension MemoryStorage {
                     return list.nodes[slot].value
                 }
             }
-            guard let found else { return nil }
-            return (found as! Value)
         }
 
         /// Whether an unexpired value is stored under `key`. Does not count as a use.
@@ -132,7 +137,7 @@ extension MemoryStorage {
 
         /// Removes every entry.
         public func removeAll() {
-            state.withLock { $0 = MemoryStorageList() }
+            state.withLock { $0 = MemoryStorageList<Value>() }
         }
 
         /// Removes the entries that have expired by the config's clock; returns their keys.
@@ -170,18 +175,18 @@ extension MemoryStorage {
     }
 }
 
-/// The whole mutable state of a memory storage, behind its one lock. It is not generic (values are
-/// held as `any Sendable`) so that a hit runs fully specialised code even when the storage's generic
-/// methods are not specialised for the caller's value type, as across module boundaries: key → slot,
-/// a node array doubly linked through `prev`/`next` slot indices (head = most recently used), and a
-/// free list of slots.
-struct MemoryStorageList {
+/// The whole mutable state of a memory storage, behind its one lock: key → slot, a node array
+/// doubly linked through `prev`/`next` slot indices (head = most recently used), and a free list
+/// of slots.
+struct MemoryStorageList<Value> {
     struct Node {
         var key: String
-        var value: (any Sendable)?
+        var value: Value?
         var cost: Int
         var expiration: StorageExpiration
         var expiresAt: TimeInterval
+        /// When `expiresAt` was last set.
+        var storedAt: TimeInterval
         var prev = -1
         var next = -1
         var referenced = false
@@ -205,10 +210,18 @@ struct MemoryStorageList {
     /// Finds `key`; on a hit, extends the expiration and records the use.
     mutating func lookup(_ key: String, now: TimeInterval, extending: ExpirationExtending, policy: MemoryStorage.EvictionPolicy) -> Lookup {
         guard let i = index[key] else { return .miss }
-        if nodes[i].expiresAt <= now { return .expired(i) }
+        let expiresAt = nodes[i].expiresAt
+        if expiresAt <= now { return .expired(i) }
+        // Extending rewrites the expiration only once less than half of the entry's lifetime
+        // remains (or when the extension is to a different expiration): the entry still lives at
+        // least half its lifetime after its last use, and most hits write nothing.
         if let newExpiration = extending.extended(nodes[i].expiration) {
-            nodes[i].expiration = newExpiration
-            nodes[i].expiresAt = newExpiration.expirationTime(from: now)
+            let lifetime = expiresAt - nodes[i].storedAt
+            if newExpiration != nodes[i].expiration || expiresAt - now < lifetime / 2 {
+                nodes[i].expiration = newExpiration
+                nodes[i].expiresAt = newExpiration.expirationTime(from: now)
+                nodes[i].storedAt = now
+            }
         }
         switch policy {
         case .lru: moveToFront(i)
@@ -245,8 +258,8 @@ struct MemoryStorageList {
         return slots
     }
 
-    mutating func insert(_ value: any Sendable, key: String, cost: Int, expiration: StorageExpiration, expiresAt: TimeInterval) {
-        let node = Node(key: key, value: value, cost: cost, expiration: expiration, expiresAt: expiresAt)
+    mutating func insert(_ value: Value, key: String, cost: Int, expiration: StorageExpiration, expiresAt: TimeInterval, now: TimeInterval) {
+        let node = Node(key: key, value: value, cost: cost, expiration: expiration, expiresAt: expiresAt, storedAt: now)
         let i: Int
         if let slot = free.popLast() {
             i = slot

@@ -47,7 +47,9 @@ public enum ExpirationExtending: Sendable, Hashable {
     /// Reading leaves the expiration as it is.
     case none
     /// Reading restarts the entry's own expiration from now (an entry stored for 300 s lives
-    /// another 300 s after each read; `.date` and `.never` are unchanged).
+    /// another 300 s after each read; `.date` and `.never` are unchanged). The memory storage
+    /// restarts it only once less than half of the lifetime is left, so a hit usually writes
+    /// nothing and an entry always lives at least half its lifetime after its last read.
     case cacheTime
     /// Reading replaces the entry's expiration with this one, counted from now.
     case expirationTime(StorageExpiration)

@@ -62,3 +62,13 @@ public struct DecodingOptions: Sendable, Hashable {
     /// The defaults: full size, all frames, auto-orient, 50-megapixel limit.
     public static let `default` = DecodingOptions()
 }
+
+extension DecodingOptions {
+    /// A short string naming these options, for keys of shared pipeline work: empty for the
+    /// defaults (no reflection, unlike `String(describing:)`).
+    var workKey: String {
+        if self == .default { return "" }
+        let thumb = thumbnail.map { "\($0.width)x\($0.height)\($0.preserveAspectRatio ? "a" : "f")" } ?? "-"
+        return "t\(thumb),s\(scaleDownLimitBytes ?? -1),f\(firstFrameOnly ? 1 : 0),o\(autoOrient ? 1 : 0),m\(maxSourcePixels)"
+    }
+}

@@ -5,6 +5,17 @@ import Foundation
 public protocol ImageDecoding: Sendable {
     /// Decodes `data` honouring `options`. Errors are ``OspreyError/decoding(_:)``.
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image
+
+    /// Whether the pipeline runs ``decode(_:options:)`` on its processing queue (`true`, the
+    /// default: decoding is CPU-bound work that must not hold a Swift concurrency thread) or
+    /// inline in the request's task (`false`: for decoders that do next to nothing, such as one
+    /// returning a prepared image, where the hop to another thread would cost more than the work).
+    var isAsynchronous: Bool { get }
+}
+
+extension ImageDecoding {
+    /// `true`: decode on the pipeline's processing queue.
+    public var isAsynchronous: Bool { true }
 }
 
 extension ImageDecoder: ImageDecoding {

@@ -10,34 +10,57 @@ import Foundation
 /// Make one by decoding (``init(data:options:)``, ``init(contentsOf:options:)``, ``ImageDecoder``)
 /// or from raw pixels (``init(rgba:width:height:)``); turn it back into bytes with ``encoded(as:quality:)``.
 public struct Image: Sendable {
+    /// Everything an image is, in one immutable object: copying an `Image` (into a cache, out of
+    /// it, into a result) retains one reference.
+    private final class Box: Sendable {
+        let storage: VipsImageRef
+        let width: Int
+        let height: Int
+        let format: ImageFormat?
+        let frameCount: Int
+        let frameDelays: [Int]
+        let loopCount: Int
+        let orientation: ImageOrientation
+
+        init(storage: VipsImageRef, width: Int, height: Int, format: ImageFormat?, frameCount: Int,
+             frameDelays: [Int], loopCount: Int, orientation: ImageOrientation) {
+            self.storage = storage
+            self.width = width
+            self.height = height
+            self.format = format
+            self.frameCount = frameCount
+            self.frameDelays = frameDelays
+            self.loopCount = loopCount
+            self.orientation = orientation
+        }
+    }
+
+    private let box: Box
+
     /// The pixels: all frames stacked vertically, materialised in memory.
-    let storage: VipsImageRef
+    var storage: VipsImageRef { box.storage }
 
     /// Width of one frame, in pixels.
-    public let width: Int
+    public var width: Int { box.width }
     /// Height of one frame, in pixels.
-    public let height: Int
+    public var height: Int { box.height }
     /// The format the image was decoded from; `nil` for images made from pixels.
-    public let format: ImageFormat?
+    public var format: ImageFormat? { box.format }
     /// The number of frames; 1 for a still image.
-    public let frameCount: Int
+    public var frameCount: Int { box.frameCount }
     /// The display time of each frame in milliseconds (`frameCount` entries), empty for a still image.
-    public let frameDelays: [Int]
+    public var frameDelays: [Int] { box.frameDelays }
     /// How many times an animation plays; 0 means forever (the GIF and WebP default).
-    public let loopCount: Int
+    public var loopCount: Int { box.loopCount }
     /// The EXIF orientation the source declared (``ImageOrientation/up`` when it declared none).
-    public let orientation: ImageOrientation
+    public var orientation: ImageOrientation { box.orientation }
 
     init(storage: VipsImageRef, frameHeight: Int, format: ImageFormat?, frameDelays: [Int],
          loopCount: Int, orientation: ImageOrientation) {
-        self.storage = storage
-        self.width = storage.width
-        self.height = frameHeight
-        self.format = format
-        self.frameCount = max(1, storage.height / max(1, frameHeight))
-        self.frameDelays = frameCount > 1 ? Image.normalisedDelays(frameDelays, count: storage.height / max(1, frameHeight)) : []
-        self.loopCount = loopCount
-        self.orientation = orientation
+        let frameCount = max(1, storage.height / max(1, frameHeight))
+        box = Box(storage: storage, width: storage.width, height: frameHeight, format: format, frameCount: frameCount,
+                  frameDelays: frameCount > 1 ? Image.normalisedDelays(frameDelays, count: frameCount) : [],
+                  loopCount: loopCount, orientation: orientation)
     }
 
     /// Whether the image has an alpha channel.

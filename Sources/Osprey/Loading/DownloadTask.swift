@@ -30,17 +30,21 @@ public final class DownloadTask: Sendable, Hashable {
     public let url: URL
 
     private let state: Locked<State>
+    /// Held strongly: the downloader holds its callers' tasks only while they wait, so there is no
+    /// lasting cycle, and a weak reference would give the downloader a side table (every retain of
+    /// it would take the runtime's slow path).
+    private let downloader: ImageDownloader
 
     private struct State {
         var cancelled = false
         var priority: DownloadPriority
-        weak var downloader: ImageDownloader?
     }
 
     init(url: URL, priority: DownloadPriority, downloader: ImageDownloader) {
         self.token = .next()
         self.url = url
-        self.state = Locked(State(priority: priority, downloader: downloader))
+        self.downloader = downloader
+        self.state = Locked(State(priority: priority))
     }
 
     /// Whether ``cancel()`` was called.
@@ -48,12 +52,12 @@ public final class DownloadTask: Sendable, Hashable {
 
     /// Cancels this caller. Idempotent; does nothing once the caller's completion has run.
     public func cancel() {
-        let downloader: ImageDownloader? = state.withLock { state in
-            guard !state.cancelled else { return nil }
+        let first = state.withLock { state in
+            guard !state.cancelled else { return false }
             state.cancelled = true
-            return state.downloader
+            return true
         }
-        downloader?.cancel(token: token)
+        if first { downloader.cancel(token: token) }
     }
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the
@@ -61,11 +65,8 @@ public final class DownloadTask: Sendable, Hashable {
     public var priority: DownloadPriority {
         get { state.withLock { $0.priority } }
         set {
-            let downloader = state.withLock { state in
-                state.priority = newValue
-                return state.downloader
-            }
-            downloader?.setPriority(newValue, token: token)
+            state.withLock { $0.priority = newValue }
+            downloader.setPriority(newValue, token: token)
         }
     }
 

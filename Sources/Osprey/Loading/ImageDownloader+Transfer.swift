@@ -24,22 +24,32 @@ final class MetricsRecorder: Sendable {
 
 extension ImageDownloader {
     /// Runs network task `id` under its timeout, then finishes it.
+    ///
+    /// The timeout is a dispatch work item that, when it fires, marks the task as timed out and
+    /// cancels it (the transfer sees the cancellation, keeps resumable data and returns); the
+    /// cancelled outcome is then reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
+    /// One timer per download, no extra Swift tasks.
     func run(id: UInt64, request: DownloadRequest, settings: TransferSettings) async {
         let clock = ContinuousClock()
         let start = clock.now
         let recorder = MetricsRecorder()
         let timeout = request.timeout ?? configuration.timeout
-        let outcome: Result<Fetched, OspreyError> = await withTaskGroup(of: Result<Fetched, OspreyError>?.self) { group in
-            group.addTask { await self.transfer(id: id, request: request, settings: settings, recorder: recorder) }
-            group.addTask {
-                do { try await Task.sleep(for: timeout) } catch { return nil }
-                let (seconds, attoseconds) = timeout.components
-                return .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
+        let timedOut = Locked(false)
+        let timer = DispatchWorkItem { [self] in
+            let handle = state.withLock { state -> Task<Void, Never>? in
+                guard let task = state.tasks[request], task.id == id else { return nil }
+                return task.handle
             }
-            var first: Result<Fetched, OspreyError>?
-            while first == nil, let next = await group.next() { first = next }
-            group.cancelAll()
-            return first ?? .failure(.download(.cancelled(token: nil)))
+            timedOut.withLock { $0 = true }
+            handle?.cancel()
+        }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = max(0, min(Double(seconds) * 1e9 + Double(attoseconds) / 1e9, Double(Int.max / 2)))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
+        var outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
+        timer.cancel()
+        if case .failure = outcome, timedOut.withLock({ $0 }) {
+            outcome = .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
         }
         recorder.update { $0.duration = clock.now - start }
         finish(id: id, request: request, outcome: outcome, metrics: recorder.value)

@@ -34,7 +34,7 @@ public final class ImageDownloader: Sendable {
     /// The loader performing HTTP exchanges.
     public let loader: any DataLoading
 
-    let state = Locked(State())
+    let state: Locked<State>
 
     struct Caller {
         let task: DownloadTask
@@ -49,10 +49,21 @@ public final class ImageDownloader: Sendable {
         let request: DownloadRequest
         /// The redirect handler and retry strategy of the caller that created the task.
         let settings: TransferSettings
-        var callers: [Caller]
+        var callers: [Caller] {
+            didSet { priority = callers.lazy.map(\.priority).max() ?? .veryLow }
+        }
         /// `nil` while queued.
         var handle: Task<Void, Never>?
-        var priority: DownloadPriority { callers.map(\.priority).max() ?? .veryLow }
+        /// The highest priority of its callers (kept up to date as callers come, go and change).
+        private(set) var priority: DownloadPriority
+
+        init(id: UInt64, request: DownloadRequest, settings: TransferSettings, caller: Caller) {
+            self.id = id
+            self.request = request
+            self.settings = settings
+            self.callers = [caller]
+            self.priority = caller.priority
+        }
     }
 
     struct ResumableData {
@@ -62,6 +73,9 @@ public final class ImageDownloader: Sendable {
 
     struct State {
         var tasks: [DownloadRequest: NetworkTask] = [:]
+        /// The queued tasks, by priority and arrival.
+        var queue: DownloadQueue
+        var queued = 0
         var keysByToken: [DownloadToken: DownloadRequest] = [:]
         var running = 0
         var nextID: UInt64 = 0
@@ -75,6 +89,7 @@ public final class ImageDownloader: Sendable {
     public init(configuration: Configuration = Configuration(), loader: any DataLoading = DataLoader.shared) {
         self.configuration = configuration
         self.loader = loader
+        self.state = Locked(State(queue: DownloadQueue(executionOrder: configuration.executionOrder)))
     }
 
     // MARK: - Downloading
@@ -160,9 +175,11 @@ public final class ImageDownloader: Sendable {
                 // Last caller: a queued task leaves the queue; a running one is cancelled and frees
                 // its slot when its Swift task has wound down.
                 state.tasks[key] = nil
-                task.handle?.cancel()
+                if let handle = task.handle { handle.cancel() } else { state.queued -= 1 }
             } else {
+                let before = state.tasks[key]!.priority
                 state.tasks[key] = task
+                requeueIfReprioritised(&state, key, from: before)
             }
             return caller
         }
@@ -177,7 +194,9 @@ public final class ImageDownloader: Sendable {
         state.withLock { state in
             guard let key = state.keysByToken[token],
                   let index = state.tasks[key]?.callers.firstIndex(where: { $0.task.token == token }) else { return }
-            state.tasks[key]?.callers[index].priority = priority
+            let before = state.tasks[key]!.priority
+            state.tasks[key]!.callers[index].priority = priority
+            requeueIfReprioritised(&state, key, from: before)
         }
     }
 
@@ -186,7 +205,7 @@ public final class ImageDownloader: Sendable {
     /// The number of callers registered with queued or running tasks (for tests).
     var callerCount: Int { state.withLock { $0.keysByToken.count } }
     /// The number of network tasks waiting in the queue.
-    public var queuedCount: Int { state.withLock { $0.tasks.values.filter { $0.handle == nil }.count } }
+    public var queuedCount: Int { state.withLock { $0.queued } }
 
     // MARK: - Failed-URL list
 
@@ -225,122 +244,6 @@ public final class ImageDownloader: Sendable {
         guard !observers.isEmpty else { return }
         let event = event()
         for observer in observers { observer.yield(event) }
-    }
-
-    // MARK: - Registration and scheduling
-
-    private func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
-        let url = task.url
-        let fail: @Sendable (OspreyError) -> Void = { error in options.callbackQueue.execute { completion(.failure(error)) } }
-        if !options.retryFailed, isBlacklisted(url) {
-            return fail(.download(.blacklisted(url: url)))
-        }
-        guard Self.isSupported(url) else {
-            if configuration.blacklistsFailedURLs { state.withLock { _ = $0.blacklist.insert(url.absoluteString) } }
-            return fail(.download(.invalidURL(url.absoluteString)))
-        }
-        let request = makeRequest(url, options: options)
-        let modifiers = [configuration.requestModifier, options.requestModifier].compactMap { $0 }
-        if modifiers.allSatisfy(\.isSynchronous) {
-            var modified: DownloadRequest? = request
-            for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, options: options, progress: progress, completion: completion)
-        } else {
-            Task {
-                var modified: DownloadRequest? = request
-                for modifier in modifiers {
-                    guard let current = modified else { break }
-                    modified = await modifier.modify(current)
-                }
-                register(task, request: modified, options: options, progress: progress, completion: completion)
-            }
-        }
-    }
-
-    private func register(_ task: DownloadTask, request: DownloadRequest?, options: DownloadOptions,
-                          progress: ProgressHandler?, completion: @escaping Completion) {
-        let token = task.token
-        if let request, !Self.isSupported(request.url) {
-            let error = OspreyError.download(.invalidURL(request.url.absoluteString))
-            return options.callbackQueue.execute { completion(.failure(error)) }
-        }
-        let registered: Bool = state.withLock { state in
-            guard let request, !task.isCancelled else { return false }
-            let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
-            state.keysByToken[token] = request
-            if state.tasks[request] != nil {
-                state.tasks[request]!.callers.append(caller)
-            } else {
-                state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request,
-                                                   settings: TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-                                                                              retryStrategy: options.retryStrategy ?? configuration.retryStrategy),
-                                                   callers: [caller], handle: nil)
-                startQueued(&state)
-            }
-            return true
-        }
-        guard !registered else { return }
-        let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
-        options.callbackQueue.execute { completion(.failure(error)) }
-    }
-
-    /// Starts queued tasks while slots are free. Called with the lock held.
-    func startQueued(_ state: inout State) {
-        while state.running < max(1, configuration.maximumConcurrentDownloads) {
-            var best: NetworkTask?
-            for task in state.tasks.values where task.handle == nil {
-                guard let current = best else { best = task; continue }
-                if task.priority != current.priority {
-                    if task.priority > current.priority { best = task }
-                } else if configuration.executionOrder == .fifo ? task.id < current.id : task.id > current.id {
-                    best = task
-                }
-            }
-            guard let next = best else { return }
-            state.running += 1
-            let id = next.id, request = next.request, settings = next.settings
-            state.tasks[request]?.handle = Task(priority: next.priority.taskPriority) {
-                await self.run(id: id, request: request, settings: settings)
-            }
-        }
-    }
-
-    /// Ends network task `id`: frees its slot, updates the failed-URL list, delivers to its callers.
-    func finish(id: UInt64, request: DownloadRequest, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics) {
-        let callers: [Caller] = state.withLock { state in
-            state.running -= 1
-            var callers: [Caller] = []
-            if let task = state.tasks[request], task.id == id {
-                callers = task.callers
-                state.tasks[request] = nil
-                for caller in callers { state.keysByToken[caller.task.token] = nil }
-            }
-            switch outcome {
-            case .success:
-                state.blacklist.remove(request.url.absoluteString)
-            case .failure(let error):
-                if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
-                    state.blacklist.insert(request.url.absoluteString)
-                }
-            }
-            startQueued(&state)
-            return callers
-        }
-        emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
-        for caller in callers {
-            caller.options.callbackQueue.execute {
-                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.url))
-            }
-        }
-    }
-
-    func reportProgress(id: UInt64, request: DownloadRequest, received: Int, expected: Int?) {
-        let handlers = state.withLock { state -> [(CallbackQueue, ProgressHandler)] in
-            guard let task = state.tasks[request], task.id == id else { return [] }
-            return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }
-        }
-        for (queue, handler) in handlers { queue.execute { handler(received, expected) } }
     }
 
     // MARK: - Helpers

@@ -24,10 +24,18 @@ extension ImagePipeline {
                   progress: SharedJob<DeliveredImage>.ProgressHandler?,
                   refresh: (@Sendable (ImageResult?) -> Void)?) async throws(OspreyError) -> ImageResult {
         var failures: [OspreyError] = []
-        for candidate in [source] + options.alternativeSources {
+        if options.alternativeSources.isEmpty {
+            do throws(OspreyError) {
+                return try await retrieveOne(source, options: options, progress: progress, refresh: refresh)
+            } catch {
+                if error.isCancellation || Task.isCancelled { throw OspreyError.pipeline(.cancelled(source: source.description)) }
+                throw error
+            }
+        }
+        for (index, candidate) in ([source] + options.alternativeSources).enumerated() {
             do throws(OspreyError) {
                 var result = try await retrieveOne(candidate, options: options, progress: progress, refresh: refresh)
-                result.originalSource = source
+                if index > 0 { result.originalSource = source }
                 return result
             } catch {
                 if error.isCancellation || Task.isCancelled { throw OspreyError.pipeline(.cancelled(source: source.description)) }
@@ -55,8 +63,7 @@ extension ImagePipeline {
                 hit = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             }
             if let image = hit.image {
-                let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: hit.cacheType,
-                                         source: source, originalSource: source)
+                let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: hit.cacheType, source: source)
                 if options.refreshCached, case .network = source {
                     startRevalidation(source, key: key, options: options, refresh: refresh)
                 } else {
@@ -68,7 +75,7 @@ extension ImagePipeline {
         let delivered = try await Self.await(deliverJob(source, key: key, options: options), progress: progress)
         refresh?(nil)
         return ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image, cacheType: delivered.cacheType,
-                           source: source, originalSource: source, data: options.returnsData ? delivered.data : nil)
+                           source: source, data: options.returnsData ? delivered.data : nil)
     }
 
     // MARK: - Stages
@@ -139,7 +146,9 @@ extension ImagePipeline {
             }
             let download = try await self.load(source, options: options, validator: nil, progress: job.reportProgress)
             self.decodeCount.add(1, ordering: .relaxed)
-            let image = try await Self.run(on: queue) { () throws(OspreyError) in try decoder.decode(download.data, options: decoding) }
+            let image = decoder.isAsynchronous
+                ? try await Self.run(on: queue) { () throws(OspreyError) in try decoder.decode(download.data, options: decoding) }
+                : try decoder.decode(download.data, options: decoding)
             return FetchedOriginal(image: image, data: download.data, cacheType: .none, validator: download.response.validator)
         }
     }
@@ -211,7 +220,7 @@ extension ImagePipeline {
         let downloader = options.downloader ?? configuration.downloader
         let originalCache = options.originalCache ?? options.targetCache ?? configuration.cache
         var parts = ["\(ObjectIdentifier(downloader).hashValue)", "\(ObjectIdentifier(originalCache).hashValue)",
-                     key, source.url?.absoluteString ?? "provider", "\(options.decodingOptions)",
+                     key, source.url?.absoluteString ?? "provider", options.decodingOptions.workKey,
                      "\(options.forceRefresh)\(options.onlyFromCache)\(options.fromMemoryCacheOrRefresh)"]
         if !options.requestHeaders.isEmpty { parts.append("\(options.requestHeaders.sorted { $0.key < $1.key })") }
         if let credentials = options.credentials { parts.append(credentials.user) }

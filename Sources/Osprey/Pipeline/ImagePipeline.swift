@@ -189,7 +189,7 @@ public final class ImagePipeline: Sendable {
     /// The cache key of `source`, through ``Configuration/cacheKeyFilter`` for network sources
     /// whose key was not set explicitly.
     public func cacheKey(for source: ImageSource) -> String {
-        if case .network(let resource) = source, let filter = configuration.cacheKeyFilter,
+        if let filter = configuration.cacheKeyFilter, case .network(let resource) = source,
            resource.cacheKey == resource.url.absoluteString {
             return filter(resource.url)
         }
@@ -204,6 +204,6 @@ public final class ImagePipeline: Sendable {
         guard let image = cache.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration) else {
             return nil
         }
-        return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source, originalSource: source)
+        return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
     }
 }

@@ -10,7 +10,13 @@ public struct ImageResult: Sendable {
     /// The source that produced the image (an alternative source when the main one failed).
     public var source: ImageSource
     /// The source the request was made for.
-    public var originalSource: ImageSource
+    public var originalSource: ImageSource {
+        get { requestedSource ?? source }
+        set { requestedSource = newValue }
+    }
+    /// `originalSource` when it was set apart from `source` (`nil`: the same), so a result built on
+    /// a cache hit copies its source once.
+    private var requestedSource: ImageSource?
     /// The original bytes, when ``OspreyOptions/returnsData`` is set and they were at hand.
     public var data: Data?
     /// `true` for the second result of ``OspreyOptions/refreshCached``: the server had a new image.
@@ -22,9 +28,19 @@ public struct ImageResult: Sendable {
         self.image = image
         self.cacheType = cacheType
         self.source = source
-        self.originalSource = originalSource
+        self.requestedSource = originalSource
         self.data = data
         self.isRefresh = isRefresh
+    }
+
+    /// A result whose `originalSource` is `source`.
+    init(image: Image, cacheType: CacheType, source: ImageSource, data: Data? = nil) {
+        self.image = image
+        self.cacheType = cacheType
+        self.source = source
+        self.requestedSource = nil
+        self.data = data
+        self.isRefresh = false
     }
 }
 

@@ -121,7 +121,9 @@ final class JobRegistry<Value: Sendable>: Sendable {
     func job(for key: String, work: @escaping @Sendable (SharedJob<Value>) async throws -> Value) -> SharedJob<Value> {
         let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Value>, Bool) in
             if let existing = jobs[key], existing.isJoinable { return (existing, false) }
-            let job = SharedJob<Value>(onEnd: { [weak self] in self?.forget(key) })
+            // Strong: the registry holds a job only until it ends, when this runs and drops it.
+            // (A weak reference would give the registry a side table and slow every retain of it.)
+            let job = SharedJob<Value>(onEnd: { self.forget(key) })
             jobs[key] = job
             return (job, true)
         }

@@ -148,6 +148,22 @@ struct MemoryStorageTests {
         #expect(fixed.value(forKey: "k") == "v")
     }
 
+    @Test func hitsRestartExpirationOnlyPastHalfLifetime() throws {
+        let clock = TestClock()
+        let storage = makeStorage(clock: clock, expiration: .seconds(100), extending: .cacheTime)
+        try storage.store("v", forKey: "k", cost: 1)
+        clock.advance(by: 10)
+        #expect(storage.value(forKey: "k") == "v") // 90 s left of 100: unchanged, still due at 100
+        clock.advance(by: 50)
+        #expect(storage.value(forKey: "k") == "v") // 40 s left: restarted, now due at 160
+        clock.advance(by: 99)
+        #expect(storage.value(forKey: "k") == "v") // at 159; 1 s left: restarted, due at 259
+        clock.advance(by: 99)
+        #expect(storage.isCached(forKey: "k")) // at 258
+        clock.advance(by: 1)
+        #expect(!storage.isCached(forKey: "k"))
+    }
+
     @Test func trimToCostAndCount() throws {
         let storage = makeStorage()
         for i in 0..<10 { try storage.store("\(i)", forKey: "\(i)", cost: 10) }
