@@ -98,8 +98,8 @@ public final class ImagePipeline: Sendable {
     /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
     /// The image modifier is applied.
     public func cachedImage(for source: ImageSource, options items: [OspreyOption] = []) -> Image? {
-        if items.isEmpty { return memoryHit(source, options: configuration.defaultOptions)?.image }
-        return memoryHit(source, options: resolve(items))?.image
+        if items.isEmpty { return memoryImage(source, options: configuration.defaultOptions) }
+        return memoryImage(source, options: resolve(items))
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
@@ -197,13 +197,25 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The processed image in the target memory cache, as a result, or `nil`.
+    @inline(__always)
     func memoryHit(_ source: ImageSource, options: OspreyOptions) -> ImageResult? {
+        guard let image = memoryImage(source, options: options) else { return nil }
+        return ImageResult(image: image, cacheType: .memory, source: source)
+    }
+
+    /// The processed image in the target memory cache, through the image modifier, or `nil`.
+    /// (The caches are borrowed, not copied out of an optional: a hit retains nothing it need not.)
+    func memoryImage(_ source: ImageSource, options: OspreyOptions) -> Image? {
         guard !options.forceRefresh else { return nil }
-        let cache = options.targetCache ?? configuration.cache
         let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
-        guard let image = cache.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration) else {
-            return nil
+        let found: Image?
+        if let target = options.targetCache {
+            found = target.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        } else {
+            found = configuration.cache.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
         }
-        return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
+        guard let image = found else { return nil }
+        guard let modifier = options.imageModifier else { return image }
+        return modifier(image)
     }
 }

@@ -2,19 +2,48 @@ import Foundation
 
 /// A network image: its URL and the key it is cached under.
 public struct ImageResource: Sendable, Hashable, CustomStringConvertible {
+    /// Both values in one immutable object, so that copying a resource (or an ``ImageSource``, or
+    /// an ``ImageResult``) retains one reference, not two.
+    private final class Box: Sendable {
+        let url: URL
+        let cacheKey: String
+        init(url: URL, cacheKey: String) {
+            self.url = url
+            self.cacheKey = cacheKey
+        }
+    }
+
+    private var box: Box
+
     /// Where the image is downloaded from (`http`, `https`, `file` or `data` URLs).
-    public var url: URL
+    public var url: URL {
+        get { box.url }
+        set { box = Box(url: newValue, cacheKey: box.cacheKey) }
+    }
     /// The cache key. Default: the URL's absolute string. Override it for signed or expiring URLs
     /// whose query changes while the image does not (or set ``ImagePipeline/Configuration/cacheKeyFilter``).
-    public var cacheKey: String
+    public var cacheKey: String {
+        get { box.cacheKey }
+        set { box = Box(url: box.url, cacheKey: newValue) }
+    }
 
     /// A resource for `url`, cached under `cacheKey` (default `url.absoluteString`).
     public init(url: URL, cacheKey: String? = nil) {
-        self.url = url
-        self.cacheKey = cacheKey ?? url.absoluteString
+        box = Box(url: url, cacheKey: cacheKey ?? url.absoluteString)
     }
 
     public var description: String { url.absoluteString }
+
+    /// Resources are equal when their URLs and cache keys are.
+    public static func == (lhs: ImageResource, rhs: ImageResource) -> Bool {
+        lhs.box === rhs.box || (lhs.url == rhs.url && lhs.cacheKey == rhs.cacheKey)
+    }
+
+    /// Hashes the URL and the cache key.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(cacheKey)
+    }
 }
 
 /// Where an image comes from: the network (Kingfisher's `Source.network`) or a data provider.
