@@ -189,3 +189,39 @@ void osprey_set_int_array(VipsImage *image, const char *name, const int *values,
 int osprey_has_operation(const char *name) {
     return vips_type_find("VipsOperation", name) != 0;
 }
+
+int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
+    // Same result as vips_image_copy_memory(), but the pipeline is evaluated on the calling
+    // thread, a strip at a time, top to bottom (so sequential loaders are read in order), instead
+    // of through libvips' thread pool: for small images the hand-offs to and from the pool's
+    // worker threads cost more than the pixels.
+    *out = NULL;
+    VipsImage *mem = vips_image_new_memory();
+    if (!mem) return -1;
+    if (vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
+        vips_image_write_prepare(mem)) {
+        g_object_unref(mem);
+        return -1;
+    }
+    VipsRegion *region = vips_region_new(in);
+    if (!region) {
+        g_object_unref(mem);
+        return -1;
+    }
+    const size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    const int strip = 64;
+    for (int top = 0; top < in->Ysize; top += strip) {
+        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
+        if (vips_region_prepare(region, &rect)) {
+            g_object_unref(region);
+            g_object_unref(mem);
+            return -1;
+        }
+        for (int y = 0; y < rect.height; y++) {
+            memcpy(VIPS_IMAGE_ADDR(mem, 0, top + y), VIPS_REGION_ADDR(region, 0, top + y), line);
+        }
+    }
+    g_object_unref(region);
+    *out = mem;
+    return 0;
+}

@@ -11,6 +11,10 @@ struct OspreyBench {
         if arguments.first == "origin" {
             try await runOrigin(directories: Array(arguments.dropFirst()))
         }
+        if arguments.first == "perfile" {
+            try setVipsConcurrency()
+            return try perFile(directories: Array(arguments.dropFirst()))
+        }
         let selected = Set(arguments.compactMap(Int.init))
         func wants(_ n: Int) -> Bool { selected.isEmpty || selected.contains(n) }
         let reps = envInt("BENCH_REPS", 5)

@@ -26,6 +26,10 @@ int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, 
 int osprey_thumbnail_image(VipsImage *in, int width, int height, int size, int crop, VipsImage **out);
 
 int osprey_autorot(VipsImage *in, VipsImage **out);
+
+/// vips_image_copy_memory() evaluated on the calling thread (strips, top to bottom) instead of
+/// libvips' thread pool.
+int osprey_copy_memory_inline(VipsImage *in, VipsImage **out);
 /// Converts through the embedded ICC profile to sRGB, 8 bits.
 int osprey_icc_to_srgb(VipsImage *in, VipsImage **out);
 int osprey_colourspace(VipsImage *in, int space, VipsImage **out);

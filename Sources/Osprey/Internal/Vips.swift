@@ -109,12 +109,24 @@ final class VipsImageRef: @unchecked Sendable {
     func has(_ name: String) -> Bool { vips_image_get_typeof(pointer, name) != 0 }
 
     /// Renders every pixel into memory, so later reads never go back to the decoder.
+    ///
+    /// Images up to ``inlineRenderLimit`` pixels (and all images when libvips runs one thread)
+    /// are rendered on the calling thread: libvips' thread pool would hand every strip to a worker
+    /// thread and back, which for a thumbnail costs more than the pixels (measured: about a
+    /// millisecond per small image on 2 cores). Larger images use the pool, which renders their
+    /// strips in parallel.
     func materialised() throws(VipsFailure) -> VipsImageRef {
-        try VipsImageRef.make { out in
+        if width * height <= Self.inlineRenderLimit || vips_concurrency_get() <= 1 {
+            return try VipsImageRef.make { osprey_copy_memory_inline(pointer, &$0) }
+        }
+        return try VipsImageRef.make { out in
             out = vips_image_copy_memory(pointer)
             return out == nil ? -1 : 0
         }
     }
+
+    /// The largest image (in pixels, all frames) rendered on the calling thread: 4 megapixels.
+    static let inlineRenderLimit = 4_000_000
 
     /// A private, writable in-memory copy for drawing; the closure draws, then the image is frozen.
     func drawing(_ draw: (UnsafeMutablePointer<VipsImage>) -> Int32) throws(VipsFailure) -> VipsImageRef {

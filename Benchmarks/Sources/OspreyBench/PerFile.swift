@@ -1,0 +1,44 @@
+import Foundation
+import Osprey
+
+/// `OspreyBench perfile DIR...`: for every image, the median wall and process CPU time of the
+/// end-to-end job's image work (decode with a 256-px thumbnail, then JPEG q80), one image at a
+/// time on one thread: where the per-image time of scenarios 6 and 7 goes.
+func perFile(directories: [String]) throws {
+    let decoder = ImageDecoder(options: thumbnailOptions)
+    let rounds = envInt("PERFILE_ROUNDS", 15)
+    print("file | decode wall ms | decode cpu ms | encode wall ms | encode cpu ms")
+    var totals = (0.0, 0.0, 0.0, 0.0)
+    for directory in directories {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() where !name.hasPrefix(".") {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name),
+                  let first = try? decoder.decode(data) else { continue }
+            blackHole(try first.encoded(as: .jpeg, quality: 80))
+            var dw: [Double] = [], dc: [Double] = [], ew: [Double] = [], ec: [Double] = []
+            for _ in 0..<rounds {
+                let (w0, c0) = (wallNow(), processCPU())
+                let image = try decoder.decode(data)
+                let (w1, c1) = (wallNow(), processCPU())
+                blackHole(try image.encoded(as: .jpeg, quality: 80))
+                let (w2, c2) = (wallNow(), processCPU())
+                dw.append(w1 - w0); dc.append(c1 - c0); ew.append(w2 - w1); ec.append(c2 - c1)
+            }
+            let m = [dw, dc, ew, ec].map { $0.sorted()[$0.count / 2] * 1e3 }
+            totals = (totals.0 + m[0], totals.1 + m[1], totals.2 + m[2], totals.3 + m[3])
+            print(String(format: "%@ | %.2f | %.2f | %.2f | %.2f", name, m[0], m[1], m[2], m[3]))
+        }
+    }
+    print(String(format: "total | %.2f | %.2f | %.2f | %.2f", totals.0, totals.1, totals.2, totals.3))
+}
+
+private func wallNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+private func processCPU() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
