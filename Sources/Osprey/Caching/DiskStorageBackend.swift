@@ -189,8 +189,11 @@ extension DiskStorage {
             let (stream, continuation) = AsyncStream.makeStream(of: CleanReport.self, bufferingPolicy: .bufferingNewest(64))
             let id = UUID()
             state.withLock { $0.observers[id] = continuation }
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+            // Holds the state, not the storage: a weak reference to the storage would give it a
+            // side table and slow every retain of it.
+            let state = self.state
+            continuation.onTermination = { _ in
+                _ = state.withLock { $0.observers.removeValue(forKey: id) }
             }
             return stream
         }

@@ -29,13 +29,13 @@ public struct DownloadRequest: Sendable, Hashable {
 
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPHeaderName.equal($0.key, name) }?.value
     }
 
     /// Sets (or with `nil` removes) the header field `name`, replacing any field whose name
     /// differs only in case.
     public mutating func setValue(_ value: String?, forHTTPHeaderField name: String) {
-        for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
+        for key in headers.keys where HTTPHeaderName.equal(key, name) {
             headers[key] = nil
         }
         if let value { headers[name] = value }

@@ -19,7 +19,7 @@ public struct DownloadResponse: Sendable, Hashable {
 
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPHeaderName.equal($0.key, name) }?.value
     }
 
     /// `Content-Length` as a number, or `nil`.

@@ -35,6 +35,9 @@ public final class ImageDownloader: Sendable {
     public let loader: any DataLoading
 
     let state: Locked<State>
+    /// Event observers, by id, behind their own lock: emitting an event does not contend with
+    /// scheduling.
+    let observers = Locked<(nextID: UInt64, streams: [UInt64: AsyncStream<DownloadEvent>.Continuation])>((0, [:]))
 
     struct Caller {
         let task: DownloadTask
@@ -82,7 +85,6 @@ public final class ImageDownloader: Sendable {
         var blacklist: Set<String> = []
         var resumable: [String: ResumableData] = [:]
         var resumableOrder: [String] = []
-        var observers: [UInt64: AsyncStream<DownloadEvent>.Continuation] = [:]
     }
 
     /// Creates a downloader. `loader` defaults to ``DataLoader/shared``.
@@ -228,19 +230,22 @@ public final class ImageDownloader: Sendable {
     /// buffered without limit until read, and the stream ends when the consumer stops iterating it.
     public func events() -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
-        let id = state.withLock { state in
-            state.nextID += 1
-            state.observers[state.nextID] = continuation
-            return state.nextID
+        let id = observers.withLock { observers in
+            observers.nextID += 1
+            observers.streams[observers.nextID] = continuation
+            return observers.nextID
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        // Holds the observer table, not the downloader (a weak reference to the downloader would
+        // give it a side table and slow every retain of it).
+        let observers = self.observers
+        continuation.onTermination = { _ in
+            _ = observers.withLock { $0.streams.removeValue(forKey: id) }
         }
         return stream
     }
 
     func emit(_ event: @autoclosure () -> DownloadEvent) {
-        let observers = state.withLock { Array($0.observers.values) }
+        let observers = self.observers.withLock { $0.streams.isEmpty ? [] : Array($0.streams.values) }
         guard !observers.isEmpty else { return }
         let event = event()
         for observer in observers { observer.yield(event) }

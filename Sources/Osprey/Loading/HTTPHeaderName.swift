@@ -1,0 +1,23 @@
+/// HTTP header names compare ASCII case-insensitively (RFC 9110 §5.1). This does it on the UTF-8
+/// bytes, without Foundation's locale-aware `caseInsensitiveCompare` (a tenth of the CPU of a
+/// download with an instant loader).
+enum HTTPHeaderName {
+    /// Whether `a` and `b` name the same header.
+    static func equal(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] != y[i] {
+                    guard lower(x[i]) == lower(y[i]) else { return false }
+                }
+                return true
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+}
