@@ -25,30 +25,18 @@ final class MetricsRecorder: Sendable {
 extension ImageDownloader {
     /// Runs network task `id` under its timeout, then finishes it.
     ///
-    /// The timeout is a dispatch work item that, when it fires, marks the task as timed out and
-    /// cancels it (the transfer sees the cancellation, keeps resumable data and returns); the
-    /// cancelled outcome is then reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
-    /// One timer per download, no extra Swift tasks.
+    /// The downloader's watchdog (see ``armTimeout(id:request:timeout:)``) cancels a task whose
+    /// deadline passes; the transfer sees the cancellation, keeps resumable data and returns, and
+    /// the cancelled outcome is reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
     func run(id: UInt64, request: DownloadRequest, settings: TransferSettings) async {
         let clock = ContinuousClock()
         let start = clock.now
         let recorder = MetricsRecorder()
         let timeout = request.timeout ?? configuration.timeout
-        let timedOut = Locked(false)
-        let timer = DispatchWorkItem { [self] in
-            let handle = state.withLock { state -> Task<Void, Never>? in
-                guard let task = state.tasks[request], task.id == id else { return nil }
-                return task.handle
-            }
-            timedOut.withLock { $0 = true }
-            handle?.cancel()
-        }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = max(0, min(Double(seconds) * 1e9 + Double(attoseconds) / 1e9, Double(Int.max / 2)))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: timer)
+        armTimeout(id: id, request: request, timeout: timeout)
         var outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
-        timer.cancel()
-        if case .failure = outcome, timedOut.withLock({ $0 }) {
+        if disarmTimeout(id: id), case .failure = outcome {
+            let (seconds, attoseconds) = timeout.components
             outcome = .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
         }
         recorder.update { $0.duration = clock.now - start }

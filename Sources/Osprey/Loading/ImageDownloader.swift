@@ -81,6 +81,9 @@ public final class ImageDownloader: Sendable {
         var queued = 0
         var keysByToken: [DownloadToken: DownloadRequest] = [:]
         var running = 0
+        /// Deadlines of the running tasks, by task id, and the task that enforces them.
+        var deadlines: [UInt64: Deadline] = [:]
+        var watchdog = Watchdog()
         var nextID: UInt64 = 0
         var blacklist: Set<String> = []
         var resumable: [String: ResumableData] = [:]

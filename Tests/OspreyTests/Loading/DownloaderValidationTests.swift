@@ -197,6 +197,22 @@ struct DownloaderValidationTests {
         #expect(downloader.runningCount == 0)
     }
 
+    @Test("a shorter deadline after a longer one still fires first (one watchdog per downloader)")
+    func shorterDeadlineAfterLongerOne() async throws {
+        let terminated = Collector<Bool>()
+        let downloader = makeDownloader(StallingLoader(terminated: terminated)) { $0.timeout = .seconds(600) }
+        let long = URL(string: "http://stalled.invalid/long.jpg")!
+        let short = URL(string: "http://stalled.invalid/short.jpg")!
+        let longDone = Collector<Bool>()
+        let longTask = downloader.download(long) { result in longDone.append((try? result.get()) == nil) }
+        // The long request runs at once (its deadline armed the watchdog for 600 s) before the short one starts.
+        #expect(downloader.runningCount == 1)
+        #expect(await outcome(downloader, short, DownloadOptions(timeout: .milliseconds(50))).downloadReason == .timeout(url: short, seconds: 0.05))
+        #expect(downloader.runningCount == 1)
+        longTask.cancel()
+        #expect(await longDone.wait(for: 1) == [true])
+    }
+
     @Test("redirects are followed and counted")
     func redirects() async throws {
         try await withLoopback { server, loader in

@@ -1,0 +1,64 @@
+import Foundation
+
+extension ImageDownloader {
+    /// The deadline of a running network task.
+    struct Deadline {
+        var at: ContinuousClock.Instant
+        var request: DownloadRequest
+        var timedOut = false
+    }
+
+    /// The one watchdog task of a downloader, which cancels running tasks past their deadline.
+    struct Watchdog {
+        var task: Task<Void, Never>?
+        /// When it wakes next; a new deadline before this replaces it.
+        var wake: ContinuousClock.Instant?
+        var generation: UInt64 = 0
+    }
+
+    /// Registers the deadline of running task `id`. Timeouts cost one dictionary entry per
+    /// download and one sleeping task per downloader (while anything runs), not a timer each.
+    func armTimeout(id: UInt64, request: DownloadRequest, timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        state.withLock { state in
+            state.deadlines[id] = Deadline(at: deadline, request: request)
+            if state.watchdog.task != nil, let wake = state.watchdog.wake, wake <= deadline { return }
+            state.watchdog.task?.cancel()
+            state.watchdog.generation += 1
+            state.watchdog.wake = deadline
+            let generation = state.watchdog.generation
+            // Holds the downloader only while deadlines are pending: it ends when none are left.
+            state.watchdog.task = Task.detached(priority: .utility) { await self.watch(generation: generation) }
+        }
+    }
+
+    /// Removes the deadline of task `id`; returns whether it had passed (the task was cancelled for it).
+    func disarmTimeout(id: UInt64) -> Bool {
+        state.withLock { $0.deadlines.removeValue(forKey: id)?.timedOut ?? false }
+    }
+
+    private func watch(generation: UInt64) async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let (next, expired): (ContinuousClock.Instant?, [Task<Void, Never>]) = state.withLock { state in
+                guard state.watchdog.generation == generation else { return (nil, []) }
+                var next: ContinuousClock.Instant?
+                var expired: [Task<Void, Never>] = []
+                for (id, deadline) in state.deadlines where !deadline.timedOut {
+                    if deadline.at <= now {
+                        state.deadlines[id]?.timedOut = true
+                        if let task = state.tasks[deadline.request], task.id == id, let handle = task.handle { expired.append(handle) }
+                    } else if next.map({ deadline.at < $0 }) ?? true {
+                        next = deadline.at
+                    }
+                }
+                state.watchdog.wake = next
+                if next == nil { state.watchdog.task = nil }
+                return (next, expired)
+            }
+            for handle in expired { handle.cancel() }
+            guard let next else { return }
+            try? await Task.sleep(until: next, clock: .continuous)
+        }
+    }
+}
