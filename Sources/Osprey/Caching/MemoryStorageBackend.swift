@@ -13,7 +13,8 @@ extension MemoryStorage {
     ///   live in a contiguous array of nodes linked by indices (a doubly linked list without
     ///   per-node allocations), most recently used at the head. Values are stored as `Value`
     ///   (no existential box, no cast on a hit); an entry's expiration is rewritten on a hit only
-    ///   when less than half of its lifetime remains.
+    ///   when less than half of its lifetime remains. The read and write paths are pre-specialised
+    ///   for ``Image`` (`@_specialize`), so callers in other modules run specialised code too.
     /// - Memory pressure: Linux has no memory-warning notification, so call ``trim(toCost:)`` or
     ///   ``removeAll()`` yourself.
     public final class Backend<Value: Sendable>: Sendable {
@@ -73,6 +74,7 @@ extension MemoryStorage {
         ///   An already-expired expiration stores nothing (and removes the key's previous value).
         /// - Throws: ``OspreyError/CacheReason/entryTooLarge(key:cost:limit:)`` when `cost` exceeds
         ///   the per-entry limit; the key's previous value is removed too.
+        @_specialize(where Value == Image)
         public func store(_ value: Value, forKey key: String, cost: Int, expiration: StorageExpiration? = nil) throws(OspreyError) {
             let expiration = expiration ?? config.expiration
             let now = currentTime()
@@ -97,6 +99,7 @@ extension MemoryStorage {
         /// The value under `key`, or `nil` when there is none or it has expired (an expired entry is
         /// removed). A hit marks the entry as used and extends its expiration as `extendingExpiration`
         /// says (`nil`, the default, uses the config's).
+        @_specialize(where Value == Image)
         public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Value? {
             let now = currentTime()
             let extending = extendingExpiration ?? config.extendingExpiration
@@ -115,6 +118,7 @@ extension MemoryStorage {
         }
 
         /// Whether an unexpired value is stored under `key`. Does not count as a use.
+        @_specialize(where Value == Image)
         public func isCached(forKey key: String) -> Bool {
             let now = currentTime()
             return state.withLock { $0.isLive(key, now: now) }
@@ -129,6 +133,7 @@ extension MemoryStorage {
         // MARK: Removing
 
         /// Removes the value under `key`, if any.
+        @_specialize(where Value == Image)
         public func remove(forKey key: String) {
             state.withLock { list in
                 if let slot = list.index[key] { list.remove(slot) }
