@@ -31,10 +31,21 @@ final class CountingProcessor: ImageProcessing {
     private let counter = Atomic<Int>(0)
     var count: Int { counter.load(ordering: .relaxed) }
 
-    init(_ identifier: String) { self.identifier = identifier }
+    /// Held until this returns true (or 10 s pass): makes "the stage is still running when the
+    /// next request joins it" deterministic.
+    private let holdUntil: (@Sendable () -> Bool)?
+
+    init(_ identifier: String, holdUntil: (@Sendable () -> Bool)? = nil) {
+        self.identifier = identifier
+        self.holdUntil = holdUntil
+    }
 
     func process(_ image: Image) throws(OspreyError) -> Image {
         counter.add(1, ordering: .relaxed)
+        if let holdUntil {
+            let deadline = Date().addingTimeInterval(10)
+            while !holdUntil() && Date() < deadline { usleep(1_000) }
+        }
         return image
     }
 }

@@ -8,7 +8,9 @@ struct SharedWorkTests {
     func coalescingAcrossProcessors() async throws {
         try await PipelineFixture.run { f in
             let path = "/gated/shared/image"
-            let common = CountingProcessor("count")
+            // The [count] stage stays running until the [count, blur] stage exists (and so has joined it).
+            let pipeline = f.pipeline
+            let common = CountingProcessor("count", holdUntil: { pipeline.processJobs.count >= 2 })
             let blur = ImageProcessors.Blur(sigma: 1)
             let plain = Task { try await f.pipeline.image(for: f.source(path)) }
             let counted = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common)]) }
