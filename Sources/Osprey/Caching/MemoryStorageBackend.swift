@@ -49,9 +49,7 @@ extension MemoryStorage {
                     try? await Task.sleep(nanoseconds: nanoseconds)
                     guard !Task.isCancelled else { return }
                     let now = Self.currentTime(config)
-                    state.withLock { list in
-                        for slot in list.expiredSlots(now: now) { list.remove(slot) }
-                    }
+                    _ = state.withLock { $0.removeExpired(now: now) }
                 }
             }
             sweeper.withLock { $0 = task }
@@ -149,13 +147,7 @@ extension MemoryStorage {
         @discardableResult
         public func removeExpired() -> [String] {
             let now = currentTime()
-            return state.withLock { list in
-                list.expiredSlots(now: now).map { slot in
-                    let key = list.nodes[slot].key
-                    list.remove(slot)
-                    return key
-                }
-            }
+            return state.withLock { $0.removeExpired(now: now) }
         }
 
         /// Evicts entries (by the eviction policy) until the total cost is at most `cost`;
@@ -250,6 +242,15 @@ struct MemoryStorageList<Value> {
             i = nodes[i].next
         }
         return keys
+    }
+
+    /// Removes the entries that have expired at `now`; returns their keys, head to tail.
+    mutating func removeExpired(now: TimeInterval) -> [String] {
+        expiredSlots(now: now).map { slot in
+            let key = nodes[slot].key
+            remove(slot)
+            return key
+        }
     }
 
     /// The slots whose entries have expired at `now`, head to tail.

@@ -61,7 +61,7 @@ extension ImageDownloader {
         /// Sets (or with `nil` removes) the default header `name`, replacing any whose name differs
         /// only in case.
         public mutating func setHeader(_ value: String?, for name: String) {
-            for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
+            for key in headers.keys where HTTPHeaderName.equal(key, name) {
                 headers[key] = nil
             }
             if let value { headers[name] = value }

@@ -22,7 +22,8 @@ extension ImageDownloader {
         let deadline = ContinuousClock.now + timeout
         state.withLock { state in
             state.deadlines[id] = Deadline(at: deadline, request: request)
-            if state.watchdog.task != nil, let wake = state.watchdog.wake, wake <= deadline { return }
+            // `wake` is set exactly while a watchdog runs.
+            if let wake = state.watchdog.wake, wake <= deadline { return }
             state.watchdog.task?.cancel()
             state.watchdog.generation += 1
             state.watchdog.wake = deadline

@@ -248,7 +248,7 @@ public final class ImageDownloader: Sendable {
     }
 
     func emit(_ event: @autoclosure () -> DownloadEvent) {
-        let observers = self.observers.withLock { $0.streams.isEmpty ? [] : Array($0.streams.values) }
+        let observers = self.observers.withLock { Array($0.streams.values) }
         guard !observers.isEmpty else { return }
         let event = event()
         for observer in observers { observer.yield(event) }

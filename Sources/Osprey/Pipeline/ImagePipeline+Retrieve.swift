@@ -23,16 +23,9 @@ extension ImagePipeline {
     func retrieve(_ source: ImageSource, options: OspreyOptions,
                   progress: SharedJob<DeliveredImage>.ProgressHandler?,
                   refresh: (@Sendable (ImageResult?) -> Void)?) async throws(OspreyError) -> ImageResult {
+        let candidates = [source] + options.alternativeSources
         var failures: [OspreyError] = []
-        if options.alternativeSources.isEmpty {
-            do throws(OspreyError) {
-                return try await retrieveOne(source, options: options, progress: progress, refresh: refresh)
-            } catch {
-                if error.isCancellation || Task.isCancelled { throw OspreyError.pipeline(.cancelled(source: source.description)) }
-                throw error
-            }
-        }
-        for (index, candidate) in ([source] + options.alternativeSources).enumerated() {
+        for (index, candidate) in candidates.enumerated() {
             do throws(OspreyError) {
                 var result = try await retrieveOne(candidate, options: options, progress: progress, refresh: refresh)
                 if index > 0 { result.originalSource = source }
@@ -43,7 +36,7 @@ extension ImagePipeline {
             }
         }
         if failures.count == 1 { throw failures[0] }
-        throw OspreyError.pipeline(.allSourcesFailed(sources: ([source] + options.alternativeSources).map(\.description), errors: failures))
+        throw OspreyError.pipeline(.allSourcesFailed(sources: candidates.map(\.description), errors: failures))
     }
 
     private func retrieveOne(_ source: ImageSource, options: OspreyOptions,
