@@ -24,6 +24,24 @@ final class Counter: Sendable {
     func next() -> Int { value.add(1, ordering: .relaxed).oldValue }
 }
 
+/// Runs `body` for every index in `0..<count`, `concurrency` at a time: each of `concurrency`
+/// tasks takes the next index until none are left.
+func forEachIndex(_ count: Int, concurrency: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    let counter = Counter()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                while true {
+                    let i = counter.next()
+                    guard i < count else { return }
+                    try await body(i)
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+}
+
 // MARK: - Figures
 
 /// One measured figure: per-repetition samples of a subject and (optionally) of its baseline,

@@ -78,19 +78,8 @@ func scenario5(reps: Int, origin: OriginProcess) async throws -> [Figure] {
         // baseline: the 100 distinct fetches alone, same client, 6 at a time (the downloader's limit)
         let rawURLs = (0..<distinct).map { base + "raw\($0)" }
         raw.append(try await time {
-            let counter = Counter()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<6 {
-                    group.addTask {
-                        while true {
-                            let i = counter.next()
-                            guard i < rawURLs.count else { return }
-                            let response = try await loader.client.execute(HTTPClientRequest(url: rawURLs[i]), timeout: .seconds(60))
-                            blackHole(try await response.body.collect(upTo: 1 << 30))
-                        }
-                    }
-                }
-                try await group.waitForAll()
+            try await forEachIndex(rawURLs.count, concurrency: 6) { i in
+                blackHole(try await rawFetch(rawURLs[i], client: loader.client))
             }
         })
         let before = try await originHits(origin, client: loader.client)

@@ -60,19 +60,9 @@ func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
     let sources = urls.map { ImageSource.url(URL(string: $0)!) }
     resetPeakRSS()
     let seconds = try await time {
-        let counter = Counter()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask {
-                    while true {
-                        let i = counter.next()
-                        guard i < sources.count else { return }
-                        let result = try await pipeline.image(for: sources[i], options: options)
-                        precondition(max(result.image.width, result.image.height) <= 256)
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await forEachIndex(sources.count, concurrency: concurrency) { i in
+            let result = try await pipeline.image(for: sources[i], options: options)
+            precondition(max(result.image.width, result.image.height) <= 256)
         }
     }
     let peak = procStatusMB("VmHWM")
@@ -111,24 +101,19 @@ func rawFetchRun(urls: [String], concurrency: Int) async throws -> RunResult {
     let loader = DataLoader()
     resetPeakRSS()
     let seconds = try await time {
-        let counter = Counter()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency {
-                group.addTask {
-                    while true {
-                        let i = counter.next()
-                        guard i < urls.count else { return }
-                        let response = try await loader.client.execute(HTTPClientRequest(url: urls[i]), timeout: .seconds(60))
-                        blackHole(try await response.body.collect(upTo: 1 << 30))
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await forEachIndex(urls.count, concurrency: concurrency) { i in
+            blackHole(try await rawFetch(urls[i], client: loader.client))
         }
     }
     let peak = procStatusMB("VmHWM")
     try await loader.shutdown()
     return RunResult(seconds: seconds, peakMB: peak)
+}
+
+/// The whole body of `url`, fetched with `client` and nothing else (the raw-fetch baselines).
+func rawFetch(_ url: String, client: HTTPClient) async throws -> ByteBuffer {
+    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
+    return try await response.body.collect(upTo: 1 << 30)
 }
 
 /// The peer: Benchmarks/peer/peer.py in its own virtualenv's Python.
