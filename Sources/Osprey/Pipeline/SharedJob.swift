@@ -47,6 +47,9 @@ final class SharedJob<Value: Sendable>: Sendable {
         if abandonedAlready { task.cancel() }
     }
 
+    /// How many subscribers wait for the job (for tests).
+    var subscriberCount: Int { state.withLock { $0.subscribers } }
+
     /// Whether the job can still take subscribers.
     var isJoinable: Bool { state.withLock { !$0.abandoned } }
 
@@ -133,6 +136,12 @@ final class JobRegistry<Value: Sendable>: Sendable {
 
     /// How many jobs are in flight (for tests).
     var count: Int { jobs.withLock { $0.count } }
+
+    /// The subscribers of the job in flight whose key ends with `suffix`, or 0 (for tests).
+    func subscribers(ofKeyEndingWith suffix: String) -> Int {
+        let job = jobs.withLock { jobs in jobs.first { $0.key.hasSuffix(suffix) }?.value }
+        return job?.subscriberCount ?? 0
+    }
 
     private func forget(_ key: String) {
         jobs.withLock { jobs in
