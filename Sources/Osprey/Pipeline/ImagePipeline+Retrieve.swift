@@ -20,6 +20,8 @@ struct DeliveredImage: Sendable {
 
 extension ImagePipeline {
     /// Steps 1-5 of the retrieve flow for `source`, then its alternative sources in order.
+    /// (Runs on the global concurrent executor, whoever the caller is.)
+    @concurrent
     func retrieve(_ source: ImageSource, options: OspreyOptions,
                   progress: SharedJob<DeliveredImage>.ProgressHandler?,
                   refresh: (@Sendable (ImageResult?) -> Void)?) async throws(OspreyError) -> ImageResult {

@@ -79,19 +79,49 @@ public final class ImagePipeline: Sendable {
     /// With ``OspreyOptions/refreshCached`` this returns the cached image; the revalidation runs in
     /// the background and updates the cache (use ``imageEvents(for:options:)`` or the
     /// completion-handler form to receive the second result).
-    public func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+    ///
+    /// A memory-cache hit is answered on the caller's executor without suspending: the function is
+    /// `nonisolated(nonsending)` and inlinable, so the lookup runs inline in the caller (no hop to
+    /// the global pool and back, no async frame; a hit from the main actor stays on it). A miss
+    /// continues on the global concurrent executor.
+    @inlinable
+    public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+        switch lookUpMemory(source, items: items) {
+        case .hit(let result): return result
+        case .miss(let options): return try await retrieveMiss(source, options: options)
+        }
+    }
+
+    /// A memory hit, or the resolved options to retrieve with.
+    @usableFromInline
+    enum MemoryLookup {
+        case hit(ImageResult)
+        case miss(OspreyOptions)
+    }
+
+    /// The synchronous first step of ``image(for:options:)``.
+    @usableFromInline
+    func lookUpMemory(_ source: ImageSource, items: [OspreyOption]) -> MemoryLookup {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
-            if !configuration.defaultOptions.refreshCached, let hit = memoryHit(source, options: configuration.defaultOptions) { return hit }
-            return try await retrieve(source, options: configuration.defaultOptions, progress: nil, refresh: nil)
+            if !configuration.defaultOptions.refreshCached, let hit = memoryHit(source, options: configuration.defaultOptions) {
+                return .hit(hit)
+            }
+            return .miss(configuration.defaultOptions)
         }
         let options = resolve(items)
-        if !options.refreshCached, let hit = memoryHit(source, options: options) { return hit }
-        return try await retrieve(source, options: options, progress: nil, refresh: nil)
+        if !options.refreshCached, let hit = memoryHit(source, options: options) { return .hit(hit) }
+        return .miss(options)
+    }
+
+    /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor.
+    @usableFromInline @concurrent
+    func retrieveMiss(_ source: ImageSource, options: OspreyOptions) async throws(OspreyError) -> ImageResult {
+        try await retrieve(source, options: options, progress: nil, refresh: nil)
     }
 
     /// The image for `url` (a network source with the default cache key).
-    public func image(for url: URL, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+    public nonisolated(nonsending) func image(for url: URL, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
         try await image(for: .url(url), options: items)
     }
 

@@ -51,7 +51,10 @@ public enum ImageSource: Sendable, CustomStringConvertible {
     /// Downloaded by an ``ImageDownloader``.
     case network(ImageResource)
     /// Produced by an ``ImageDataProvider`` (key plus async data).
-    case provider(any ImageDataProvider)
+    ///
+    /// (Boxed, so that a source is one reference either way: copying one, as every result does,
+    /// is a single retain instead of an existential copy.)
+    indirect case provider(any ImageDataProvider)
 
     /// A network source for `url`, cached under `url.absoluteString`.
     public static func url(_ url: URL) -> ImageSource { .network(ImageResource(url: url)) }
