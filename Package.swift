@@ -24,9 +24,11 @@ let package = Package(
             providers: [.apt(["libvips-dev"]), .brew(["vips"])]
         ),
         // Fixed-argument C wrappers around libvips' varargs calls, which Swift cannot call.
+        // lcms2 (a dependency of libvips-dev) for cached colour transforms.
         .target(
             name: "COspreyVips",
-            dependencies: ["CVips"]
+            dependencies: ["CVips"],
+            linkerSettings: [.linkedLibrary("lcms2")]
         ),
         .target(
             name: "Osprey",

@@ -32,6 +32,12 @@ int osprey_autorot(VipsImage *in, VipsImage **out);
 int osprey_copy_memory_inline(VipsImage *in, VipsImage **out);
 /// Converts through the embedded ICC profile to sRGB, 8 bits.
 int osprey_icc_to_srgb(VipsImage *in, VipsImage **out);
+/// Converts an 8-bit RGB(A) image with an embedded profile, or an 8-bit CMYK(A) image with an
+/// embedded or libvips' fallback profile, to 8-bit sRGB(A) in memory with an lcms2 transform
+/// cached per profile (rendered on the calling thread). The output carries no ICC profile.
+/// Returns 0 on success, -1 on failure, 1 when the image is not such an image (the caller then
+/// uses osprey_icc_to_srgb or vips_colourspace).
+int osprey_icc_to_srgb_cached(VipsImage *in, VipsImage **out);
 int osprey_colourspace(VipsImage *in, int space, VipsImage **out);
 int osprey_cast(VipsImage *in, int format, VipsImage **out);
 int osprey_copy(VipsImage *in, VipsImage **out);

@@ -30,8 +30,13 @@ extension VipsImageRef {
     /// keeping alpha. CMYK and greyscale sources come out as 3-band sRGB.
     func normalisedToSRGB() throws(VipsFailure) -> VipsImageRef {
         var image = self
-        if image.has("icc-profile-data"), !image.hasSRGBProfile, let converted = try? image.apply({ osprey_icc_to_srgb($0, &$1) }) {
-            image = converted
+        let hasProfile = image.has("icc-profile-data")
+        if image.interpretation == VIPS_INTERPRETATION_CMYK || (hasProfile && !image.hasSRGBProfile) {
+            if let converted = image.cachedTransformToSRGB() {
+                image = converted
+            } else if hasProfile, let converted = try? image.apply({ osprey_icc_to_srgb($0, &$1) }) {
+                image = converted
+            }
         }
         if image.interpretation != VIPS_INTERPRETATION_sRGB || image.bands < 3 {
             image = try image.apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
@@ -43,6 +48,19 @@ extension VipsImageRef {
             image = try image.apply { osprey_extract_bands($0, 0, 4, &$1) }
         }
         return image
+    }
+
+    /// The image in sRGB through an lcms2 transform cached per profile (8-bit RGB(A) with an
+    /// embedded profile, 8-bit CMYK(A) with an embedded or the fallback profile), rendered into
+    /// memory; `nil` for other images or when the transform fails (callers then use libvips' own
+    /// conversion, which builds a new transform each time).
+    func cachedTransformToSRGB() -> VipsImageRef? {
+        var out: UnsafeMutablePointer<VipsImage>?
+        guard osprey_icc_to_srgb_cached(pointer, &out) == 0, let out else {
+            vips_error_clear()
+            return nil
+        }
+        return VipsImageRef(taking: out)
     }
 
     /// Whether the embedded ICC profile is an RGB profile describing itself as sRGB (the usual

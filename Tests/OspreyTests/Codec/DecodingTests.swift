@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import COspreyVips
 @testable import Osprey
 
 @Suite("Decoding")
@@ -73,6 +74,39 @@ struct DecodingTests {
         let means = Pixels.channelMeans(try image.rgbaPixels())
         #expect(means[0] < 100 && means[1] < 100 && means[2] < 100)
         #expect(means[0] > means[1], "the red lettering should make red dominate")
+    }
+
+    @Test("cached lcms2 transforms give libvips' own colours: Adobe RGB and CMYK, full size and thumbnail")
+    func cachedColourTransforms() throws {
+        // The reference: libvips' uncached conversion of the same file.
+        func reference(_ name: String) throws -> [UInt8] {
+            let data = try TestData.data(name)
+            let converted: VipsImageRef = try data.withUnsafeBytes { buffer in
+                let loaded = try VipsImageRef.make { osprey_load_buffer(buffer.baseAddress, buffer.count, "", &$0) }
+                return try loaded.interpretation == VIPS_INTERPRETATION_CMYK
+                    ? loaded.apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
+                    : loaded.apply { osprey_icc_to_srgb($0, &$1) }
+            }
+            let image = Image(storage: try converted.materialised(), frameHeight: converted.height, format: nil,
+                              frameDelays: [], loopCount: 0, orientation: .up)
+            return try image.rgbaPixels()
+        }
+        for name in ["rocket.jpg", "pil_sample_cmyk.jpg"] {
+            let expected = try reference(name)
+            // Twice: the second decode uses the cached transform.
+            for _ in 0..<2 {
+                let decoded = try TestData.image(name)
+                #expect(decoded.storage.bands == 3)
+                #expect(!decoded.storage.has("icc-profile-data"), "the pixels are sRGB; the source profile is dropped")
+                #expect(Pixels.meanDifference(try decoded.rgbaPixels(), expected) < 2, "\(name) full size")
+            }
+            let thumbnail = try TestData.image(name, options: .init(thumbnail: .init(maxPixelSize: 50)))
+            #expect(max(thumbnail.width, thumbnail.height) == 50)
+            let means = Pixels.channelMeans(try thumbnail.rgbaPixels()), expectedMeans = Pixels.channelMeans(expected)
+            for channel in 0..<3 {
+                #expect(abs(means[channel] - expectedMeans[channel]) < 3, "\(name) thumbnail, channel \(channel)")
+            }
+        }
     }
 
     @Test("animated GIFs keep their frames, delays and loop")
