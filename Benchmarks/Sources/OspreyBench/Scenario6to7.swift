@@ -69,7 +69,9 @@ func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
     try await loader.shutdown()
     let files = (try? FileManager.default.contentsOfDirectory(atPath: cache.diskStorage.directoryURL.path).filter { !$0.hasPrefix(".") }.count) ?? 0
     precondition(files == urls.count, "expected \(urls.count) files on disk, found \(files)")
-    try? FileManager.default.removeItem(at: cache.diskStorage.directoryURL)
+    // The directory stays until the process ends (removeTempRoot): deleting it here made ext4
+    // skip the just-freed inodes when the next repetition created its files (`recently_deleted`
+    // in the kernel profile), so every repetition wrote slower than the one before.
     return RunResult(seconds: seconds, peakMB: peak)
 }
 
@@ -147,8 +149,7 @@ struct Peer {
         let out = makeTempDir("peerout")
         let report = try JSONDecoder().decode(Report.self, from: try run(["--urls", list.path, "--out", out.path, "--workers", "\(workers)"]))
         guard report.ok == urls.count else { throw BenchError("peer processed \(report.ok) of \(urls.count) (failed \(report.failed))") }
-        try? FileManager.default.removeItem(at: out)
-        try? FileManager.default.removeItem(at: list.deletingLastPathComponent())
+        // Left for removeTempRoot at exit, as Osprey's cache directories are (see ospreyRun).
         return (RunResult(seconds: report.seconds, peakMB: report.maxrss_mb), report)
     }
 }
