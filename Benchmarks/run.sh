@@ -45,8 +45,12 @@ BIN="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)
 # run, removed afterwards. Not under .work: ext4 skips recently freed inodes when it allocates
 # new ones, and after earlier runs' mass deletions in one place, creating files there got slow
 # enough to swing the end-to-end figures by a third (kernel profile: recently_deleted).
-SCRATCH="${OSPREY_BENCH_TMP:-$(mktemp -d "${TMPDIR:-/var/tmp}/osprey-bench.XXXXXX")}"
-trap 'rm -rf "$SCRATCH"' EXIT
+if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
+    SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
+else
+    SCRATCH="$(mktemp -d "${TMPDIR:-/var/tmp}/osprey-bench.XXXXXX")"
+    trap 'rm -rf "$SCRATCH"' EXIT
+fi
 
 VIPS_CONCURRENCY=1 \
 OSPREY_TESTDATA="$TESTDATA" \
