@@ -16,7 +16,8 @@ import Darwin
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable is safe: the value is only read or written inside `withLock`, while the
     // mutex is held, so no two threads touch it at once; the mutex itself is never moved (it lives
-    // in its own allocation) and is destroyed only in deinit, when no thread can hold it.
+    // in a heap allocation, not in the object) and is destroyed only in deinit, when no thread can
+    // hold it.
     //
     // The mutex and the value share one allocation that the class points to. (A stored `var`
     // would make every `withLock` pay the runtime's dynamic exclusivity check, begin and end
