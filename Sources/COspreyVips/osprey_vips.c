@@ -191,38 +191,50 @@ int osprey_has_operation(const char *name) {
     return vips_type_find("VipsOperation", name) != 0;
 }
 
-int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
-    // Same result as vips_image_copy_memory(), but the pipeline is evaluated on the calling
-    // thread, a strip at a time, top to bottom (so sequential loaders are read in order), instead
-    // of through libvips' thread pool: for small images the hand-offs to and from the pool's
-    // worker threads cost more than the pixels.
-    *out = NULL;
-    VipsImage *mem = vips_image_new_memory();
-    if (!mem) return -1;
-    if (vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
-        vips_image_write_prepare(mem)) {
-        g_object_unref(mem);
-        return -1;
-    }
+/// Called for every line rendered by osprey_render_lines: `in` is the source line, `out` the
+/// same line of the output image.
+typedef void (*osprey_line_writer)(void *context, VipsPel *in, VipsPel *out, int width);
+
+/// Evaluates `in` on the calling thread, 64 lines at a time from the top (so sequential loaders
+/// are read in order), handing each line to `write` with the same line of `out`, an in-memory
+/// image of the same size that write_prepare has allocated.
+static int osprey_render_lines(VipsImage *in, VipsImage *out, osprey_line_writer write, void *context) {
     VipsRegion *region = vips_region_new(in);
-    if (!region) {
-        g_object_unref(mem);
-        return -1;
-    }
-    const size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    if (!region) return -1;
     const int strip = 64;
     for (int top = 0; top < in->Ysize; top += strip) {
         VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
         if (vips_region_prepare(region, &rect)) {
             g_object_unref(region);
-            g_object_unref(mem);
             return -1;
         }
         for (int y = 0; y < rect.height; y++) {
-            memcpy(VIPS_IMAGE_ADDR(mem, 0, top + y), VIPS_REGION_ADDR(region, 0, top + y), line);
+            write(context, VIPS_REGION_ADDR(region, 0, top + y), VIPS_IMAGE_ADDR(out, 0, top + y), in->Xsize);
         }
     }
     g_object_unref(region);
+    return 0;
+}
+
+static void osprey_copy_line(void *context, VipsPel *in, VipsPel *out, int width) {
+    (void)width;
+    memcpy(out, in, *(const size_t *)context);
+}
+
+int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
+    // Same result as vips_image_copy_memory(), but the pipeline is evaluated on the calling
+    // thread instead of through libvips' thread pool: for small images the hand-offs to and from
+    // the pool's worker threads cost more than the pixels.
+    *out = NULL;
+    VipsImage *mem = vips_image_new_memory();
+    if (!mem) return -1;
+    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    if (vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
+        vips_image_write_prepare(mem) ||
+        osprey_render_lines(in, mem, osprey_copy_line, &line)) {
+        g_object_unref(mem);
+        return -1;
+    }
     *out = mem;
     return 0;
 }
@@ -238,7 +250,9 @@ int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
 enum { osprey_icc_cache_limit = 32 };
 
 static GMutex osprey_icc_lock;
-static GHashTable *osprey_icc_cache; // GBytes (layout tag + profile bytes) -> cmsHTRANSFORM
+// Per layout [cmyk][alpha]: GBytes (profile bytes) -> cmsHTRANSFORM.
+static GHashTable *osprey_icc_cache[2][2];
+static guint osprey_icc_cached;
 
 static cmsHTRANSFORM osprey_icc_build(const void *profile, size_t length, int cmyk, int alpha) {
     cmsHPROFILE source = cmsOpenProfileFromMem(profile, (cmsUInt32Number)length);
@@ -270,46 +284,41 @@ static cmsHTRANSFORM osprey_icc_build(const void *profile, size_t length, int cm
 /// when the cache is full and the caller must delete the transform after use.
 static cmsHTRANSFORM osprey_icc_transform_for(const void *profile, size_t length, int cmyk, int alpha, int *owned) {
     *owned = 0;
-    guint8 tag[2] = { (guint8)cmyk, (guint8)alpha };
-    guint8 *keyed = g_malloc(length + 2);
-    memcpy(keyed, tag, 2);
-    memcpy(keyed + 2, profile, length);
-    GBytes *key = g_bytes_new_take(keyed, length + 2);
-
+    // Looked up through a key that borrows the profile bytes; only an inserted key copies them.
+    GBytes *borrowed = g_bytes_new_static(profile, length);
     g_mutex_lock(&osprey_icc_lock);
-    if (!osprey_icc_cache) {
-        osprey_icc_cache = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
-    }
-    cmsHTRANSFORM found = g_hash_table_lookup(osprey_icc_cache, key);
+    GHashTable **table = &osprey_icc_cache[cmyk][alpha];
+    if (!*table) *table = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    cmsHTRANSFORM found = g_hash_table_lookup(*table, borrowed);
     g_mutex_unlock(&osprey_icc_lock);
     if (found) {
-        g_bytes_unref(key);
+        g_bytes_unref(borrowed);
         return found;
     }
 
     cmsHTRANSFORM built = osprey_icc_build(profile, length, cmyk, alpha);
     if (!built) {
-        g_bytes_unref(key);
+        g_bytes_unref(borrowed);
         return NULL;
     }
     g_mutex_lock(&osprey_icc_lock);
-    cmsHTRANSFORM raced = g_hash_table_lookup(osprey_icc_cache, key);
+    cmsHTRANSFORM raced = g_hash_table_lookup(*table, borrowed);
+    g_bytes_unref(borrowed);
     if (raced) {
         // Another thread built the same transform meanwhile: use the cached one.
         g_mutex_unlock(&osprey_icc_lock);
         cmsDeleteTransform(built);
-        g_bytes_unref(key);
         return raced;
     }
-    if (g_hash_table_size(osprey_icc_cache) < osprey_icc_cache_limit) {
+    if (osprey_icc_cached < osprey_icc_cache_limit) {
         // Cached transforms live as long as the process: another thread may be using any of
         // them, so none is ever deleted.
-        g_hash_table_insert(osprey_icc_cache, key, built);
+        g_hash_table_insert(*table, g_bytes_new(profile, length), built);
+        osprey_icc_cached++;
         g_mutex_unlock(&osprey_icc_lock);
         return built;
     }
     g_mutex_unlock(&osprey_icc_lock);
-    g_bytes_unref(key);
     *owned = 1;
     return built;
 }
@@ -338,6 +347,10 @@ static cmsHTRANSFORM osprey_icc_cmyk_fallback(int alpha) {
     return transform;
 }
 
+static void osprey_transform_line(void *context, VipsPel *in, VipsPel *out, int width) {
+    cmsDoTransform((cmsHTRANSFORM)context, in, out, (cmsUInt32Number)width);
+}
+
 int osprey_icc_to_srgb_cached(VipsImage *in, VipsImage **out) {
     *out = NULL;
     if (in->Coding != VIPS_CODING_NONE || in->BandFmt != VIPS_FORMAT_UCHAR) return 1;
@@ -363,25 +376,14 @@ int osprey_icc_to_srgb_cached(VipsImage *in, VipsImage **out) {
 
     VipsImage *mem = vips_image_new_memory();
     int result = -1;
-    VipsRegion *region = NULL;
     if (!mem || vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL)) goto done;
     mem->Bands = alpha ? 4 : 3;
     mem->Type = VIPS_INTERPRETATION_sRGB;
     // The pixels are sRGB now; the source profile no longer describes them.
     vips_image_remove(mem, VIPS_META_ICC_NAME);
-    if (vips_image_write_prepare(mem) || !(region = vips_region_new(in))) goto done;
-    const int strip = 64;
-    for (int top = 0; top < in->Ysize; top += strip) {
-        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
-        if (vips_region_prepare(region, &rect)) goto done;
-        for (int y = 0; y < rect.height; y++) {
-            cmsDoTransform(transform, VIPS_REGION_ADDR(region, 0, top + y), VIPS_IMAGE_ADDR(mem, 0, top + y),
-                           (cmsUInt32Number)in->Xsize);
-        }
-    }
+    if (vips_image_write_prepare(mem) || osprey_render_lines(in, mem, osprey_transform_line, transform)) goto done;
     result = 0;
 done:
-    if (region) g_object_unref(region);
     if (owned) cmsDeleteTransform(transform);
     if (result == 0) {
         *out = mem;

@@ -56,10 +56,11 @@ public struct ImageDecoder: Sendable {
             do throws(VipsFailure) {
                 let rotate = options.autoOrient && header.orientation != .up
                 let loaded: VipsImageRef
-                if let box = Self.targetBox(header: header, frames: frames, options: options),
-                   probe.isCMYK, format == .jpeg, let thumbnail = try Self.cmykThumbnail(buffer, header: header, box: box, options: options) {
+                let box = Self.targetBox(header: header, frames: frames, options: options)
+                if let box, probe.isCMYK, format == .jpeg,
+                   let thumbnail = try Self.cmykThumbnail(buffer, header: header, box: box, options: options) {
                     loaded = thumbnail
-                } else if let box = Self.targetBox(header: header, frames: frames, options: options) {
+                } else if let box {
                     let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
                     loaded = try VipsImageRef.make { out in
                         osprey_thumbnail_buffer(buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
