@@ -51,12 +51,16 @@ public struct DataChunks: AsyncSequence, Sendable {
         self.init(base, transform: { $0 })
     }
 
-    /// A body of one chunk (or none, for empty data).
+    /// A body of one chunk (or none, for empty data). (No stream behind it: iterating it does not
+    /// suspend.)
     public init(data: Data) {
-        self.init(AsyncThrowingStream<Data, any Error> { continuation in
-            if !data.isEmpty { continuation.yield(data) }
-            continuation.finish()
-        })
+        make = {
+            var pending: Data? = data.isEmpty ? nil : data
+            return AsyncIterator {
+                defer { pending = nil }
+                return pending
+            }
+        }
     }
 
     /// Starts iterating. A body can be iterated once.

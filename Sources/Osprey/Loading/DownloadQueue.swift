@@ -45,15 +45,19 @@ struct DownloadQueue {
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
     }
 
-    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        a.priority != b.priority ? a.priority > b.priority : a.order < b.order
+    /// Whether the entry at `a` goes before the one at `b`. (Compares fields in place: copying an
+    /// entry would retain its request's URL and headers.)
+    @inline(__always)
+    private func precedes(_ a: Int, _ b: Int) -> Bool {
+        let pa = heap[a].priority, pb = heap[b].priority
+        return pa != pb ? pa > pb : heap[a].order < heap[b].order
     }
 
     private mutating func siftUp(_ start: Int) {
         var child = start
         while child > 0 {
             let parent = (child - 1) / 2
-            guard Self.precedes(heap[child], heap[parent]) else { return }
+            guard precedes(child, parent) else { return }
             heap.swapAt(child, parent)
             child = parent
         }
@@ -64,8 +68,8 @@ struct DownloadQueue {
         while true {
             let left = 2 * parent + 1, right = left + 1
             var first = parent
-            if left < heap.count, Self.precedes(heap[left], heap[first]) { first = left }
-            if right < heap.count, Self.precedes(heap[right], heap[first]) { first = right }
+            if left < heap.count, precedes(left, first) { first = left }
+            if right < heap.count, precedes(right, first) { first = right }
             guard first != parent else { return }
             heap.swapAt(parent, first)
             parent = first

@@ -24,14 +24,15 @@ public struct DownloadResponse: Sendable, Hashable {
 
     /// `Content-Length` as a number, or `nil`.
     public var expectedContentLength: Int? {
-        value(forHTTPHeaderField: "Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        // Trimmed by hand: Foundation's trimmingCharacters bridges through NSString on Linux.
+        value(forHTTPHeaderField: "Content-Length").flatMap { Int(HTTPHeaderName.trimmed($0)) }
     }
 
     /// The MIME type of `Content-Type`, lowercased, without parameters; `nil` when absent.
     public var mimeType: String? {
         guard let type = value(forHTTPHeaderField: "Content-Type") else { return nil }
         let mime = type.split(separator: ";", maxSplits: 1).first.map(String.init) ?? type
-        return mime.trimmingCharacters(in: .whitespaces).lowercased()
+        return HTTPHeaderName.trimmed(mime).lowercased()
     }
 
     /// The `ETag` and `Last-Modified` of this response as a ``CacheValidator``, or `nil` when it has neither.

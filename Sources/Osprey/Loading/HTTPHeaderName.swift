@@ -16,6 +16,14 @@ enum HTTPHeaderName {
         }
     }
 
+    /// `value` without leading and trailing spaces and tabs (optional whitespace, RFC 9110 §5.6.3).
+    static func trimmed(_ value: String) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let start = value.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = value.lastIndex(where: { !isSpace($0) })!
+        return value[start...end]
+    }
+
     @inline(__always)
     private static func lower(_ byte: UInt8) -> UInt8 {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte

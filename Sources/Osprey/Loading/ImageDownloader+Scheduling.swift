@@ -10,7 +10,7 @@ extension ImageDownloader {
             return fail(.download(.blacklisted(url: url)))
         }
         guard Self.isSupported(url) else {
-            if configuration.blacklistsFailedURLs { state.withLock { _ = $0.blacklist.insert(url.absoluteString) } }
+            addToBlacklist(url)
             return fail(.download(.invalidURL(url.absoluteString)))
         }
         let request = makeRequest(url, options: options)
@@ -41,6 +41,7 @@ extension ImageDownloader {
         let registered: Bool = state.withLock { state in
             guard let request, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
+            if progress != nil { progressCallers.add(1, ordering: .relaxed) }
             state.keysByToken[token] = request
             if let before = state.tasks[request]?.priority {
                 state.tasks[request]!.callers.append(caller)
@@ -65,63 +66,117 @@ extension ImageDownloader {
     /// Queues a still-queued task again at its new place when its priority changed (a caller came,
     /// left or changed priority); its old entry is skipped as stale. Called with the lock held.
     func requeueIfReprioritised(_ state: inout State, _ key: DownloadRequest, from before: DownloadPriority) {
-        guard let task = state.tasks[key], task.handle == nil, task.priority != before else { return }
+        guard let task = state.tasks[key], task.worker == nil, task.priority != before else { return }
         state.queue.push(id: task.id, request: key, priority: task.priority)
     }
 
-    /// Starts queued tasks while slots are free, highest priority first. Called with the lock held.
-    /// Stale queue entries (a task that left the queue, or was queued again at another priority)
-    /// are skipped; when they outnumber the live ones, the queue is compacted.
+    /// Starts a worker for each free slot while tasks are queued. Called with the lock held.
+    /// When stale queue entries (see ``popQueued(_:)``) outnumber the live ones, the queue is compacted.
     func startQueued(_ state: inout State) {
-        while state.running < max(1, configuration.maximumConcurrentDownloads), let entry = state.queue.pop() {
-            guard let next = state.tasks[entry.request], next.id == entry.id, next.handle == nil,
-                  next.priority == entry.priority else { continue }
+        while state.running < max(1, configuration.maximumConcurrentDownloads), let next = popQueued(&state) {
             state.running += 1
-            state.queued -= 1
-            let id = next.id, request = next.request, settings = next.settings
-            state.tasks[request]!.handle = Task(priority: next.priority.taskPriority) {
-                await self.run(id: id, request: request, settings: settings)
+            state.nextWorkerID += 1
+            let worker = state.nextWorkerID
+            state.tasks[next.request]!.worker = worker
+            armTimeout(&state, id: next.id, request: next.request)
+            let first = Transfer(id: next.id, request: next.request, settings: next.settings)
+            // Stored before the lock is released, so the worker's first `finish` finds it.
+            state.workers[worker] = Task(priority: next.priority.taskPriority) {
+                await self.work(worker: worker, first: first)
             }
         }
         if state.queue.count > 2 * state.queued + 64 {
             let tasks = state.tasks
             state.queue.compact { entry in
                 guard let task = tasks[entry.request] else { return false }
-                return task.id == entry.id && task.handle == nil && task.priority == entry.priority
+                return task.id == entry.id && task.worker == nil && task.priority == entry.priority
             }
         }
     }
 
-    /// Ends network task `id`: frees its slot, updates the failed-URL list, delivers to its callers.
-    func finish(id: UInt64, request: DownloadRequest, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics) {
-        let callers: [Caller] = state.withLock { state in
-            state.running -= 1
+    /// Takes the queued task that goes next (highest priority first) off the queue. Stale entries
+    /// (a task that left the queue, or was queued again at another priority) are skipped.
+    /// Called with the lock held.
+    func popQueued(_ state: inout State) -> NetworkTask? {
+        while let entry = state.queue.pop() {
+            guard let next = state.tasks[entry.request], next.id == entry.id, next.worker == nil,
+                  next.priority == entry.priority else { continue }
+            state.queued -= 1
+            return next
+        }
+        return nil
+    }
+
+    /// Stops the network task `worker` runs by cancelling the worker's Swift task; the worker ends
+    /// after that transfer (a cancelled Swift task cannot run another). Called with the lock held.
+    func stopWorker(_ worker: UInt64, _ state: inout State) {
+        guard state.retired.insert(worker).inserted else { return }
+        state.workers[worker]?.cancel()
+    }
+
+    /// A worker: runs `first`, then queued tasks while there are any and it was not stopped.
+    func work(worker: UInt64, first: Transfer) async {
+        var next: Transfer? = first
+        while let transfer = next {
+            next = await run(transfer, worker: worker)
+        }
+    }
+
+    /// Ends network task `id`: updates the failed-URL list, delivers to its callers, and hands
+    /// `worker` the next queued task (or ends the worker, freeing its slot).
+    /// A failure of a task whose deadline passed is reported as a timeout.
+    func finish(id: UInt64, request: DownloadRequest, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
+                worker: UInt64) -> Transfer? {
+        var finalOutcome = outcome
+        let (callers, next): ([Caller], Transfer?) = state.withLock { state in
+            if state.deadlines.removeValue(forKey: id)?.timedOut == true, case .failure = outcome {
+                let (seconds, attoseconds) = (request.timeout ?? configuration.timeout).components
+                finalOutcome = .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
+            }
             var callers: [Caller] = []
             if let task = state.tasks[request], task.id == id {
                 callers = task.callers
                 state.tasks[request] = nil
-                for caller in callers { state.keysByToken[caller.task.token] = nil }
+                for caller in callers {
+                    state.keysByToken[caller.task.token] = nil
+                    if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
+                }
             }
             switch outcome {
             case .success:
-                state.blacklist.remove(request.url.absoluteString)
+                if !state.blacklist.isEmpty {
+                    state.blacklist.remove(request.url.absoluteString)
+                    blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+                }
             case .failure(let error):
                 if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
                     state.blacklist.insert(request.url.absoluteString)
+                    blacklistSize.store(state.blacklist.count, ordering: .relaxed)
                 }
             }
+            if !state.retired.contains(worker), let queued = popQueued(&state) {
+                state.tasks[queued.request]!.worker = worker
+                armTimeout(&state, id: queued.id, request: queued.request)
+                return (callers, Transfer(id: queued.id, request: queued.request, settings: queued.settings))
+            }
+            state.retired.remove(worker)
+            state.workers[worker] = nil
+            state.running -= 1
             startQueued(&state)
-            return callers
+            return (callers, nil)
         }
+        let outcome = finalOutcome
         emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
         for caller in callers {
             caller.options.callbackQueue.execute {
                 caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.url))
             }
         }
+        return next
     }
 
     func reportProgress(id: UInt64, request: DownloadRequest, received: Int, expected: Int?) {
+        guard progressCallers.load(ordering: .relaxed) > 0 else { return }
         let handlers = state.withLock { state -> [(CallbackQueue, ProgressHandler)] in
             guard let task = state.tasks[request], task.id == id else { return [] }
             return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }

@@ -18,46 +18,39 @@ extension ImageDownloader {
 
     /// Registers the deadline of running task `id`. Timeouts cost one dictionary entry per
     /// download and one sleeping task per downloader (while anything runs), not a timer each.
-    func armTimeout(id: UInt64, request: DownloadRequest, timeout: Duration) {
-        let deadline = ContinuousClock.now + timeout
-        state.withLock { state in
-            state.deadlines[id] = Deadline(at: deadline, request: request)
-            // `wake` is set exactly while a watchdog runs.
-            if let wake = state.watchdog.wake, wake <= deadline { return }
-            state.watchdog.task?.cancel()
-            state.watchdog.generation += 1
-            state.watchdog.wake = deadline
-            let generation = state.watchdog.generation
-            // Holds the downloader only while deadlines are pending: it ends when none are left.
-            state.watchdog.task = Task.detached(priority: .utility) { await self.watch(generation: generation) }
-        }
-    }
-
-    /// Removes the deadline of task `id`; returns whether it had passed (the task was cancelled for it).
-    func disarmTimeout(id: UInt64) -> Bool {
-        state.withLock { $0.deadlines.removeValue(forKey: id)?.timedOut ?? false }
+    /// Called with the lock held, when a worker takes the task; ``finish(id:request:outcome:metrics:worker:)``
+    /// removes the deadline.
+    func armTimeout(_ state: inout State, id: UInt64, request: DownloadRequest) {
+        let deadline = ContinuousClock.now + (request.timeout ?? configuration.timeout)
+        state.deadlines[id] = Deadline(at: deadline, request: request)
+        // `wake` is set exactly while a watchdog runs.
+        if let wake = state.watchdog.wake, wake <= deadline { return }
+        state.watchdog.task?.cancel()
+        state.watchdog.generation += 1
+        state.watchdog.wake = deadline
+        let generation = state.watchdog.generation
+        // Holds the downloader only while deadlines are pending: it ends when none are left.
+        state.watchdog.task = Task.detached(priority: .utility) { await self.watch(generation: generation) }
     }
 
     private func watch(generation: UInt64) async {
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let (next, expired): (ContinuousClock.Instant?, [Task<Void, Never>]) = state.withLock { state in
-                guard state.watchdog.generation == generation else { return (nil, []) }
+            let next: ContinuousClock.Instant? = state.withLock { state in
+                guard state.watchdog.generation == generation else { return nil }
                 var next: ContinuousClock.Instant?
-                var expired: [Task<Void, Never>] = []
                 for (id, deadline) in state.deadlines where !deadline.timedOut {
                     if deadline.at <= now {
                         state.deadlines[id]?.timedOut = true
-                        if let task = state.tasks[deadline.request], task.id == id, let handle = task.handle { expired.append(handle) }
+                        if let task = state.tasks[deadline.request], task.id == id, let worker = task.worker { stopWorker(worker, &state) }
                     } else if next.map({ deadline.at < $0 }) ?? true {
                         next = deadline.at
                     }
                 }
                 state.watchdog.wake = next
                 if next == nil { state.watchdog.task = nil }
-                return (next, expired)
+                return next
             }
-            for handle in expired { handle.cancel() }
             guard let next else { return }
             try? await Task.sleep(until: next, clock: .continuous)
         }

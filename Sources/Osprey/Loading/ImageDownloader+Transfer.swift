@@ -8,6 +8,13 @@ struct Fetched: Sendable {
     var notModified: Bool
 }
 
+/// A network task as a worker runs it.
+struct Transfer: Sendable {
+    let id: UInt64
+    let request: DownloadRequest
+    let settings: TransferSettings
+}
+
 /// The per-task choices a caller may override: how redirects and retries are handled.
 struct TransferSettings: Sendable {
     var redirectHandler: RedirectHandler
@@ -23,24 +30,20 @@ final class MetricsRecorder: Sendable {
 }
 
 extension ImageDownloader {
-    /// Runs network task `id` under its timeout, then finishes it.
+    /// Runs `job` on `worker` under its timeout, then finishes it; returns the worker's next
+    /// transfer, if any.
     ///
-    /// The downloader's watchdog (see ``armTimeout(id:request:timeout:)``) cancels a task whose
+    /// The downloader's watchdog stops a task whose
     /// deadline passes; the transfer sees the cancellation, keeps resumable data and returns, and
     /// the cancelled outcome is reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
-    func run(id: UInt64, request: DownloadRequest, settings: TransferSettings) async {
+    func run(_ job: Transfer, worker: UInt64) async -> Transfer? {
+        let id = job.id, request = job.request, settings = job.settings
         let clock = ContinuousClock()
         let start = clock.now
         let recorder = MetricsRecorder()
-        let timeout = request.timeout ?? configuration.timeout
-        armTimeout(id: id, request: request, timeout: timeout)
-        var outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
-        if disarmTimeout(id: id), case .failure = outcome {
-            let (seconds, attoseconds) = timeout.components
-            outcome = .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
-        }
+        let outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
         recorder.update { $0.duration = clock.now - start }
-        finish(id: id, request: request, outcome: outcome, metrics: recorder.value)
+        return finish(id: id, request: request, outcome: outcome, metrics: recorder.value, worker: worker)
     }
 
     /// Loads `request`, retrying retriable failures as the retry strategy says.
@@ -99,7 +102,8 @@ extension ImageDownloader {
         let limit = configuration.maximumResponseSize
         let resumeKey = original.url.absoluteString
         var request = original
-        let resume = configuration.allowsResumableDownloads ? state.withLock { $0.resumable[resumeKey] } : nil
+        let resume = configuration.allowsResumableDownloads && resumableCount.load(ordering: .relaxed) > 0
+            ? state.withLock { $0.resumable[resumeKey] } : nil
         if let resume {
             request.setValue("bytes=\(resume.data.count)-", forHTTPHeaderField: "Range")
             request.setValue(resume.validator, forHTTPHeaderField: "If-Range")
@@ -211,6 +215,7 @@ extension ImageDownloader {
             while state.resumableOrder.count > capacity {
                 state.resumable[state.resumableOrder.removeFirst()] = nil
             }
+            resumableCount.store(state.resumable.count, ordering: .relaxed)
         }
     }
 
@@ -218,12 +223,13 @@ extension ImageDownloader {
         state.withLock { state in
             state.resumable[key] = nil
             state.resumableOrder.removeAll { $0 == key }
+            resumableCount.store(state.resumable.count, ordering: .relaxed)
         }
     }
 
     /// Whether partial data of `url` is kept for resuming.
     public func hasResumableData(for url: URL) -> Bool {
-        state.withLock { $0.resumable[url.absoluteString] != nil }
+        resumableCount.load(ordering: .relaxed) > 0 && state.withLock { $0.resumable[url.absoluteString] != nil }
     }
 
     static func contentRangeStart(_ response: DownloadResponse) -> Int? {

@@ -35,6 +35,11 @@ public final class ImageDownloader: Sendable {
     public let loader: any DataLoading
 
     let state: Locked<State>
+    /// Mirrors of counts kept under the lock, read without it so the common case (nothing on the
+    /// failed-URL list, no resumable data, no progress handler) takes no extra lock per download.
+    let blacklistSize = Atomic<Int>(0)
+    let resumableCount = Atomic<Int>(0)
+    let progressCallers = Atomic<Int>(0)
     /// Event observers, by id, behind their own lock: emitting an event does not contend with
     /// scheduling.
     let observers = Locked<(nextID: UInt64, streams: [UInt64: AsyncStream<DownloadEvent>.Continuation])>((0, [:]))
@@ -55,8 +60,8 @@ public final class ImageDownloader: Sendable {
         var callers: [Caller] {
             didSet { priority = callers.lazy.map(\.priority).max() ?? .veryLow }
         }
-        /// `nil` while queued.
-        var handle: Task<Void, Never>?
+        /// The worker running it; `nil` while queued.
+        var worker: UInt64?
         /// The highest priority of its callers (kept up to date as callers come, go and change).
         private(set) var priority: DownloadPriority
 
@@ -80,7 +85,14 @@ public final class ImageDownloader: Sendable {
         var queue: DownloadQueue
         var queued = 0
         var keysByToken: [DownloadToken: DownloadRequest] = [:]
+        /// Network tasks running: one per busy worker.
         var running = 0
+        /// The worker tasks, by id. A worker runs network tasks one after another while the queue
+        /// has any, so a burst of downloads costs a few Swift tasks, not one each.
+        var workers: [UInt64: Task<Void, Never>] = [:]
+        /// Workers whose Swift task was cancelled to stop the network task they run: they end after it.
+        var retired: Set<UInt64> = []
+        var nextWorkerID: UInt64 = 0
         /// Deadlines of the running tasks, by task id, and the task that enforces them.
         var deadlines: [UInt64: Deadline] = [:]
         var watchdog = Watchdog()
@@ -176,11 +188,12 @@ public final class ImageDownloader: Sendable {
             guard let key = state.keysByToken.removeValue(forKey: token), var task = state.tasks[key],
                   let index = task.callers.firstIndex(where: { $0.task.token == token }) else { return nil }
             let caller = task.callers.remove(at: index)
+            if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
             if task.callers.isEmpty {
                 // Last caller: a queued task leaves the queue; a running one is cancelled and frees
                 // its slot when its Swift task has wound down.
                 state.tasks[key] = nil
-                if let handle = task.handle { handle.cancel() } else { state.queued -= 1 }
+                if let worker = task.worker { stopWorker(worker, &state) } else { state.queued -= 1 }
             } else {
                 let before = state.tasks[key]!.priority
                 state.tasks[key] = task
@@ -215,17 +228,32 @@ public final class ImageDownloader: Sendable {
     // MARK: - Failed-URL list
 
     /// Whether `url` is on the failed-URL list.
-    public func isBlacklisted(_ url: URL) -> Bool { state.withLock { $0.blacklist.contains(url.absoluteString) } }
+    public func isBlacklisted(_ url: URL) -> Bool {
+        blacklistSize.load(ordering: .relaxed) > 0 && state.withLock { $0.blacklist.contains(url.absoluteString) }
+    }
     /// Puts `url` on the failed-URL list, e.g. when its data downloaded but could not be decoded.
     /// Does nothing when ``Configuration/blacklistsFailedURLs`` is `false`.
     public func addToBlacklist(_ url: URL) {
         guard configuration.blacklistsFailedURLs else { return }
-        _ = state.withLock { $0.blacklist.insert(url.absoluteString) }
+        state.withLock { state in
+            state.blacklist.insert(url.absoluteString)
+            blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+        }
     }
     /// Removes `url` from the failed-URL list.
-    public func removeFromBlacklist(_ url: URL) { _ = state.withLock { $0.blacklist.remove(url.absoluteString) } }
+    public func removeFromBlacklist(_ url: URL) {
+        state.withLock { state in
+            state.blacklist.remove(url.absoluteString)
+            blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+        }
+    }
     /// Empties the failed-URL list.
-    public func clearBlacklist() { state.withLock { $0.blacklist.removeAll() } }
+    public func clearBlacklist() {
+        state.withLock { state in
+            state.blacklist.removeAll()
+            blacklistSize.store(0, ordering: .relaxed)
+        }
+    }
 
     // MARK: - Events
 
