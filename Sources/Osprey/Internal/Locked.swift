@@ -83,5 +83,5 @@ final class Locked<Value>: @unchecked Sendable {
     /// Osprey's critical sections last well under a microsecond; a sleeping waiter costs a futex
     /// wake and, on a virtual machine whose other CPU went idle, an inter-processor wake-up of
     /// tens of microseconds. glibc's adaptive mutex gives up after about 100 short spins.
-    private static var spinAttempts: Int { 4_000 }
+    private static var spinAttempts: Int { 1_000 }
 }

@@ -11,7 +11,7 @@ struct DownloadQueue {
         /// Lower goes first among equal priorities: the task id (FIFO) or its complement (LIFO).
         let order: UInt64
         let id: UInt64
-        let request: DownloadRequest
+        let request: RequestKey
     }
 
     private var heap: [Entry] = []
@@ -24,7 +24,7 @@ struct DownloadQueue {
     var count: Int { heap.count }
 
     /// Queues network task `id` for `request` at `priority`.
-    mutating func push(id: UInt64, request: DownloadRequest, priority: DownloadPriority) {
+    mutating func push(id: UInt64, request: RequestKey, priority: DownloadPriority) {
         let order = executionOrder == .fifo ? id : UInt64.max - id
         heap.append(Entry(priority: priority, order: order, id: id, request: request))
         siftUp(heap.count - 1)

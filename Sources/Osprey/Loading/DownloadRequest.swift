@@ -41,3 +41,18 @@ public struct DownloadRequest: Sendable, Hashable {
         if let value { headers[name] = value }
     }
 }
+
+/// A request as a dictionary key of the downloader: hashed once (a URL and header fields are
+/// costly to hash, and the downloader looks a request up several times per download).
+struct RequestKey: Hashable, Sendable {
+    let request: DownloadRequest
+    private let hash: Int
+
+    init(_ request: DownloadRequest) {
+        self.request = request
+        hash = request.hashValue
+    }
+
+    static func == (a: RequestKey, b: RequestKey) -> Bool { a.hash == b.hash && a.request == b.request }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}

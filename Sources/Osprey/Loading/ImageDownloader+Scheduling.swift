@@ -38,8 +38,10 @@ extension ImageDownloader {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
         }
+        // Hashed once, outside the lock.
+        let key = request.map(RequestKey.init)
         let registered: Bool = state.withLock { state in
-            guard let request, !task.isCancelled else { return false }
+            guard let request = key, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
             if progress != nil { progressCallers.add(1, ordering: .relaxed) }
             state.keysByToken[token] = request
@@ -65,7 +67,7 @@ extension ImageDownloader {
 
     /// Queues a still-queued task again at its new place when its priority changed (a caller came,
     /// left or changed priority); its old entry is skipped as stale. Called with the lock held.
-    func requeueIfReprioritised(_ state: inout State, _ key: DownloadRequest, from before: DownloadPriority) {
+    func requeueIfReprioritised(_ state: inout State, _ key: RequestKey, from before: DownloadPriority) {
         guard let task = state.tasks[key], task.worker == nil, task.priority != before else { return }
         state.queue.push(id: task.id, request: key, priority: task.priority)
     }
@@ -125,13 +127,13 @@ extension ImageDownloader {
     /// Ends network task `id`: updates the failed-URL list, delivers to its callers, and hands
     /// `worker` the next queued task (or ends the worker, freeing its slot).
     /// A failure of a task whose deadline passed is reported as a timeout.
-    func finish(id: UInt64, request: DownloadRequest, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
+    func finish(id: UInt64, request: RequestKey, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
                 worker: UInt64) -> Transfer? {
         var finalOutcome = outcome
         let (callers, next): ([Caller], Transfer?) = state.withLock { state in
             if state.deadlines.removeValue(forKey: id)?.timedOut == true, case .failure = outcome {
-                let (seconds, attoseconds) = (request.timeout ?? configuration.timeout).components
-                finalOutcome = .failure(.download(.timeout(url: request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
+                let (seconds, attoseconds) = (request.request.timeout ?? configuration.timeout).components
+                finalOutcome = .failure(.download(.timeout(url: request.request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
             }
             var callers: [Caller] = []
             if let task = state.tasks[request], task.id == id {
@@ -145,12 +147,12 @@ extension ImageDownloader {
             switch outcome {
             case .success:
                 if !state.blacklist.isEmpty {
-                    state.blacklist.remove(request.url.absoluteString)
+                    state.blacklist.remove(request.request.url.absoluteString)
                     blacklistSize.store(state.blacklist.count, ordering: .relaxed)
                 }
             case .failure(let error):
                 if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
-                    state.blacklist.insert(request.url.absoluteString)
+                    state.blacklist.insert(request.request.url.absoluteString)
                     blacklistSize.store(state.blacklist.count, ordering: .relaxed)
                 }
             }
@@ -166,10 +168,10 @@ extension ImageDownloader {
             return (callers, nil)
         }
         let outcome = finalOutcome
-        emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
+        emit(.didFinish(url: request.request.url, result: outcome.map(\.response), metrics: metrics))
         for caller in callers {
             caller.options.callbackQueue.execute {
-                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.url))
+                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.request.url))
             }
         }
         return next
@@ -177,6 +179,7 @@ extension ImageDownloader {
 
     func reportProgress(id: UInt64, request: DownloadRequest, received: Int, expected: Int?) {
         guard progressCallers.load(ordering: .relaxed) > 0 else { return }
+        let request = RequestKey(request)
         let handlers = state.withLock { state -> [(CallbackQueue, ProgressHandler)] in
             guard let task = state.tasks[request], task.id == id else { return [] }
             return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }

@@ -4,7 +4,7 @@ extension ImageDownloader {
     /// The deadline of a running network task.
     struct Deadline {
         var at: ContinuousClock.Instant
-        var request: DownloadRequest
+        var request: RequestKey
         var timedOut = false
     }
 
@@ -20,8 +20,8 @@ extension ImageDownloader {
     /// download and one sleeping task per downloader (while anything runs), not a timer each.
     /// Called with the lock held, when a worker takes the task; ``finish(id:request:outcome:metrics:worker:)``
     /// removes the deadline.
-    func armTimeout(_ state: inout State, id: UInt64, request: DownloadRequest) {
-        let deadline = ContinuousClock.now + (request.timeout ?? configuration.timeout)
+    func armTimeout(_ state: inout State, id: UInt64, request: RequestKey) {
+        let deadline = ContinuousClock.now + (request.request.timeout ?? configuration.timeout)
         state.deadlines[id] = Deadline(at: deadline, request: request)
         // `wake` is set exactly while a watchdog runs.
         if let wake = state.watchdog.wake, wake <= deadline { return }

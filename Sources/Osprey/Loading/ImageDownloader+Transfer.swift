@@ -11,7 +11,7 @@ struct Fetched: Sendable {
 /// A network task as a worker runs it.
 struct Transfer: Sendable {
     let id: UInt64
-    let request: DownloadRequest
+    let request: RequestKey
     let settings: TransferSettings
 }
 
@@ -37,13 +37,13 @@ extension ImageDownloader {
     /// deadline passes; the transfer sees the cancellation, keeps resumable data and returns, and
     /// the cancelled outcome is reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
     func run(_ job: Transfer, worker: UInt64) async -> Transfer? {
-        let id = job.id, request = job.request, settings = job.settings
+        let id = job.id, request = job.request.request, settings = job.settings
         let clock = ContinuousClock()
         let start = clock.now
         let recorder = MetricsRecorder()
         let outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
         recorder.update { $0.duration = clock.now - start }
-        return finish(id: id, request: request, outcome: outcome, metrics: recorder.value, worker: worker)
+        return finish(id: id, request: job.request, outcome: outcome, metrics: recorder.value, worker: worker)
     }
 
     /// Loads `request`, retrying retriable failures as the retry strategy says.

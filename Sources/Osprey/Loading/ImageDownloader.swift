@@ -54,7 +54,7 @@ public final class ImageDownloader: Sendable {
 
     struct NetworkTask {
         let id: UInt64
-        let request: DownloadRequest
+        let request: RequestKey
         /// The redirect handler and retry strategy of the caller that created the task.
         let settings: TransferSettings
         var callers: [Caller] {
@@ -65,7 +65,7 @@ public final class ImageDownloader: Sendable {
         /// The highest priority of its callers (kept up to date as callers come, go and change).
         private(set) var priority: DownloadPriority
 
-        init(id: UInt64, request: DownloadRequest, settings: TransferSettings, caller: Caller) {
+        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller) {
             self.id = id
             self.request = request
             self.settings = settings
@@ -80,11 +80,11 @@ public final class ImageDownloader: Sendable {
     }
 
     struct State {
-        var tasks: [DownloadRequest: NetworkTask] = [:]
+        var tasks: [RequestKey: NetworkTask] = [:]
         /// The queued tasks, by priority and arrival.
         var queue: DownloadQueue
         var queued = 0
-        var keysByToken: [DownloadToken: DownloadRequest] = [:]
+        var keysByToken: [DownloadToken: RequestKey] = [:]
         /// Network tasks running: one per busy worker.
         var running = 0
         /// The worker tasks, by id. A worker runs network tasks one after another while the queue
@@ -171,7 +171,7 @@ public final class ImageDownloader: Sendable {
     public func cancel(url: URL) {
         let tasks = state.withLock { state in
             state.tasks.values.flatMap { task in
-                task.callers.map(\.task).filter { $0.url == url || task.request.url == url }
+                task.callers.map(\.task).filter { $0.url == url || task.request.request.url == url }
             }
         }
         tasks.forEach { $0.cancel() }
