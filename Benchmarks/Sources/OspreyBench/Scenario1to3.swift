@@ -46,7 +46,7 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let png = try tinyPNG()
     let image = try tinyImage()
     let decoder = ImageDecoder()
-    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = []
+    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = []
     let options: [OspreyOption] = [.cacheMemoryOnly]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
@@ -78,6 +78,24 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 try await group.waitForAll()
             }
         } / Double(concurrent) * 1e6)
+
+        // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
+        // completion: no Swift task per request on the caller's side.
+        let cbSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/b\(rep)/\($0).png")!) }
+        let cbPipeline = ImagePipeline(configuration: .init(cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                                                            decoder: EmptyDecoder(image: image)))
+        let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
+        callbackT.append(await time {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let finished = Counter()
+                for source in cbSources {
+                    cbPipeline.loadImage(with: source, options: callbackOptions) { result in
+                        precondition((try? result.get()) != nil, "every request must load")
+                        if finished.next() == concurrent - 1 { done.resume() }
+                    }
+                }
+            }
+        } / Double(concurrent) * 1e6)
     }
     let goal = "≤ 5 µs/request"
     return [
@@ -90,7 +108,10 @@ func scenario2(reps: Int) async throws -> [Figure] {
                note: "options .cacheMemoryOnly + .fromMemoryCacheOrRefresh: no disk lookups, as in Nuke's benchmark (no disk cache)"),
         Figure(scenario: 2, name: "miss, \(concurrent) started at once (wall/n), memory cache only", unit: "µs/request", samples: concT,
                baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
-               note: "Nuke's shape: all requests started at once, instant loader, empty decoder, no disk cache; default downloader (6 loads at a time, heap-ordered queue)"),
+               note: "all requests started at once as Swift tasks of a task group (the group's own task per request is included); instant loader, empty decoder, no disk cache; default downloader (6 loads at a time)"),
+        Figure(scenario: 2, name: "miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "µs/request", samples: callbackT,
+               baseline: "same through a task group", baselineSamples: concT, goal: goal, goalMet: { $0.median <= 5 },
+               note: "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"),
     ]
 }
 
