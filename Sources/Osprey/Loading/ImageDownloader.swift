@@ -12,7 +12,8 @@ import Synchronization
 ///   request downloads again.
 /// - **Scheduling.** At most ``Configuration/maximumConcurrentDownloads`` (6) tasks run; the rest
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
-///   (``Configuration/executionOrder``).
+///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
+///   queued tasks one after another, so a burst of downloads costs a few Swift tasks, not one each.
 /// - **Delivery.** Every caller is called back on its own ``DownloadOptions/callbackQueue`` with its
 ///   own ``DownloadOptions/responseDataModifier``.
 /// - **Schemes.** `http` and `https` through the ``DataLoading`` loader; `file` and `data` URLs are

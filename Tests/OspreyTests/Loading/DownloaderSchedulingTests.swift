@@ -38,6 +38,28 @@ struct DownloaderSchedulingTests {
         }
     }
 
+    @Test("cancelling a running download frees its slot: the queued tasks still run")
+    func cancelRunningThenQueued() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
+            let first = Collector<DownloadOutcome>()
+            let rest = Collector<DownloadOutcome>()
+            let running = downloader.download(server.url("/gated/never/running")) { first.append($0) }
+            #expect(await server.waitUntil { $0.hits["/gated/never/running"] == 1 })
+            for index in 0..<5 {
+                downloader.download(server.url("/image/after/\(index)")) { rest.append($0) }
+            }
+            #expect(downloader.queuedCount == 5)
+            // The worker running the gated download is stopped; a fresh one takes the queue.
+            running.cancel()
+            #expect(await first.wait(for: 1).first?.downloadReason?.isCancelled == true)
+            let outcomes = await rest.wait(for: 5)
+            #expect(outcomes.allSatisfy { $0.value?.data == server.image })
+            #expect((0..<5).allSatisfy { server.hits("/image/after/\($0)") == 1 })
+            #expect(downloader.runningCount == 0 && downloader.queuedCount == 0)
+        }
+    }
+
     @Test("the default limit is 6")
     func defaultLimit() async throws {
         #expect(ImageDownloader.Configuration().maximumConcurrentDownloads == 6)
