@@ -46,7 +46,7 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let png = try tinyPNG()
     let image = try tinyImage()
     let decoder = ImageDecoder()
-    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = []
+    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = [], downloaderT: [Double] = []
     let options: [OspreyOption] = [.cacheMemoryOnly]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
@@ -96,6 +96,23 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 }
             }
         } / Double(concurrent) * 1e6)
+
+        // The downloader alone, the same way: its share of a miss.
+        let dlURLs = (0..<concurrent).map { URL(string: "https://images.example.com/d\(rep)/\($0).png")! }
+        let downloader = ImageDownloader(loader: InstantLoader(data: png))
+        var immediate = DownloadOptions()
+        immediate.callbackQueue = .immediate
+        downloaderT.append(await time {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let finished = Counter()
+                for url in dlURLs {
+                    downloader.download(url, options: immediate) { result in
+                        precondition((try? result.get()) != nil, "every download must succeed")
+                        if finished.next() == concurrent - 1 { done.resume() }
+                    }
+                }
+            }
+        } / Double(concurrent) * 1e6)
     }
     let goal = "≤ 5 µs/request"
     return [
@@ -112,6 +129,9 @@ func scenario2(reps: Int) async throws -> [Figure] {
         Figure(scenario: 2, name: "miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "µs/request", samples: callbackT,
                baseline: "same through a task group", baselineSamples: concT, goal: goal, goalMet: { $0.median <= 5 },
                note: "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"),
+        Figure(scenario: 2, name: "downloader alone, \(concurrent) at once, download(_:options:completion:)", unit: "µs/request", samples: downloaderT,
+               baseline: "pipeline, loadImage", baselineSamples: callbackT,
+               note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline"),
     ]
 }
 
