@@ -79,9 +79,7 @@ extension ImageDownloader {
             state.running += 1
             state.nextWorkerID += 1
             let worker = state.nextWorkerID
-            state.tasks[next.request]!.worker = worker
-            armTimeout(&state, id: next.id, request: next.request)
-            let first = Transfer(id: next.id, request: next.request, settings: next.settings)
+            let first = assign(next, to: worker, &state)
             // Stored before the lock is released, so the worker's first `finish` finds it.
             state.workers[worker] = Task(priority: next.priority.taskPriority) {
                 await self.work(worker: worker, first: first)
@@ -109,6 +107,13 @@ extension ImageDownloader {
         return nil
     }
 
+    /// Hands queued task `task` to `worker` and starts its deadline. Called with the lock held.
+    func assign(_ task: NetworkTask, to worker: UInt64, _ state: inout State) -> Transfer {
+        state.tasks[task.request]!.worker = worker
+        armTimeout(&state, id: task.id, request: task.request)
+        return Transfer(id: task.id, request: task.request, settings: task.settings)
+    }
+
     /// Stops the network task `worker` runs by cancelling the worker's Swift task; the worker ends
     /// after that transfer (a cancelled Swift task cannot run another). Called with the lock held.
     func stopWorker(_ worker: UInt64, _ state: inout State) {
@@ -132,7 +137,7 @@ extension ImageDownloader {
         var finalOutcome = outcome
         let (callers, next): ([Caller], Transfer?) = state.withLock { state in
             if state.deadlines.removeValue(forKey: id)?.timedOut == true, case .failure = outcome {
-                let (seconds, attoseconds) = (request.request.timeout ?? configuration.timeout).components
+                let (seconds, attoseconds) = timeout(of: request.request).components
                 finalOutcome = .failure(.download(.timeout(url: request.request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
             }
             var callers: [Caller] = []
@@ -147,19 +152,15 @@ extension ImageDownloader {
             switch outcome {
             case .success:
                 if !state.blacklist.isEmpty {
-                    state.blacklist.remove(request.request.url.absoluteString)
-                    blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+                    updateBlacklist(&state) { $0.remove(request.request.url.absoluteString) }
                 }
             case .failure(let error):
                 if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
-                    state.blacklist.insert(request.request.url.absoluteString)
-                    blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+                    updateBlacklist(&state) { $0.insert(request.request.url.absoluteString) }
                 }
             }
             if !state.retired.contains(worker), let queued = popQueued(&state) {
-                state.tasks[queued.request]!.worker = worker
-                armTimeout(&state, id: queued.id, request: queued.request)
-                return (callers, Transfer(id: queued.id, request: queued.request, settings: queued.settings))
+                return (callers, assign(queued, to: worker, &state))
             }
             state.retired.remove(worker)
             state.workers[worker] = nil

@@ -16,12 +16,17 @@ extension ImageDownloader {
         var generation: UInt64 = 0
     }
 
+    /// The timeout of `request`: its own, else the configuration's.
+    func timeout(of request: DownloadRequest) -> Duration {
+        request.timeout ?? configuration.timeout
+    }
+
     /// Registers the deadline of running task `id`. Timeouts cost one dictionary entry per
     /// download and one sleeping task per downloader (while anything runs), not a timer each.
     /// Called with the lock held, when a worker takes the task; ``finish(id:request:outcome:metrics:worker:)``
     /// removes the deadline.
     func armTimeout(_ state: inout State, id: UInt64, request: RequestKey) {
-        let deadline = ContinuousClock.now + (request.request.timeout ?? configuration.timeout)
+        let deadline = ContinuousClock.now + timeout(of: request.request)
         state.deadlines[id] = Deadline(at: deadline, request: request)
         // `wake` is set exactly while a watchdog runs.
         if let wake = state.watchdog.wake, wake <= deadline { return }

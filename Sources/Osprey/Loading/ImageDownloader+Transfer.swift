@@ -33,9 +33,9 @@ extension ImageDownloader {
     /// Runs `job` on `worker` under its timeout, then finishes it; returns the worker's next
     /// transfer, if any.
     ///
-    /// The downloader's watchdog stops a task whose
-    /// deadline passes; the transfer sees the cancellation, keeps resumable data and returns, and
-    /// the cancelled outcome is reported as ``OspreyError/DownloadReason/timeout(url:seconds:)``.
+    /// The downloader's watchdog stops a task whose deadline passes; the transfer sees the
+    /// cancellation, keeps resumable data and returns, and the cancelled outcome is reported as
+    /// ``OspreyError/DownloadReason/timeout(url:seconds:)``.
     func run(_ job: Transfer, worker: UInt64) async -> Transfer? {
         let id = job.id, request = job.request.request, settings = job.settings
         let clock = ContinuousClock()

@@ -236,24 +236,21 @@ public final class ImageDownloader: Sendable {
     /// Does nothing when ``Configuration/blacklistsFailedURLs`` is `false`.
     public func addToBlacklist(_ url: URL) {
         guard configuration.blacklistsFailedURLs else { return }
-        state.withLock { state in
-            state.blacklist.insert(url.absoluteString)
-            blacklistSize.store(state.blacklist.count, ordering: .relaxed)
-        }
+        state.withLock { state in updateBlacklist(&state) { $0.insert(url.absoluteString) } }
     }
     /// Removes `url` from the failed-URL list.
     public func removeFromBlacklist(_ url: URL) {
-        state.withLock { state in
-            state.blacklist.remove(url.absoluteString)
-            blacklistSize.store(state.blacklist.count, ordering: .relaxed)
-        }
+        state.withLock { state in updateBlacklist(&state) { $0.remove(url.absoluteString) } }
     }
     /// Empties the failed-URL list.
     public func clearBlacklist() {
-        state.withLock { state in
-            state.blacklist.removeAll()
-            blacklistSize.store(0, ordering: .relaxed)
-        }
+        state.withLock { state in updateBlacklist(&state) { $0.removeAll() } }
+    }
+
+    /// Changes the failed-URL list and its mirrored size. Called with the lock held.
+    func updateBlacklist(_ state: inout State, _ change: (inout Set<String>) -> Void) {
+        change(&state.blacklist)
+        blacklistSize.store(state.blacklist.count, ordering: .relaxed)
     }
 
     // MARK: - Events
