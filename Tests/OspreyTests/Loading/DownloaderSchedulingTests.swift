@@ -42,16 +42,14 @@ struct DownloaderSchedulingTests {
     func cancelRunningThenQueued() async throws {
         try await withLoopback { server, loader in
             let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
-            let first = Collector<DownloadOutcome>()
+            let first = await block(downloader, server, gate: "never")
             let rest = Collector<DownloadOutcome>()
-            let running = downloader.download(server.url("/gated/never/running")) { first.append($0) }
-            #expect(await server.waitUntil { $0.hits["/gated/never/running"] == 1 })
             for index in 0..<5 {
                 downloader.download(server.url("/image/after/\(index)")) { rest.append($0) }
             }
             #expect(downloader.queuedCount == 5)
             // The worker running the gated download is stopped; a fresh one takes the queue.
-            running.cancel()
+            downloader.cancel(url: server.url("/gated/never/blocker"))
             #expect(await first.wait(for: 1).first?.downloadReason?.isCancelled == true)
             let outcomes = await rest.wait(for: 5)
             #expect(outcomes.allSatisfy { $0.value?.data == server.image })
