@@ -86,13 +86,10 @@ func scenario2(reps: Int) async throws -> [Figure] {
                                                             decoder: EmptyDecoder(image: image)))
         let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
         callbackT.append(await time {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let finished = Counter()
-                for source in cbSources {
-                    cbPipeline.loadImage(with: source, options: callbackOptions) { result in
-                        precondition((try? result.get()) != nil, "every request must load")
-                        if finished.next() == concurrent - 1 { done.resume() }
-                    }
+            await startAll(cbSources) { source, completed in
+                cbPipeline.loadImage(with: source, options: callbackOptions) { result in
+                    precondition((try? result.get()) != nil, "every request must load")
+                    completed()
                 }
             }
         } / Double(concurrent) * 1e6)
@@ -103,13 +100,10 @@ func scenario2(reps: Int) async throws -> [Figure] {
         var immediate = DownloadOptions()
         immediate.callbackQueue = .immediate
         downloaderT.append(await time {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let finished = Counter()
-                for url in dlURLs {
-                    downloader.download(url, options: immediate) { result in
-                        precondition((try? result.get()) != nil, "every download must succeed")
-                        if finished.next() == concurrent - 1 { done.resume() }
-                    }
+            await startAll(dlURLs) { url, completed in
+                downloader.download(url, options: immediate) { result in
+                    precondition((try? result.get()) != nil, "every download must succeed")
+                    completed()
                 }
             }
         } / Double(concurrent) * 1e6)
@@ -133,6 +127,19 @@ func scenario2(reps: Int) async throws -> [Figure] {
                baseline: "pipeline, loadImage", baselineSamples: callbackT,
                note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline"),
     ]
+}
+
+/// Starts a completion-handler request for every item at once and returns when all have called
+/// `completed` (Nuke's benchmark shape: no Swift task per request on the caller's side).
+func startAll<Item>(_ items: [Item], start: (Item, _ completed: @escaping @Sendable () -> Void) -> Void) async {
+    guard !items.isEmpty else { return }
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let finished = Counter()
+        let count = items.count
+        for item in items {
+            start(item) { if finished.next() == count - 1 { done.resume() } }
+        }
+    }
 }
 
 // MARK: 3. Memory storage
