@@ -55,9 +55,9 @@ public final class ImagePipeline: Sendable {
     /// This pipeline's configuration.
     public let configuration: Configuration
 
-    let fetchJobs = JobRegistry<FetchedOriginal>()
-    let processJobs = JobRegistry<Image>()
-    let deliverJobs = JobRegistry<DeliveredImage>()
+    let fetchJobs = JobRegistry<FetchJobKey, FetchedOriginal>()
+    let processJobs = JobRegistry<ProcessJobKey, Image>()
+    let deliverJobs = JobRegistry<DeliverJobKey, DeliveredImage>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
 
@@ -118,6 +118,23 @@ public final class ImagePipeline: Sendable {
     @usableFromInline @concurrent
     func retrieveMiss(_ source: ImageSource, options: OspreyOptions) async throws(OspreyError) -> ImageResult {
         try await retrieve(source, options: options, progress: nil, refresh: nil)
+    }
+
+    /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
+    /// cancels the request.
+    func retrieve(_ source: ImageSource, options: OspreyOptions, progress: SharedJob<DeliveredImage>.ProgressHandler?,
+                  refresh: (@Sendable (ImageResult?) -> Void)?) async throws(OspreyError) -> ImageResult {
+        let task = ImageTask(completed: false)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
+                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh) {
+                    continuation.resume(returning: $0)
+                }.start()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        return try result.get()
     }
 
     /// The image for `url` (a network source with the default cache key).
@@ -194,18 +211,9 @@ public final class ImagePipeline: Sendable {
         let refresh: @Sendable (ImageResult?) -> Void = { refreshed in
             if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
         }
-        let relay = progressOnQueue
-        let task = Task {
-            let outcome: Result<ImageResult, OspreyError>
-            do throws(OspreyError) {
-                outcome = .success(try await self.retrieve(source, options: options, progress: relay, refresh: refresh))
-            } catch {
-                outcome = .failure(error)
-            }
-            imageTask.markCompleted()
+        PipelineRequest(pipeline: self, source: source, options: options, task: imageTask, progress: progressOnQueue, refresh: refresh) { outcome in
             queue.execute { completion(outcome) }
-        }
-        imageTask.attach(task)
+        }.start()
         return imageTask
     }
 

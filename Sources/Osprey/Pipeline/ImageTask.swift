@@ -4,7 +4,8 @@ import Synchronization
 /// other requests continues for them.
 public final class ImageTask: Sendable {
     private struct State {
-        var task: Task<Void, Never>?
+        /// Stops the request's current step (a disk lookup, a subscription to shared work).
+        var onCancel: (@Sendable () -> Void)?
         var cancelled = false
         var completed: Bool
     }
@@ -15,27 +16,35 @@ public final class ImageTask: Sendable {
         state = Locked(State(completed: completed))
     }
 
-    func attach(_ task: Task<Void, Never>) {
+    /// Sets what cancelling stops now; runs `handler` at once when the request was cancelled.
+    func setCancelHandler(_ handler: @escaping @Sendable () -> Void) {
         let cancelNow = state.withLock { state in
-            state.task = task
+            if !state.cancelled { state.onCancel = handler }
             return state.cancelled
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { handler() }
     }
 
-    func markCompleted() {
-        state.withLock { $0.completed = true }
+    /// Marks the request completed. Returns `false` when it already was (its result is dropped).
+    func markCompleted() -> Bool {
+        state.withLock { state in
+            guard !state.completed else { return false }
+            state.completed = true
+            state.onCancel = nil
+            return true
+        }
     }
 
     /// Cancels the request: its completion gets ``OspreyError/PipelineReason/cancelled(source:)``
     /// unless it already completed.
     public func cancel() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let handler = state.withLock { state -> (@Sendable () -> Void)? in
             guard !state.cancelled else { return nil }
             state.cancelled = true
-            return state.task
+            defer { state.onCancel = nil }
+            return state.onCancel
         }
-        task?.cancel()
+        handler?()
     }
 
     /// Whether ``cancel()`` was called.

@@ -1,151 +1,129 @@
-import Synchronization
-
-/// One unit of pipeline work (a fetch, a decode, a processing stage) shared by every caller that
-/// asks for the same key, as Nuke's task graph shares work between requests.
+/// One unit of pipeline work (a fetch, a decode, a processing stage, a delivery) shared by every
+/// request that asks for the same key, as Nuke's task graph shares work between requests.
 ///
-/// The work runs in its own Swift task. Each subscriber awaits ``value()``; a subscriber whose
-/// task is cancelled leaves alone (it gets `CancellationError`), and when the last subscriber
-/// leaves before the work is done the work is cancelled and the job is abandoned, so a later
-/// request starts afresh.
+/// The job is driven by callbacks, not by a Swift task of its own: its work is started with its
+/// first subscriber (``JobRegistry/subscribe(_:progress:completion:work:)``), moves on from
+/// completion handlers (a download, a dispatch queue, an upstream job), and ends with
+/// ``finish(_:)``, which calls every subscriber's completion once. A subscriber that leaves
+/// (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is done, the job
+/// ends unfinished and runs its cancel handler (``setCancelHandler(_:)``), so a later request
+/// starts afresh. A request that misses costs no Swift task in the pipeline: tasks cost more than
+/// the rest of a miss put together on a 2-core machine (scenario 2 of the benchmarks).
 final class SharedJob<Value: Sendable>: Sendable {
-    private struct State {
-        var waiters: [Int: CheckedContinuation<Value, any Error>] = [:]
-        /// Subscribers that have an id but have not left or been answered.
-        var subscribers = 0
-        var nextID = 0
-        /// Ids cancelled before their continuation was registered.
-        var cancelledEarly: Set<Int> = []
-        var outcome: Result<Value, any Error>?
-        var task: Task<Void, Never>?
-        var abandoned = false
-        var progressObservers: [Int: ProgressHandler] = [:]
-    }
-
+    /// Receives the job's outcome, once.
+    typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.
     typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
 
-    private let state = Locked(State())
-    /// Called once when the job finishes or is abandoned (the registry forgets it then).
-    private let onEnd: @Sendable () -> Void
+    private struct Subscriber {
+        var id: Int
+        var completion: Completion
+        var progress: ProgressHandler?
+    }
 
-    init(onEnd: @escaping @Sendable () -> Void) {
+    private struct State {
+        /// In the order they came (usually one or a few: a linear search is cheapest).
+        var subscribers: [Subscriber] = []
+        var nextID = 0
+        var outcome: Result<Value, OspreyError>?
+        /// Finished, or left by its last subscriber: takes no new subscribers.
+        var ended = false
+        /// Stops the work's current step (a download, an upstream subscription).
+        var onCancel: (@Sendable () -> Void)?
+    }
+
+    /// How a subscription went.
+    enum Subscription {
+        /// Waiting for the outcome under this id.
+        case waiting(id: Int)
+        /// The job had already finished with this outcome (the completion was not called).
+        case finished(Result<Value, OspreyError>)
+        /// Every subscriber left before the work finished: the job is dead.
+        case abandoned
+    }
+
+    private let state = Locked(State())
+    /// Called once when the job finishes or is abandoned (its registry forgets it then).
+    private let onEnd: @Sendable (SharedJob<Value>) -> Void
+
+    init(onEnd: @escaping @Sendable (SharedJob<Value>) -> Void) {
         self.onEnd = onEnd
     }
 
-    /// Starts `work`; called once, right after the job is registered. `work` gets the job, to
-    /// report progress to its subscribers.
-    func start(_ work: @escaping @Sendable (SharedJob<Value>) async throws -> Value) {
-        let task = Task.detached { [self] in
-            let outcome: Result<Value, any Error>
-            do { outcome = .success(try await work(self)) } catch { outcome = .failure(error) }
-            self.finish(outcome)
+    /// Adds a subscriber, unless the job has ended.
+    func subscribe(progress: ProgressHandler?, completion: @escaping Completion) -> Subscription {
+        state.withLock { state in
+            if let outcome = state.outcome { return .finished(outcome) }
+            if state.ended { return .abandoned }
+            state.nextID += 1
+            state.subscribers.append(Subscriber(id: state.nextID, completion: completion, progress: progress))
+            return .waiting(id: state.nextID)
         }
-        let abandonedAlready = state.withLock { state in
-            state.task = task
-            return state.abandoned
-        }
-        if abandonedAlready { task.cancel() }
     }
 
-    /// How many subscribers wait for the job (for tests).
-    var subscriberCount: Int { state.withLock { $0.subscribers } }
+    /// Subscribes to a job the caller holds (an upstream stage): the completion is called at once
+    /// when the job has finished, or with `cancelled` when it was abandoned.
+    /// - Returns: the subscriber's id while it waits, else `nil`.
+    func join(progress: ProgressHandler?, completion: @escaping Completion) -> Int? {
+        switch subscribe(progress: progress, completion: completion) {
+        case .waiting(let id):
+            return id
+        case .finished(let outcome):
+            completion(outcome)
+        case .abandoned:
+            completion(.failure(.pipeline(.cancelled(source: ""))))
+        }
+        return nil
+    }
 
-    /// Whether the job can still take subscribers.
-    var isJoinable: Bool { state.withLock { !$0.abandoned } }
+    /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
+    /// cancels the work. Does nothing once the job has ended.
+    func unsubscribe(_ id: Int) {
+        let (last, cancel): (Bool, (@Sendable () -> Void)?) = state.withLock { state in
+            guard !state.ended, let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return (false, nil) }
+            state.subscribers.remove(at: index)
+            guard state.subscribers.isEmpty else { return (false, nil) }
+            state.ended = true
+            defer { state.onCancel = nil }
+            return (true, state.onCancel)
+        }
+        guard last else { return }
+        cancel?()
+        onEnd(self)
+    }
+
+    /// Sets what stops the work's current step. Runs `handler` at once if the job was abandoned.
+    func setCancelHandler(_ handler: @escaping @Sendable () -> Void) {
+        let abandoned = state.withLock { state in
+            if state.ended { return state.outcome == nil }
+            state.onCancel = handler
+            return false
+        }
+        if abandoned { handler() }
+    }
+
+    /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
+    /// Does nothing when the job was abandoned or has finished.
+    func finish(_ outcome: Result<Value, OspreyError>) {
+        let subscribers: [Subscriber]? = state.withLock { state in
+            guard !state.ended else { return nil }
+            state.ended = true
+            state.outcome = outcome
+            state.onCancel = nil
+            defer { state.subscribers = [] }
+            return state.subscribers
+        }
+        guard let subscribers else { return }
+        onEnd(self)
+        for subscriber in subscribers { subscriber.completion(outcome) }
+    }
 
     /// Tells every subscriber's progress handler how far the work has come.
     func reportProgress(received: Int, expected: Int?) {
-        let observers = state.withLock { Array($0.progressObservers.values) }
-        for observer in observers { observer(received, expected) }
+        let handlers = state.withLock { state in state.subscribers.compactMap(\.progress) }
+        for handler in handlers { handler(received, expected) }
     }
 
-    /// Subscribes and waits for the job's value. Cancelling the calling task unsubscribes.
-    func value(progress: ProgressHandler? = nil) async throws -> Value {
-        let id = state.withLock { state in
-            state.subscribers += 1
-            state.nextID += 1
-            if let progress { state.progressObservers[state.nextID] = progress }
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let immediate: Result<Value, any Error>? = state.withLock { state in
-                    if let outcome = state.outcome { return outcome }
-                    if state.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
-                    state.waiters[id] = continuation
-                    return nil
-                }
-                if let immediate { continuation.resume(with: immediate) }
-            }
-        } onCancel: {
-            self.leave(id)
-        }
-    }
-
-    private func leave(_ id: Int) {
-        let (continuation, taskToCancel): (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) = state.withLock { state in
-            guard state.outcome == nil, !state.abandoned else { return (nil, nil) }
-            state.progressObservers.removeValue(forKey: id)
-            let continuation = state.waiters.removeValue(forKey: id)
-            if continuation == nil { state.cancelledEarly.insert(id) }
-            state.subscribers -= 1
-            guard state.subscribers == 0 else { return (continuation, nil) }
-            state.abandoned = true
-            return (continuation, state.task)
-        }
-        continuation?.resume(throwing: CancellationError())
-        if let taskToCancel {
-            taskToCancel.cancel()
-            onEnd()
-        }
-    }
-
-    private func finish(_ outcome: Result<Value, any Error>) {
-        let (waiters, wasAbandoned) = state.withLock { state in
-            let waiters = state.waiters
-            state.waiters = [:]
-            state.progressObservers = [:]
-            if state.abandoned { return (waiters, true) }
-            state.outcome = outcome
-            state.abandoned = true
-            return (waiters, false)
-        }
-        if !wasAbandoned { onEnd() }
-        for continuation in waiters.values { continuation.resume(with: outcome) }
-    }
-}
-
-/// The jobs in flight, by key. A finished or abandoned job is forgotten, so the next request for
-/// its key starts new work (which usually finds the result in a cache).
-final class JobRegistry<Value: Sendable>: Sendable {
-    private let jobs = Locked<[String: SharedJob<Value>]>([:])
-
-    /// The job in flight for `key`, or a new one running `work`.
-    func job(for key: String, work: @escaping @Sendable (SharedJob<Value>) async throws -> Value) -> SharedJob<Value> {
-        let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Value>, Bool) in
-            if let existing = jobs[key], existing.isJoinable { return (existing, false) }
-            // Strong: the registry holds a job only until it ends, when this runs and drops it.
-            // (A weak reference would give the registry a side table and slow every retain of it.)
-            let job = SharedJob<Value>(onEnd: { self.forget(key) })
-            jobs[key] = job
-            return (job, true)
-        }
-        if isNew { job.start(work) }
-        return job
-    }
-
-    /// How many jobs are in flight (for tests).
-    var count: Int { jobs.withLock { $0.count } }
-
-    /// The subscribers of the job in flight whose key ends with `suffix`, or 0 (for tests).
-    func subscribers(ofKeyEndingWith suffix: String) -> Int {
-        let job = jobs.withLock { jobs in jobs.first { $0.key.hasSuffix(suffix) }?.value }
-        return job?.subscriberCount ?? 0
-    }
-
-    private func forget(_ key: String) {
-        jobs.withLock { jobs in
-            if let job = jobs[key], !job.isJoinable { jobs.removeValue(forKey: key) }
-        }
-    }
+    /// How many subscribers wait for the job (for tests).
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 }

@@ -1,0 +1,198 @@
+import Foundation
+
+/// The original image of a source, as the fetch stage produced it.
+struct FetchedOriginal: Sendable {
+    var image: Image
+    /// The original bytes, when they were read or downloaded.
+    var data: Data?
+    /// Where the bytes came from: ``CacheType/none`` when loaded, else the original cache's level.
+    var cacheType: CacheType
+    /// The validators of the response, for ``OspreyOptions/refreshCached``.
+    var validator: CacheValidator?
+}
+
+/// What the last stage hands to each request.
+struct DeliveredImage: Sendable {
+    var image: Image
+    var data: Data?
+    var cacheType: CacheType
+}
+
+/// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original,
+/// from the original cache or loaded and decoded), process (one per processor prefix), deliver
+/// (the processed image, stored in the target cache once for all its requests).
+extension ImagePipeline {
+    /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
+    /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
+    func subscribeDelivery(_ source: ImageSource, key: String, options: OspreyOptions,
+                           progress: SharedJob<DeliveredImage>.ProgressHandler?,
+                           completion: @escaping SharedJob<DeliveredImage>.Completion) -> (job: SharedJob<DeliveredImage>, id: Int)? {
+        let cache = options.targetCache ?? configuration.cache
+        let originalCache = options.originalCache ?? cache
+        let fetchKey = FetchJobKey(source: source, key: key, options: options, downloader: options.downloader ?? configuration.downloader,
+                                   originalCache: originalCache)
+        let jobKey = DeliverJobKey(fetch: fetchKey, processor: options.processor.identifier, cache: ObjectIdentifier(cache),
+                                   originalCache: ObjectIdentifier(originalCache), memoryOnly: options.cacheMemoryOnly,
+                                   waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
+        return deliverJobs.subscribe(jobKey, progress: progress, completion: completion) { job in
+            deliver(job, source: source, key: key, fetchKey: fetchKey, options: options)
+        }
+    }
+
+    /// The last stage's work: fetch, process, store.
+    private func deliver(_ job: SharedJob<DeliveredImage>, source: ImageSource, key: String, fetchKey: FetchJobKey, options: OspreyOptions) {
+        let cache = options.targetCache ?? configuration.cache
+        // A request that missed the memory cache just before an earlier job stored the image
+        // (and left the registry) must not download again.
+        if !options.forceRefresh,
+           let image = cache.memoryStorage.value(forKey: ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)) {
+            return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
+        }
+        let subscription = fetchJobs.subscribe(fetchKey, progress: job.reportProgress, completion: { result in
+            switch result {
+            case .failure(let error): job.finish(.failure(error))
+            case .success(let fetched): self.process(fetched, for: job, key: key, fetchKey: fetchKey, options: options)
+            }
+        }, work: { fetch in
+            self.fetch(fetch, source: source, key: key, options: options)
+        })
+        if let (fetch, id) = subscription { job.setCancelHandler { fetch.unsubscribe(id) } }
+    }
+
+    /// Runs the processors over the fetched original (sharing every prefix), then stores.
+    private func process(_ fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, key: String, fetchKey: FetchJobKey, options: OspreyOptions) {
+        let processors = Self.stages(of: options.processor)
+        guard !processors.isEmpty else { return store(fetched.image, fetched: fetched, for: job, key: key, options: options) }
+        let subscription = subscribeProcessing(processors, count: processors.count, original: fetched, fetchKey: fetchKey, options: options,
+                                               progress: job.reportProgress) { result in
+            switch result {
+            case .failure(let error): job.finish(.failure(error))
+            case .success(let image): self.store(image, fetched: fetched, for: job, key: key, options: options)
+            }
+        }
+        if let (stage, id) = subscription { job.setCancelHandler { stage.unsubscribe(id) } }
+    }
+
+    /// Subscribes to the stage running the first `count` processors over `original`, sharing every
+    /// shorter prefix with other requests.
+    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, original: FetchedOriginal, fetchKey: FetchJobKey,
+                                     options: OspreyOptions, progress: SharedJob<Image>.ProgressHandler?,
+                                     completion: @escaping SharedJob<Image>.Completion) -> (job: SharedJob<Image>, id: Int)? {
+        let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
+        let queue = options.processingQueue ?? configuration.processingQueue
+        return processJobs.subscribe(ProcessJobKey(fetch: fetchKey, processors: prefix), progress: progress, completion: completion) { job in
+            let processor = processors[count - 1]
+            let run: @Sendable (Result<Image, OspreyError>) -> Void = { input in
+                switch input {
+                case .failure(let error): job.finish(.failure(error))
+                case .success(let image): queue.async { job.finish(Result { () throws(OspreyError) in try processor.process(image) }) }
+                }
+            }
+            guard count > 1 else { return run(.success(original.image)) }
+            let previous = self.subscribeProcessing(processors, count: count - 1, original: original, fetchKey: fetchKey, options: options,
+                                                    progress: job.reportProgress, completion: run)
+            if let (stage, id) = previous { job.setCancelHandler { stage.unsubscribe(id) } }
+        }
+    }
+
+    /// The fetch stage's work: the original image, from the original cache (when a processor is
+    /// set) or loaded and decoded.
+    private func fetch(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions) {
+        let originalCache = options.originalCache ?? options.targetCache ?? configuration.cache
+        // Shared by every processor: the original may already be cached (step 3 of the flow).
+        if !options.forceRefresh {
+            if let image = originalCache.memoryStorage.value(forKey: key) {
+                return job.finish(.success(FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)))
+            }
+            if !options.fromMemoryCacheOrRefresh {
+                let queue = options.processingQueue ?? configuration.processingQueue
+                let decoder = configuration.decoder
+                let decoding = options.decodingOptions
+                let lookup = Task {
+                    if let data = await originalCache.diskStorage.value(forKey: key),
+                       let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data, options: decoding) }) {
+                        return job.finish(.success(FetchedOriginal(image: image, data: data, cacheType: .disk, validator: nil)))
+                    }
+                    if !Task.isCancelled { self.load(job, source: source, key: key, options: options) }
+                }
+                return job.setCancelHandler { lookup.cancel() }
+            }
+        }
+        load(job, source: source, key: key, options: options)
+    }
+
+    /// Downloads (or reads the provider of) `source` and decodes it, unless only caches may be used.
+    private func load(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions) {
+        if options.onlyFromCache {
+            let computed = ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)
+            return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
+        }
+        let downloader = options.downloader ?? configuration.downloader
+        let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
+            switch result {
+            case .failure(let error): job.finish(.failure(error))
+            case .success(let download): self.decode(download, for: job, options: options)
+            }
+        }
+        switch source {
+        case .network(let resource):
+            let download = downloader.download(resource.url, options: options.downloadOptions(), progress: job.reportProgress, completion: decoded)
+            job.setCancelHandler { download.cancel() }
+        case .provider(let provider):
+            let read = Task {
+                do {
+                    decoded(.success(try await downloader.download(provider: provider, options: options.downloadOptions())))
+                } catch {
+                    decoded(.failure(OspreyError.wrapping(error, source: source)))
+                }
+            }
+            job.setCancelHandler { read.cancel() }
+        }
+    }
+
+    private func decode(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, options: OspreyOptions) {
+        decodeCount.add(1, ordering: .relaxed)
+        let decoder = configuration.decoder
+        let decoding = options.decodingOptions
+        let decode: @Sendable () -> Void = {
+            job.finish(Result { () throws(OspreyError) in
+                FetchedOriginal(image: try decoder.decode(download.data, options: decoding), data: download.data,
+                                cacheType: .none, validator: download.response.validator)
+            })
+        }
+        guard decoder.isAsynchronous else { return decode() }
+        (options.processingQueue ?? configuration.processingQueue).async(execute: decode)
+    }
+
+    /// Downloads a network source or reads a provider (for revalidation).
+    func load(_ source: ImageSource, options: OspreyOptions, validator: CacheValidator?,
+              progress: @escaping @Sendable (Int, Int?) -> Void) async throws(OspreyError) -> DownloadResult {
+        let downloader = options.downloader ?? configuration.downloader
+        do {
+            switch source {
+            case .network(let resource):
+                return try await downloader.download(resource.url, options: options.downloadOptions(validator: validator), progress: progress)
+            case .provider(let provider):
+                return try await downloader.download(provider: provider, options: options.downloadOptions())
+            }
+        } catch {
+            throw OspreyError.wrapping(error, source: source)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// A processor split into its stages (a composition's parts).
+    static func stages(of processor: any ImageProcessing) -> [any ImageProcessing] {
+        if let composition = processor as? ImageProcessors.Composition { return composition.processors }
+        return processor.identifier.isEmpty ? [] : [processor]
+    }
+
+    /// Runs CPU-bound work on a dispatch queue, off the Swift concurrency pool.
+    static func run<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws(OspreyError) -> T) async throws(OspreyError) -> T {
+        let result: Result<T, OspreyError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(OspreyError) in try work() }) }
+        }
+        return try result.get()
+    }
+}

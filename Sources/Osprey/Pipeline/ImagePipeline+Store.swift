@@ -1,0 +1,74 @@
+import Foundation
+
+extension ImagePipeline {
+    /// The last step of the deliver stage: stores the processed image (and, when asked, the
+    /// original bytes and the validators), then finishes `job` with `CacheCallbackCoordinator`'s
+    /// timing: after the memory write at once; after the disk writes with
+    /// ``OspreyOptions/waitForCache``, else while they run in the background.
+    func store(_ image: Image, fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, key: String, options: OspreyOptions) {
+        let cache = options.targetCache ?? configuration.cache
+        let originalCache = options.originalCache ?? cache
+        let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType)
+        if options.waitForCache {
+            // The writes go on if every request leaves meanwhile: the entries are complete either way.
+            Task {
+                await self.store(image, fetched: fetched, key: key, cache: cache, originalCache: originalCache, options: options)
+                job.finish(.success(delivered))
+            }
+            return
+        }
+        let plan = StorePlan(fetched: fetched, identifier: options.processor.identifier, cache: cache,
+                             originalCache: originalCache, options: options)
+        if plan.needsStore {
+            cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: options.cacheOptions,
+                        toDisk: plan.toDisk, completion: nil)
+        }
+        if plan.storeOriginal || plan.validator != nil {
+            let originalData = plan.storeOriginal ? fetched.data : nil
+            let validator = plan.validator
+            Task.detached { await self.writeExtras(originalData, validator: validator, key: key, cache: cache, originalCache: originalCache) }
+        }
+        job.finish(.success(delivered))
+    }
+
+    /// What a store writes.
+    private struct StorePlan {
+        var identifier: String
+        var toDisk: Bool
+        /// An unprocessed image read from the target cache itself needs no new write.
+        var needsStore: Bool
+        var storeOriginal: Bool
+        var validator: CacheValidator?
+        var original: Data?
+
+        init(fetched: FetchedOriginal, identifier: String, cache: ImageCache, originalCache: ImageCache, options: OspreyOptions) {
+            self.identifier = identifier
+            toDisk = !options.cacheMemoryOnly
+            needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
+            storeOriginal = options.cacheOriginalImage && !identifier.isEmpty && fetched.cacheType == .none && toDisk
+            validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
+            original = identifier.isEmpty ? fetched.data : nil
+        }
+    }
+
+    /// The store of ``OspreyOptions/waitForCache``: returns when every write is done.
+    private func store(_ image: Image, fetched: FetchedOriginal, key: String, cache: ImageCache, originalCache: ImageCache,
+                       options: OspreyOptions) async {
+        let plan = StorePlan(fetched: fetched, identifier: options.processor.identifier, cache: cache,
+                             originalCache: originalCache, options: options)
+        if plan.needsStore {
+            await cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
+                              options: options.cacheOptions, toDisk: plan.toDisk)
+        }
+        await writeExtras(plan.storeOriginal ? fetched.data : nil, validator: plan.validator, key: key, cache: cache, originalCache: originalCache)
+    }
+
+    private func writeExtras(_ originalData: Data?, validator: CacheValidator?, key: String, cache: ImageCache, originalCache: ImageCache) async {
+        if let originalData {
+            _ = try? await originalCache.storeToDisk(originalData, forKey: key)
+        }
+        if let validator {
+            await storeValidator(validator, key: key, cache: cache)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Synchronization
+
+/// The key under which fetch work is shared: everything that changes the original image.
+/// (Plain values, hashed once per lookup: building a string key cost more than the lookup.)
+struct FetchJobKey: Hashable, Sendable {
+    var downloader: ObjectIdentifier
+    var originalCache: ObjectIdentifier
+    var cacheKey: String
+    /// The source URL, or `nil` for a data provider.
+    var url: String?
+    var decoding: DecodingOptions
+    var forceRefresh: Bool
+    var onlyFromCache: Bool
+    var memoryOnlyLookup: Bool
+    var headers: [String: String]
+    var user: String?
+    /// Non-zero for requests with a modifier, redirect handler or retry strategy: closures cannot
+    /// be compared, so such requests share nothing.
+    var unshared: UInt64
+
+    private static let nextUnshared = Atomic<UInt64>(0)
+
+    init(source: ImageSource, key: String, options: OspreyOptions, downloader: ImageDownloader, originalCache: ImageCache) {
+        self.downloader = ObjectIdentifier(downloader)
+        self.originalCache = ObjectIdentifier(originalCache)
+        cacheKey = key
+        url = source.url?.absoluteString
+        decoding = options.decodingOptions
+        forceRefresh = options.forceRefresh
+        onlyFromCache = options.onlyFromCache
+        memoryOnlyLookup = options.fromMemoryCacheOrRefresh
+        headers = options.requestHeaders
+        user = options.credentials?.user
+        let hasClosures = options.requestModifier != nil || options.responseDataModifier != nil
+            || options.redirectHandler != nil || options.retryStrategy != nil
+        unshared = hasClosures ? Self.nextUnshared.add(1, ordering: .relaxed).newValue : 0
+    }
+}
+
+/// The key of a processing stage: the fetch it starts from and the processors it runs.
+struct ProcessJobKey: Hashable, Sendable {
+    var fetch: FetchJobKey
+    /// The identifiers of the processors run so far, joined with commas.
+    var processors: String
+}
+
+/// The key of the last stage: what is fetched, how it is processed, and where it is stored.
+struct DeliverJobKey: Hashable, Sendable {
+    var fetch: FetchJobKey
+    var processor: String
+    var cache: ObjectIdentifier
+    var originalCache: ObjectIdentifier
+    var memoryOnly: Bool
+    var waitForCache: Bool
+    var cacheOriginal: Bool
+}

@@ -1,0 +1,121 @@
+/// One request of the pipeline after its memory lookup missed: steps 2-5 of the retrieve flow for
+/// its source, then for its alternative sources in order, driven by callbacks.
+///
+/// The request holds its options once (they are large) and delivers one result through
+/// `completion`, unless its ``ImageTask`` is cancelled first: then it delivers
+/// ``OspreyError/PipelineReason/cancelled(source:)`` and stops the step in progress.
+final class PipelineRequest: Sendable {
+    typealias Completion = @Sendable (Result<ImageResult, OspreyError>) -> Void
+
+    let pipeline: ImagePipeline
+    let source: ImageSource
+    let options: OspreyOptions
+    let task: ImageTask
+    let progress: SharedJob<DeliveredImage>.ProgressHandler?
+    /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
+    let refresh: (@Sendable (ImageResult?) -> Void)?
+    private let completion: Completion
+
+    init(pipeline: ImagePipeline, source: ImageSource, options: OspreyOptions, task: ImageTask,
+         progress: SharedJob<DeliveredImage>.ProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
+         completion: @escaping Completion) {
+        self.pipeline = pipeline
+        self.source = source
+        self.options = options
+        self.task = task
+        self.progress = progress
+        self.refresh = refresh
+        self.completion = completion
+    }
+
+    /// Starts with the request's own source.
+    func start() {
+        attempt(0, failures: [])
+    }
+
+    private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
+
+    private func attempt(_ index: Int, failures: [OspreyError]) {
+        let candidate = index == 0 ? source : options.alternativeSources[index - 1]
+        retrieveOne(candidate) { [self] result in
+            switch result {
+            case .success(var image):
+                if index > 0 { image.originalSource = source }
+                complete(.success(image))
+            case .failure(let error):
+                if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
+                let failures = failures + [error]
+                if index < options.alternativeSources.count { return attempt(index + 1, failures: failures) }
+                if failures.count == 1 { return complete(.failure(failures[0])) }
+                let sources = [source] + options.alternativeSources
+                complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
+            }
+        }
+    }
+
+    /// Delivers the request's result, once.
+    private func complete(_ result: Result<ImageResult, OspreyError>) {
+        guard task.markCompleted() else { return }
+        completion(result)
+    }
+
+    /// Makes cancelling the request stop `step` and deliver the cancellation.
+    private func setStep(_ step: @escaping @Sendable () -> Void) {
+        task.setCancelHandler { [self] in
+            step()
+            complete(.failure(cancelled))
+        }
+    }
+
+    /// Steps 2-5 of the retrieve flow for one source.
+    private func retrieveOne(_ candidate: ImageSource, done: @escaping Completion) {
+        let cache = options.targetCache ?? pipeline.configuration.cache
+        let key = pipeline.cacheKey(for: candidate)
+        guard !options.forceRefresh else { return deliver(candidate, key: key, done: done) }
+        let identifier = options.processor.identifier
+        let cacheOptions = options.cacheOptions
+        if let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions) {
+            return hit(image, .memory, candidate, key: key, done: done)
+        }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(candidate, key: key, done: done) }
+        // The disk lookup reads a file: a task of its own.
+        let lookup = Task { [self] in
+            // A disk entry that cannot be read counts as a miss (the cache removes it).
+            let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
+            if Task.isCancelled { return }
+            if let image = found.image {
+                hit(image, found.cacheType, candidate, key: key, done: done)
+            } else {
+                deliver(candidate, key: key, done: done)
+            }
+        }
+        setStep { lookup.cancel() }
+    }
+
+    private func hit(_ image: Image, _ cacheType: CacheType, _ candidate: ImageSource, key: String, done: Completion) {
+        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
+        if options.refreshCached, case .network = candidate {
+            pipeline.startRevalidation(candidate, key: key, options: options, refresh: refresh)
+        } else {
+            refresh?(nil)
+        }
+        done(.success(result))
+    }
+
+    /// Waits for the last stage, shared with every request for the same work.
+    private func deliver(_ candidate: ImageSource, key: String, done: @escaping Completion) {
+        let options = options
+        let refresh = refresh
+        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: options, progress: progress) { result in
+            switch result {
+            case .success(let delivered):
+                refresh?(nil)
+                done(.success(ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image, cacheType: delivered.cacheType,
+                                          source: candidate, data: options.returnsData ? delivered.data : nil)))
+            case .failure(let error):
+                done(.failure(error))
+            }
+        }
+        if let (job, id) = subscription { setStep { job.unsubscribe(id) } }
+    }
+}
