@@ -67,23 +67,26 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     /// Detects the format from the first bytes of `data`; `nil` when nothing matches.
     /// File names are never consulted.
     public init?(sniffing data: Data) {
-        guard let format = data.withUnsafeBytes({ ImageFormat.sniff(Array($0.prefix(32))) }) else { return nil }
+        guard let format = data.withUnsafeBytes({ ImageFormat.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(32))) }) else { return nil }
         self = format
     }
 
-    static func sniff(_ b: [UInt8]) -> ImageFormat? {
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            b.count >= offset + prefix.count && Array(b[offset..<offset + prefix.count]) == prefix
+    /// Compares big-endian integers read in place (sniffing runs on every download: no arrays).
+    static func sniff(_ b: UnsafeRawBufferPointer) -> ImageFormat? {
+        /// The `count` bytes at `offset` as a big-endian integer, or `nil` past the end.
+        func bytes(_ offset: Int, _ count: Int) -> UInt64? {
+            guard b.count >= offset + count else { return nil }
+            return b[offset..<offset + count].reduce(0) { $0 << 8 | UInt64($1) }
         }
-        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
-        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
-        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
-        if starts(Array("BM".utf8)) && b.count >= 14 { return .bmp }
+        if bytes(0, 3) == 0xFF_D8_FF { return .jpeg }
+        if bytes(0, 8) == 0x89_50_4E_47_0D_0A_1A_0A { return .png }
+        if bytes(0, 6) == 0x47_49_46_38_37_61 || bytes(0, 6) == 0x47_49_46_38_39_61 { return .gif } // GIF87a, GIF89a
+        if bytes(0, 4) == 0x52_49_46_46 && bytes(8, 4) == 0x57_45_42_50 { return .webp } // RIFF....WEBP
+        if bytes(0, 4) == 0x49_49_2A_00 || bytes(0, 4) == 0x4D_4D_00_2A { return .tiff } // II*. or MM.*
+        if bytes(0, 2) == 0x42_4D && b.count >= 14 { return .bmp } // BM
         // ISO base media: size(4) "ftyp" major-brand(4) minor(4) compatible brands...
-        if starts(Array("ftyp".utf8), at: 4), b.count >= 12 {
-            let size = min(Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]), b.count)
+        if bytes(4, 4) == 0x66_74_79_70, b.count >= 12 {
+            let size = min(Int(bytes(0, 4)!), b.count)
             var brands: [String] = [String(decoding: b[8..<12], as: UTF8.self)]
             var offset = 16
             while offset + 4 <= size {

@@ -22,9 +22,26 @@ public struct DownloadRequest: Sendable, Hashable {
     public init(url: URL, method: String = "GET", headers: [String: String] = [:], timeout: Duration? = nil) {
         self.url = url
         self.method = method
-        self.headers = [:]
         self.timeout = timeout
-        for (name, value) in headers { setValue(value, forHTTPHeaderField: name) }
+        // Fields whose names all differ (ignoring case) are taken as they are: no new dictionary.
+        if !Self.hasCaseDuplicates(headers) {
+            self.headers = headers
+        } else {
+            self.headers = [:]
+            for (name, value) in headers { setValue(value, forHTTPHeaderField: name) }
+        }
+    }
+
+    /// Whether two names in `headers` differ only in case.
+    private static func hasCaseDuplicates(_ headers: [String: String]) -> Bool {
+        var index = headers.startIndex
+        while index != headers.endIndex {
+            let name = headers[index].key
+            let next = headers.index(after: index)
+            if headers[next...].contains(where: { HTTPHeaderName.equal($0.key, name) }) { return true }
+            index = next
+        }
+        return false
     }
 
     /// The value of the header field `name` (case-insensitive), or `nil`.

@@ -14,11 +14,12 @@ extension ImageDownloader {
             return fail(.download(.invalidURL(url.absoluteString)))
         }
         let request = makeRequest(url, options: options)
-        let modifiers = [configuration.requestModifier, options.requestModifier].compactMap { $0 }
+        let modifiers = configuration.requestModifier == nil && options.requestModifier == nil ? []
+            : [configuration.requestModifier, options.requestModifier].compactMap { $0 }
         if modifiers.allSatisfy(\.isSynchronous) {
             var modified: DownloadRequest? = request
             for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, options: options, progress: progress, completion: completion)
+            register(task, request: modified, checkURL: !modifiers.isEmpty, options: options, progress: progress, completion: completion)
         } else {
             Task {
                 var modified: DownloadRequest? = request
@@ -26,15 +27,16 @@ extension ImageDownloader {
                     guard let current = modified else { break }
                     modified = await modifier.modify(current)
                 }
-                register(task, request: modified, options: options, progress: progress, completion: completion)
+                register(task, request: modified, checkURL: true, options: options, progress: progress, completion: completion)
             }
         }
     }
 
-    func register(_ task: DownloadTask, request: DownloadRequest?, options: DownloadOptions,
-                          progress: ProgressHandler?, completion: @escaping Completion) {
+    /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
+    func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
+                  progress: ProgressHandler?, completion: @escaping Completion) {
         let token = task.token
-        if let request, !Self.isSupported(request.url) {
+        if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
         }

@@ -169,7 +169,8 @@ extension ImageDownloader {
         }
         do {
             for try await chunk in loaded.body {
-                data.append(chunk)
+                // The first chunk is kept as it is (no copy) when it starts at index 0.
+                if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
                 recorder.update { $0.receivedBytes += chunk.count }
                 if data.count > limit {
                     throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: data.count))

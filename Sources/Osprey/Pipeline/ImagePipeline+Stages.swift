@@ -35,12 +35,16 @@ extension ImagePipeline {
                                    originalCache: ObjectIdentifier(originalCache), memoryOnly: options.cacheMemoryOnly,
                                    waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
         return deliverJobs.subscribe(jobKey, progress: progress, completion: completion) { job in
-            deliver(job, source: source, key: key, fetchKey: fetchKey, options: options)
+            deliver(job, source: source, key: key, fetchKey: fetchKey, options: options, reportsProgress: progress != nil)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: SharedJob<DeliveredImage>, source: ImageSource, key: String, fetchKey: FetchJobKey, options: OspreyOptions) {
+    ///
+    /// Progress is relayed only when the request that starts the work has a progress handler:
+    /// reporting it costs the downloader a lock per chunk.
+    private func deliver(_ job: SharedJob<DeliveredImage>, source: ImageSource, key: String, fetchKey: FetchJobKey, options: OspreyOptions,
+                         reportsProgress: Bool) {
         let cache = options.targetCache ?? configuration.cache
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again.
@@ -48,13 +52,13 @@ extension ImagePipeline {
            let image = cache.memoryStorage.value(forKey: ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
-        let subscription = fetchJobs.subscribe(fetchKey, progress: job.reportProgress, completion: { result in
+        let subscription = fetchJobs.subscribe(fetchKey, progress: reportsProgress ? job.reportProgress : nil, completion: { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
             case .success(let fetched): self.process(fetched, for: job, key: key, fetchKey: fetchKey, options: options)
             }
         }, work: { fetch in
-            self.fetch(fetch, source: source, key: key, options: options)
+            self.fetch(fetch, source: source, key: key, options: options, reportsProgress: reportsProgress)
         })
         if let (fetch, id) = subscription { job.setCancelHandler { fetch.unsubscribe(id) } }
     }
@@ -97,7 +101,7 @@ extension ImagePipeline {
 
     /// The fetch stage's work: the original image, from the original cache (when a processor is
     /// set) or loaded and decoded.
-    private func fetch(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions) {
+    private func fetch(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions, reportsProgress: Bool) {
         let originalCache = options.originalCache ?? options.targetCache ?? configuration.cache
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !options.forceRefresh {
@@ -113,16 +117,16 @@ extension ImagePipeline {
                        let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data, options: decoding) }) {
                         return job.finish(.success(FetchedOriginal(image: image, data: data, cacheType: .disk, validator: nil)))
                     }
-                    if !Task.isCancelled { self.load(job, source: source, key: key, options: options) }
+                    if !Task.isCancelled { self.load(job, source: source, key: key, options: options, reportsProgress: reportsProgress) }
                 }
                 return job.setCancelHandler { lookup.cancel() }
             }
         }
-        load(job, source: source, key: key, options: options)
+        load(job, source: source, key: key, options: options, reportsProgress: reportsProgress)
     }
 
     /// Downloads (or reads the provider of) `source` and decodes it, unless only caches may be used.
-    private func load(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions) {
+    private func load(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions, reportsProgress: Bool) {
         if options.onlyFromCache {
             let computed = ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)
             return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
@@ -136,7 +140,8 @@ extension ImagePipeline {
         }
         switch source {
         case .network(let resource):
-            let download = downloader.download(resource.url, options: options.downloadOptions(), progress: job.reportProgress, completion: decoded)
+            let download = downloader.download(resource.url, options: options.downloadOptions(),
+                                               progress: reportsProgress ? job.reportProgress : nil, completion: decoded)
             job.setCancelHandler { download.cancel() }
         case .provider(let provider):
             let read = Task {

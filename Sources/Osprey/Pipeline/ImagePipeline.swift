@@ -127,9 +127,8 @@ public final class ImagePipeline: Sendable {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
-                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh) {
-                    continuation.resume(returning: $0)
-                }.start()
+                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
+                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start()
             }
         } onCancel: {
             task.cancel()
@@ -191,6 +190,10 @@ public final class ImagePipeline: Sendable {
     /// when the server had a new image (``ImageResult/isRefresh``). A memory hit completes before
     /// this returns when the callback queue is `.immediate`.
     ///
+    /// `progress` (default `nil`) gets (bytes received, bytes expected) on the callback queue while
+    /// the image downloads. A request that joins a download already started by a request without
+    /// a progress handler gets no progress reports, only its result.
+    ///
     /// - Returns: a task to cancel the request; a cancelled request completes with
     ///   ``OspreyError/PipelineReason/cancelled(source:)``.
     @discardableResult
@@ -208,12 +211,14 @@ public final class ImagePipeline: Sendable {
         if let progress {
             progressOnQueue = { received, expected in queue.execute { progress(received, expected) } }
         }
-        let refresh: @Sendable (ImageResult?) -> Void = { refreshed in
-            if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
+        var refresh: (@Sendable (ImageResult?) -> Void)?
+        if options.refreshCached {
+            refresh = { refreshed in
+                if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
+            }
         }
-        PipelineRequest(pipeline: self, source: source, options: options, task: imageTask, progress: progressOnQueue, refresh: refresh) { outcome in
-            queue.execute { completion(outcome) }
-        }.start()
+        PipelineRequest(pipeline: self, source: source, options: options, task: imageTask, progress: progressOnQueue, refresh: refresh,
+                        callbackQueue: queue, completion: completion).start()
         return imageTask
     }
 

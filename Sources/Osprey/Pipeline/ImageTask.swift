@@ -10,10 +10,11 @@ public final class ImageTask: Sendable {
         var completed: Bool
     }
 
-    private let state: Locked<State>
+    /// Inline: one allocation per request.
+    private let state: Mutex<State>
 
     init(completed: Bool) {
-        state = Locked(State(completed: completed))
+        state = Mutex(State(completed: completed))
     }
 
     /// Sets what cancelling stops now; runs `handler` at once when the request was cancelled.

@@ -14,17 +14,20 @@ final class PipelineRequest: Sendable {
     let progress: SharedJob<DeliveredImage>.ProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
     let refresh: (@Sendable (ImageResult?) -> Void)?
+    /// Where `completion` runs.
+    private let callbackQueue: CallbackQueue
     private let completion: Completion
 
     init(pipeline: ImagePipeline, source: ImageSource, options: OspreyOptions, task: ImageTask,
          progress: SharedJob<DeliveredImage>.ProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
-         completion: @escaping Completion) {
+         callbackQueue: CallbackQueue, completion: @escaping Completion) {
         self.pipeline = pipeline
         self.source = source
         self.options = options
         self.task = task
         self.progress = progress
         self.refresh = refresh
+        self.callbackQueue = callbackQueue
         self.completion = completion
     }
 
@@ -56,7 +59,10 @@ final class PipelineRequest: Sendable {
     /// Delivers the request's result, once.
     private func complete(_ result: Result<ImageResult, OspreyError>) {
         guard task.markCompleted() else { return }
-        completion(result)
+        switch callbackQueue {
+        case .immediate: completion(result)
+        case .dispatch(let queue): queue.async { [completion] in completion(result) }
+        }
     }
 
     /// Makes cancelling the request stop `step` and deliver the cancellation.

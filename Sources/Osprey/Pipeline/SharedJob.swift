@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One unit of pipeline work (a fetch, a decode, a processing stage, a delivery) shared by every
 /// request that asks for the same key, as Nuke's task graph shares work between requests.
 ///
@@ -22,8 +24,10 @@ final class SharedJob<Value: Sendable>: Sendable {
     }
 
     private struct State {
-        /// In the order they came (usually one or a few: a linear search is cheapest).
-        var subscribers: [Subscriber] = []
+        /// In the order they came. Usually there is one: it is kept inline, with no array.
+        var first: Subscriber?
+        /// The subscribers after the first (a linear search is cheapest for a few).
+        var others: [Subscriber] = []
         var nextID = 0
         var outcome: Result<Value, OspreyError>?
         /// Finished, or left by its last subscriber: takes no new subscribers.
@@ -42,7 +46,8 @@ final class SharedJob<Value: Sendable>: Sendable {
         case abandoned
     }
 
-    private let state = Locked(State())
+    /// Inline: one allocation per job. (Jobs are short-lived and rarely contended.)
+    private let state = Mutex(State())
     /// Called once when the job finishes or is abandoned (its registry forgets it then).
     private let onEnd: @Sendable (SharedJob<Value>) -> Void
 
@@ -56,7 +61,8 @@ final class SharedJob<Value: Sendable>: Sendable {
             if let outcome = state.outcome { return .finished(outcome) }
             if state.ended { return .abandoned }
             state.nextID += 1
-            state.subscribers.append(Subscriber(id: state.nextID, completion: completion, progress: progress))
+            let subscriber = Subscriber(id: state.nextID, completion: completion, progress: progress)
+            if state.first == nil && state.others.isEmpty { state.first = subscriber } else { state.others.append(subscriber) }
             return .waiting(id: state.nextID)
         }
     }
@@ -80,9 +86,15 @@ final class SharedJob<Value: Sendable>: Sendable {
     /// cancels the work. Does nothing once the job has ended.
     func unsubscribe(_ id: Int) {
         let (last, cancel): (Bool, (@Sendable () -> Void)?) = state.withLock { state in
-            guard !state.ended, let index = state.subscribers.firstIndex(where: { $0.id == id }) else { return (false, nil) }
-            state.subscribers.remove(at: index)
-            guard state.subscribers.isEmpty else { return (false, nil) }
+            guard !state.ended else { return (false, nil) }
+            if state.first?.id == id {
+                state.first = nil
+            } else if let index = state.others.firstIndex(where: { $0.id == id }) {
+                state.others.remove(at: index)
+            } else {
+                return (false, nil)
+            }
+            guard state.first == nil && state.others.isEmpty else { return (false, nil) }
             state.ended = true
             defer { state.onCancel = nil }
             return (true, state.onCancel)
@@ -105,25 +117,27 @@ final class SharedJob<Value: Sendable>: Sendable {
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
     /// Does nothing when the job was abandoned or has finished.
     func finish(_ outcome: Result<Value, OspreyError>) {
-        let subscribers: [Subscriber]? = state.withLock { state in
+        let subscribers: (Subscriber?, [Subscriber])? = state.withLock { state in
             guard !state.ended else { return nil }
             state.ended = true
             state.outcome = outcome
             state.onCancel = nil
-            defer { state.subscribers = [] }
-            return state.subscribers
+            defer { (state.first, state.others) = (nil, []) }
+            return (state.first, state.others)
         }
-        guard let subscribers else { return }
+        guard let (first, others) = subscribers else { return }
         onEnd(self)
-        for subscriber in subscribers { subscriber.completion(outcome) }
+        first?.completion(outcome)
+        for subscriber in others { subscriber.completion(outcome) }
     }
 
     /// Tells every subscriber's progress handler how far the work has come.
     func reportProgress(received: Int, expected: Int?) {
-        let handlers = state.withLock { state in state.subscribers.compactMap(\.progress) }
-        for handler in handlers { handler(received, expected) }
+        let (first, others) = state.withLock { state in (state.first?.progress, state.others.compactMap(\.progress)) }
+        first?(received, expected)
+        for handler in others { handler(received, expected) }
     }
 
     /// How many subscribers wait for the job (for tests).
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var subscriberCount: Int { state.withLock { ($0.first == nil ? 0 : 1) + $0.others.count } }
 }
