@@ -1,6 +1,7 @@
-/// The downloader's queue of network tasks waiting for a slot: a binary heap ordered by priority,
-/// then by arrival (FIFO) or reverse arrival (LIFO). Pushing and popping cost O(log n), so starting
-/// a task does not scan the queue.
+/// The downloader's queue of network tasks waiting for a slot: one queue per priority (there are
+/// five), each in arrival order, so pushing and popping cost O(1) and never move other entries.
+/// The highest non-empty priority goes first; within it the oldest entry (FIFO) or the newest
+/// (LIFO).
 ///
 /// Entries are not removed when a task leaves the queue early (its last caller cancelled) or
 /// changes priority (a new entry is pushed); the owner skips such stale entries when it pops
@@ -8,71 +9,82 @@
 struct DownloadQueue {
     struct Entry {
         let priority: DownloadPriority
-        /// Lower goes first among equal priorities: the task id (FIFO) or its complement (LIFO).
-        let order: UInt64
         let id: UInt64
         let request: RequestKey
     }
 
-    private var heap: [Entry] = []
+    /// Entries of one priority, oldest first; popped entries before `head` are dropped lazily.
+    private struct Bucket {
+        var entries: [Entry] = []
+        var head = 0
+
+        var count: Int { entries.count - head }
+
+        /// Appends `entry`, or inserts it at its place when an older task is queued again at this
+        /// priority (a reprioritised task keeps its place among its peers).
+        mutating func insert(_ entry: Entry) {
+            guard let last = entries.last, last.id > entry.id else { return entries.append(entry) }
+            var low = head, high = entries.count
+            while low < high {
+                let middle = (low + high) / 2
+                if entries[middle].id < entry.id { low = middle + 1 } else { high = middle }
+            }
+            entries.insert(entry, at: low)
+        }
+
+        mutating func popFirst() -> Entry? {
+            guard head < entries.count else { return nil }
+            let entry = entries[head]
+            head += 1
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64 && head * 2 >= entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+            return entry
+        }
+
+        mutating func popLast() -> Entry? {
+            guard head < entries.count else { return nil }
+            let entry = entries.removeLast()
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return entry
+        }
+    }
+
+    /// Indexed by ``DownloadPriority/rawValue``.
+    private var buckets = [Bucket](repeating: Bucket(), count: DownloadPriority.allCases.count)
     let executionOrder: DownloadExecutionOrder
 
     init(executionOrder: DownloadExecutionOrder) {
         self.executionOrder = executionOrder
     }
 
-    var count: Int { heap.count }
+    var count: Int { buckets.reduce(0) { $0 + $1.count } }
 
-    /// Queues network task `id` for `request` at `priority`.
+    /// Queues network task `id` for `request` at `priority`, in id order (the order of arrival).
     mutating func push(id: UInt64, request: RequestKey, priority: DownloadPriority) {
-        let order = executionOrder == .fifo ? id : UInt64.max - id
-        heap.append(Entry(priority: priority, order: order, id: id, request: request))
-        siftUp(heap.count - 1)
+        buckets[priority.rawValue].insert(Entry(priority: priority, id: id, request: request))
     }
 
     /// Removes and returns the entry that goes first, or `nil` when the queue is empty.
     mutating func pop() -> Entry? {
-        guard !heap.isEmpty else { return nil }
-        heap.swapAt(0, heap.count - 1)
-        let first = heap.removeLast()
-        if !heap.isEmpty { siftDown(0) }
-        return first
-    }
-
-    /// Keeps only the entries `isLive` accepts (drops the stale ones) and restores the heap order.
-    mutating func compact(keeping isLive: (Entry) -> Bool) {
-        heap.removeAll { !isLive($0) }
-        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-    }
-
-    /// Whether the entry at `a` goes before the one at `b`. (Compares fields in place: copying an
-    /// entry would retain its request's URL and headers.)
-    @inline(__always)
-    private func precedes(_ a: Int, _ b: Int) -> Bool {
-        let pa = heap[a].priority, pb = heap[b].priority
-        return pa != pb ? pa > pb : heap[a].order < heap[b].order
-    }
-
-    private mutating func siftUp(_ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard precedes(child, parent) else { return }
-            heap.swapAt(child, parent)
-            child = parent
+        for index in buckets.indices.reversed() where buckets[index].count > 0 {
+            return executionOrder == .fifo ? buckets[index].popFirst() : buckets[index].popLast()
         }
+        return nil
     }
 
-    private mutating func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var first = parent
-            if left < heap.count, precedes(left, first) { first = left }
-            if right < heap.count, precedes(right, first) { first = right }
-            guard first != parent else { return }
-            heap.swapAt(parent, first)
-            parent = first
+    /// Keeps only the entries `isLive` accepts (drops the stale ones).
+    mutating func compact(keeping isLive: (Entry) -> Bool) {
+        for index in buckets.indices {
+            let live = buckets[index].entries[buckets[index].head...].filter(isLive)
+            buckets[index] = Bucket(entries: Array(live), head: 0)
         }
     }
 }

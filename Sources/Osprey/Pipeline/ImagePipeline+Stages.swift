@@ -21,57 +21,77 @@ struct DeliveredImage: Sendable {
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original,
 /// from the original cache or loaded and decoded), process (one per processor prefix), deliver
 /// (the processed image, stored in the target cache once for all its requests).
+/// What every stage of one piece of work needs, allocated once and shared by the stages'
+/// closures (copying ``OspreyOptions`` into each would retain each of its references again).
+final class StageContext: Sendable {
+    let source: ImageSource
+    /// The source's cache key.
+    let key: String
+    /// The options of the request that started the work.
+    let options: OspreyOptions
+    let fetchKey: HashedKey<FetchJobKey>
+    let cache: ImageCache
+    let originalCache: ImageCache
+    /// Whether download progress is relayed: only when the request starting the work has a
+    /// progress handler (reporting it costs the downloader a lock per chunk).
+    let reportsProgress: Bool
+
+    init(source: ImageSource, key: String, options: OspreyOptions, pipeline: ImagePipeline, reportsProgress: Bool) {
+        self.source = source
+        self.key = key
+        self.options = options
+        cache = options.targetCache ?? pipeline.configuration.cache
+        originalCache = options.originalCache ?? cache
+        fetchKey = HashedKey(FetchJobKey(source: source, key: key, options: options, downloader: options.downloader ?? pipeline.configuration.downloader,
+                                         originalCache: originalCache))
+        self.reportsProgress = reportsProgress
+    }
+}
+
 extension ImagePipeline {
     /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
     func subscribeDelivery(_ source: ImageSource, key: String, options: OspreyOptions,
                            progress: SharedJob<DeliveredImage>.ProgressHandler?,
                            completion: @escaping SharedJob<DeliveredImage>.Completion) -> (job: SharedJob<DeliveredImage>, id: Int)? {
-        let cache = options.targetCache ?? configuration.cache
-        let originalCache = options.originalCache ?? cache
-        let fetchKey = FetchJobKey(source: source, key: key, options: options, downloader: options.downloader ?? configuration.downloader,
-                                   originalCache: originalCache)
-        let jobKey = DeliverJobKey(fetch: fetchKey, processor: options.processor.identifier, cache: ObjectIdentifier(cache),
-                                   originalCache: ObjectIdentifier(originalCache), memoryOnly: options.cacheMemoryOnly,
+        let context = StageContext(source: source, key: key, options: options, pipeline: self, reportsProgress: progress != nil)
+        let jobKey = DeliverJobKey(fetch: context.fetchKey, processor: options.processor.identifier, cache: ObjectIdentifier(context.cache),
+                                   originalCache: ObjectIdentifier(context.originalCache), memoryOnly: options.cacheMemoryOnly,
                                    waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
-        return deliverJobs.subscribe(jobKey, progress: progress, completion: completion) { job in
-            deliver(job, source: source, key: key, fetchKey: fetchKey, options: options, reportsProgress: progress != nil)
+        return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
+            deliver(job, context)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    ///
-    /// Progress is relayed only when the request that starts the work has a progress handler:
-    /// reporting it costs the downloader a lock per chunk.
-    private func deliver(_ job: SharedJob<DeliveredImage>, source: ImageSource, key: String, fetchKey: FetchJobKey, options: OspreyOptions,
-                         reportsProgress: Bool) {
-        let cache = options.targetCache ?? configuration.cache
+    private func deliver(_ job: SharedJob<DeliveredImage>, _ context: StageContext) {
+        let options = context.options
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again.
         if !options.forceRefresh,
-           let image = cache.memoryStorage.value(forKey: ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)) {
+           let image = context.cache.memoryStorage.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: options.processor.identifier)) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
-        let subscription = fetchJobs.subscribe(fetchKey, progress: reportsProgress ? job.reportProgress : nil, completion: { result in
+        let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
-            case .success(let fetched): self.process(fetched, for: job, key: key, fetchKey: fetchKey, options: options)
+            case .success(let fetched): self.process(fetched, for: job, context)
             }
         }, work: { fetch in
-            self.fetch(fetch, source: source, key: key, options: options, reportsProgress: reportsProgress)
+            self.fetch(fetch, context)
         })
         if let (fetch, id) = subscription { job.setCancelHandler { fetch.unsubscribe(id) } }
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores.
-    private func process(_ fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, key: String, fetchKey: FetchJobKey, options: OspreyOptions) {
-        let processors = Self.stages(of: options.processor)
-        guard !processors.isEmpty else { return store(fetched.image, fetched: fetched, for: job, key: key, options: options) }
-        let subscription = subscribeProcessing(processors, count: processors.count, original: fetched, fetchKey: fetchKey, options: options,
+    private func process(_ fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, _ context: StageContext) {
+        let processors = Self.stages(of: context.options.processor)
+        guard !processors.isEmpty else { return store(fetched.image, fetched: fetched, for: job, context) }
+        let subscription = subscribeProcessing(processors, count: processors.count, original: fetched, context,
                                                progress: job.reportProgress) { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
-            case .success(let image): self.store(image, fetched: fetched, for: job, key: key, options: options)
+            case .success(let image): self.store(image, fetched: fetched, for: job, context)
             }
         }
         if let (stage, id) = subscription { job.setCancelHandler { stage.unsubscribe(id) } }
@@ -79,12 +99,12 @@ extension ImagePipeline {
 
     /// Subscribes to the stage running the first `count` processors over `original`, sharing every
     /// shorter prefix with other requests.
-    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, original: FetchedOriginal, fetchKey: FetchJobKey,
-                                     options: OspreyOptions, progress: SharedJob<Image>.ProgressHandler?,
+    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, original: FetchedOriginal, _ context: StageContext,
+                                     progress: SharedJob<Image>.ProgressHandler?,
                                      completion: @escaping SharedJob<Image>.Completion) -> (job: SharedJob<Image>, id: Int)? {
         let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
-        let queue = options.processingQueue ?? configuration.processingQueue
-        return processJobs.subscribe(ProcessJobKey(fetch: fetchKey, processors: prefix), progress: progress, completion: completion) { job in
+        let queue = context.options.processingQueue ?? configuration.processingQueue
+        return processJobs.subscribe(HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion) { job in
             let processor = processors[count - 1]
             let run: @Sendable (Result<Image, OspreyError>) -> Void = { input in
                 switch input {
@@ -93,7 +113,7 @@ extension ImagePipeline {
                 }
             }
             guard count > 1 else { return run(.success(original.image)) }
-            let previous = self.subscribeProcessing(processors, count: count - 1, original: original, fetchKey: fetchKey, options: options,
+            let previous = self.subscribeProcessing(processors, count: count - 1, original: original, context,
                                                     progress: job.reportProgress, completion: run)
             if let (stage, id) = previous { job.setCancelHandler { stage.unsubscribe(id) } }
         }
@@ -101,72 +121,72 @@ extension ImagePipeline {
 
     /// The fetch stage's work: the original image, from the original cache (when a processor is
     /// set) or loaded and decoded.
-    private func fetch(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions, reportsProgress: Bool) {
-        let originalCache = options.originalCache ?? options.targetCache ?? configuration.cache
+    private func fetch(_ job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+        let options = context.options
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !options.forceRefresh {
-            if let image = originalCache.memoryStorage.value(forKey: key) {
+            if let image = context.originalCache.memoryStorage.value(forKey: context.key) {
                 return job.finish(.success(FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if !options.fromMemoryCacheOrRefresh {
                 let queue = options.processingQueue ?? configuration.processingQueue
                 let decoder = configuration.decoder
-                let decoding = options.decodingOptions
                 let lookup = Task {
-                    if let data = await originalCache.diskStorage.value(forKey: key),
+                    let decoding = context.options.decodingOptions
+                    if let data = await context.originalCache.diskStorage.value(forKey: context.key),
                        let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data, options: decoding) }) {
                         return job.finish(.success(FetchedOriginal(image: image, data: data, cacheType: .disk, validator: nil)))
                     }
-                    if !Task.isCancelled { self.load(job, source: source, key: key, options: options, reportsProgress: reportsProgress) }
+                    if !Task.isCancelled { self.load(job, context) }
                 }
                 return job.setCancelHandler { lookup.cancel() }
             }
         }
-        load(job, source: source, key: key, options: options, reportsProgress: reportsProgress)
+        load(job, context)
     }
 
-    /// Downloads (or reads the provider of) `source` and decodes it, unless only caches may be used.
-    private func load(_ job: SharedJob<FetchedOriginal>, source: ImageSource, key: String, options: OspreyOptions, reportsProgress: Bool) {
+    /// Downloads (or reads the provider of) the source and decodes it, unless only caches may be used.
+    private func load(_ job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+        let options = context.options
         if options.onlyFromCache {
-            let computed = ImageCache.computedKey(key, processorIdentifier: options.processor.identifier)
+            let computed = ImageCache.computedKey(context.key, processorIdentifier: options.processor.identifier)
             return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
         }
         let downloader = options.downloader ?? configuration.downloader
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
-            case .success(let download): self.decode(download, for: job, options: options)
+            case .success(let download): self.decode(download, for: job, context)
             }
         }
-        switch source {
+        switch context.source {
         case .network(let resource):
             let download = downloader.download(resource.url, options: options.downloadOptions(),
-                                               progress: reportsProgress ? job.reportProgress : nil, completion: decoded)
+                                               progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
             job.setCancelHandler { download.cancel() }
         case .provider(let provider):
             let read = Task {
                 do {
-                    decoded(.success(try await downloader.download(provider: provider, options: options.downloadOptions())))
+                    decoded(.success(try await downloader.download(provider: provider, options: context.options.downloadOptions())))
                 } catch {
-                    decoded(.failure(OspreyError.wrapping(error, source: source)))
+                    decoded(.failure(OspreyError.wrapping(error, source: context.source)))
                 }
             }
             job.setCancelHandler { read.cancel() }
         }
     }
 
-    private func decode(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, options: OspreyOptions) {
+    private func decode(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, _ context: StageContext) {
         decodeCount.add(1, ordering: .relaxed)
         let decoder = configuration.decoder
-        let decoding = options.decodingOptions
         let decode: @Sendable () -> Void = {
             job.finish(Result { () throws(OspreyError) in
-                FetchedOriginal(image: try decoder.decode(download.data, options: decoding), data: download.data,
+                FetchedOriginal(image: try decoder.decode(download.data, options: context.options.decodingOptions), data: download.data,
                                 cacheType: .none, validator: download.response.validator)
             })
         }
         guard decoder.isAsynchronous else { return decode() }
-        (options.processingQueue ?? configuration.processingQueue).async(execute: decode)
+        (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
     }
 
     /// Downloads a network source or reads a provider (for revalidation).

@@ -5,14 +5,14 @@ extension ImagePipeline {
     /// original bytes and the validators), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
-    func store(_ image: Image, fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, key: String, options: OspreyOptions) {
-        let cache = options.targetCache ?? configuration.cache
-        let originalCache = options.originalCache ?? cache
+    func store(_ image: Image, fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, _ context: StageContext) {
+        let options = context.options, key = context.key
+        let cache = context.cache, originalCache = context.originalCache
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType)
         if options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {
-                await self.store(image, fetched: fetched, key: key, cache: cache, originalCache: originalCache, options: options)
+                await self.store(image, fetched: fetched, key: key, cache: cache, originalCache: originalCache, options: context.options)
                 job.finish(.success(delivered))
             }
             return

@@ -55,9 +55,9 @@ public final class ImagePipeline: Sendable {
     /// This pipeline's configuration.
     public let configuration: Configuration
 
-    let fetchJobs = JobRegistry<FetchJobKey, FetchedOriginal>()
-    let processJobs = JobRegistry<ProcessJobKey, Image>()
-    let deliverJobs = JobRegistry<DeliverJobKey, DeliveredImage>()
+    let fetchJobs = JobRegistry<HashedKey<FetchJobKey>, FetchedOriginal>()
+    let processJobs = JobRegistry<HashedKey<ProcessJobKey>, Image>()
+    let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
 

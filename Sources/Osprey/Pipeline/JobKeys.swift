@@ -6,8 +6,9 @@ struct FetchJobKey: Hashable, Sendable {
     var downloader: ObjectIdentifier
     var originalCache: ObjectIdentifier
     var cacheKey: String
-    /// The source URL, or `nil` for a data provider.
+    /// The source URL when it differs from the cache key (usually it is the key), else `nil`.
     var url: String?
+    var isProvider: Bool
     var decoding: DecodingOptions
     var forceRefresh: Bool
     var onlyFromCache: Bool
@@ -24,7 +25,9 @@ struct FetchJobKey: Hashable, Sendable {
         self.downloader = ObjectIdentifier(downloader)
         self.originalCache = ObjectIdentifier(originalCache)
         cacheKey = key
-        url = source.url?.absoluteString
+        let url = source.url?.absoluteString
+        self.url = url == key ? nil : url
+        isProvider = source.url == nil
         decoding = options.decodingOptions
         forceRefresh = options.forceRefresh
         onlyFromCache = options.onlyFromCache
@@ -39,18 +42,34 @@ struct FetchJobKey: Hashable, Sendable {
 
 /// The key of a processing stage: the fetch it starts from and the processors it runs.
 struct ProcessJobKey: Hashable, Sendable {
-    var fetch: FetchJobKey
+    var fetch: HashedKey<FetchJobKey>
     /// The identifiers of the processors run so far, joined with commas.
     var processors: String
 }
 
 /// The key of the last stage: what is fetched, how it is processed, and where it is stored.
 struct DeliverJobKey: Hashable, Sendable {
-    var fetch: FetchJobKey
+    var fetch: HashedKey<FetchJobKey>
     var processor: String
     var cache: ObjectIdentifier
     var originalCache: ObjectIdentifier
     var memoryOnly: Bool
     var waitForCache: Bool
     var cacheOriginal: Bool
+}
+
+/// A key hashed once. A request's keys are looked up several times (a registry's subscribe and
+/// forget, and the deliver key contains the fetch key): hashing their strings again each time
+/// showed as a tenth of a miss.
+struct HashedKey<Key: Hashable & Sendable>: Hashable, Sendable {
+    let key: Key
+    private let hash: Int
+
+    init(_ key: Key) {
+        self.key = key
+        hash = key.hashValue
+    }
+
+    static func == (a: HashedKey, b: HashedKey) -> Bool { a.hash == b.hash && a.key == b.key }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }

@@ -110,9 +110,8 @@ final class PipelineRequest: Sendable {
 
     /// Waits for the last stage, shared with every request for the same work.
     private func deliver(_ candidate: ImageSource, key: String, done: @escaping Completion) {
-        let options = options
-        let refresh = refresh
-        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: options, progress: progress) { result in
+        // Captures the request, not a copy of its options.
+        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: options, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
