@@ -6,10 +6,9 @@ extension ImagePipeline {
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
     func store(_ image: Image, fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, _ context: StageContext) {
-        let options = context.options, key = context.key
-        let cache = context.cache, originalCache = context.originalCache
+        let key = context.key, cache = context.cache, originalCache = context.originalCache
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType)
-        if options.waitForCache {
+        if context.options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {
                 await self.store(image, fetched: fetched, key: key, cache: cache, originalCache: originalCache, options: context.options)
@@ -17,10 +16,10 @@ extension ImagePipeline {
             }
             return
         }
-        let plan = StorePlan(fetched: fetched, identifier: options.processor.identifier, cache: cache,
-                             originalCache: originalCache, options: options)
+        let plan = StorePlan(fetched: fetched, identifier: context.options.processor.identifier, cache: cache,
+                             originalCache: originalCache, options: context.options)
         if plan.needsStore {
-            cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: options.cacheOptions,
+            cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
                         toDisk: plan.toDisk, completion: nil)
         }
         if plan.storeOriginal || plan.validator != nil {
