@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+/// The callback-driven job layer on its own: no network, every step driven by the test.
+@Suite("Shared jobs")
+struct SharedJobTests {
+    private typealias Registry = JobRegistry<String, Int>
+
+    @Test("finish calls every subscriber once, in the order they came, and the registry forgets the job")
+    func finishDelivers() {
+        let registry = Registry()
+        let results = Collector<String>()
+        var started = 0
+        let first = registry.subscribe("a", progress: nil, completion: { results.append("first \(try! $0.get())") }) { _ in started += 1 }
+        let second = registry.subscribe("a", progress: nil, completion: { results.append("second \(try! $0.get())") }) { _ in started += 1 }
+        #expect(started == 1, "the second request joins the first one's work")
+        #expect(first?.job === second?.job)
+        first?.job.finish(.success(7))
+        first?.job.finish(.success(8))
+        #expect(results.values == ["first 7", "second 7"])
+        #expect(registry.count == 0)
+    }
+
+    @Test("the last subscriber leaving cancels the work once; the others leaving do not")
+    func lastLeaverCancels() {
+        let registry = Registry()
+        let cancels = Collector<Int>()
+        let first = registry.subscribe("b", progress: nil, completion: { _ in Issue.record("a subscriber that left is not called") }) { job in
+            job.setCancelHandler { cancels.append(1) }
+        }!
+        let second = registry.subscribe("b", progress: nil, completion: { _ in Issue.record("a subscriber that left is not called") }) { _ in }!
+        first.job.unsubscribe(first.id)
+        #expect(cancels.values.isEmpty)
+        #expect(registry.count == 1)
+        second.job.unsubscribe(second.id)
+        second.job.unsubscribe(second.id)
+        #expect(cancels.values == [1])
+        #expect(registry.count == 0, "an abandoned job is forgotten: the next request starts afresh")
+        // A step started after the abandonment is stopped at once.
+        second.job.setCancelHandler { cancels.append(2) }
+        #expect(cancels.values == [1, 2])
+        // Finishing an abandoned job calls nobody.
+        second.job.finish(.success(1))
+    }
+
+    @Test("joining a finished job gets its outcome at once; joining an abandoned one gets a cancellation")
+    func joinEndedJobs() {
+        let registry = Registry()
+        let finished = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }
+        #expect(finished != nil)
+        let outcomes = Collector<Result<Int, OspreyError>>()
+        #expect(finished!.job.join(progress: nil, completion: outcomes.append) == nil)
+        let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
+        abandoned.job.unsubscribe(abandoned.id)
+        #expect(abandoned.job.join(progress: nil, completion: outcomes.append) == nil)
+        let values = outcomes.values
+        #expect((try? values[0].get()) == 3)
+        #expect(values.count == 2 && (try? values[1].get()) == nil)
+        if case .failure(let error) = values[1] { #expect(error.isCancellation) }
+    }
+
+    @Test("progress reaches the subscribers that asked for it")
+    func progressReachesSubscribers() {
+        let registry = Registry()
+        let reports = Collector<Int>()
+        let subscription = registry.subscribe("e", progress: { received, _ in reports.append(received) }, completion: { _ in }) { _ in }!
+        _ = registry.subscribe("e", progress: nil, completion: { _ in }) { _ in }
+        _ = registry.subscribe("e", progress: { received, _ in reports.append(received * 10) }, completion: { _ in }) { _ in }
+        subscription.job.reportProgress(received: 5, expected: 10)
+        #expect(reports.values == [5, 50])
+    }
+}
+
+@Suite("Download queue")
+struct DownloadQueueTests {
+    private func key(_ id: Int) -> RequestKey {
+        RequestKey(DownloadRequest(url: URL(string: "https://example.com/\(id)")!))
+    }
+
+    @Test("higher priority first; FIFO or LIFO within a priority; a requeued task keeps its place")
+    func order() {
+        for order in [DownloadExecutionOrder.fifo, .lifo] {
+            var queue = DownloadQueue(executionOrder: order)
+            queue.push(id: 1, request: key(1), priority: .normal)
+            queue.push(id: 2, request: key(2), priority: .high)
+            queue.push(id: 3, request: key(3), priority: .normal)
+            queue.push(id: 5, request: key(5), priority: .normal)
+            queue.push(id: 4, request: key(4), priority: .normal) // task 4 queued again
+            var popped: [UInt64] = []
+            while let entry = queue.pop() { popped.append(entry.id) }
+            #expect(popped == (order == .fifo ? [2, 1, 3, 4, 5] : [2, 5, 4, 3, 1]))
+            #expect(queue.count == 0)
+        }
+    }
+
+    @Test("compacting keeps the live entries in order")
+    func compact() {
+        var queue = DownloadQueue(executionOrder: .fifo)
+        for id in 1...200 { queue.push(id: UInt64(id), request: key(id), priority: id % 2 == 0 ? .low : .normal) }
+        for _ in 0..<70 { _ = queue.pop() }
+        queue.compact { $0.id % 3 != 0 }
+        var popped: [UInt64] = []
+        while let entry = queue.pop() { popped.append(entry.id) }
+        let expected = (1...200).filter { $0 % 2 == 1 }.dropFirst(70) + (1...200).filter { $0 % 2 == 0 }
+        #expect(popped == expected.filter { $0 % 3 != 0 }.map(UInt64.init))
+    }
+}
