@@ -21,14 +21,6 @@ struct TransferSettings: Sendable {
     var retryStrategy: (any RetryStrategy)?
 }
 
-/// Collects metrics while a network task runs (its timeout may end it from another child task).
-final class MetricsRecorder: Sendable {
-    let metrics = Locked(DownloadMetrics())
-
-    func update(_ change: (inout DownloadMetrics) -> Void) { metrics.withLock { change(&$0) } }
-    var value: DownloadMetrics { metrics.withLock { $0 } }
-}
-
 extension ImageDownloader {
     /// Runs `job` on `worker` under its timeout, then finishes it; returns the worker's next
     /// transfer, if any.
@@ -40,18 +32,18 @@ extension ImageDownloader {
         let id = job.id, request = job.request.request, settings = job.settings
         let clock = ContinuousClock()
         let start = clock.now
-        let recorder = MetricsRecorder()
-        let outcome = await transfer(id: id, request: request, settings: settings, recorder: recorder)
-        recorder.update { $0.duration = clock.now - start }
-        return finish(id: id, request: job.request, outcome: outcome, metrics: recorder.value, worker: worker)
+        var metrics = DownloadMetrics()
+        let outcome = await transfer(id: id, request: request, settings: settings, metrics: &metrics)
+        metrics.duration = clock.now - start
+        return finish(id: id, request: job.request, outcome: outcome, metrics: metrics, worker: worker)
     }
 
     /// Loads `request`, retrying retriable failures as the retry strategy says.
-    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, recorder: MetricsRecorder) async -> Result<Fetched, OspreyError> {
+    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, metrics: inout DownloadMetrics) async -> Result<Fetched, OspreyError> {
         if LocalURLLoader.canLoad(request.url) {
             do {
                 let (data, response) = try LocalURLLoader.load(request.url)
-                recorder.update { $0.receivedBytes = data.count }
+                metrics.receivedBytes = data.count
                 try validateBody(data, response: response, url: request.url)
                 return .success(Fetched(data: data, response: response, notModified: false))
             } catch {
@@ -62,7 +54,7 @@ extension ImageDownloader {
         while true {
             let error: OspreyError
             do {
-                return .success(try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, recorder: recorder))
+                return .success(try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, metrics: &metrics))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
@@ -80,7 +72,7 @@ extension ImageDownloader {
                 return .failure(.download(.cancelled(token: nil)))
             }
             retryCount += 1
-            recorder.update { $0.retryCount = retryCount }
+            metrics.retryCount = retryCount
         }
     }
 
@@ -98,7 +90,7 @@ extension ImageDownloader {
     }
 
     /// One attempt: follows redirects, validates the response and streams the body.
-    func attempt(id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler, recorder: MetricsRecorder) async throws -> Fetched {
+    func attempt(id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler, metrics: inout DownloadMetrics) async throws -> Fetched {
         let limit = configuration.maximumResponseSize
         let resumeKey = original.url.absoluteString
         var request = original
@@ -135,7 +127,7 @@ extension ImageDownloader {
             }
             guard let accepted = await redirectHandler.handle(proposed, loaded.response) else { break }
             redirects += 1
-            recorder.update { $0.redirectCount += 1 }
+            metrics.redirectCount += 1
             request = accepted
         }
 
@@ -148,7 +140,7 @@ extension ImageDownloader {
         if let resume {
             if response.statusCode == 206, Self.contentRangeStart(response) == resume.data.count {
                 data = resume.data
-                recorder.update { $0.resumed = true }
+                metrics.resumed = true
             } else {
                 removeResumable(resumeKey)
             }
@@ -171,7 +163,7 @@ extension ImageDownloader {
             for try await chunk in loaded.body {
                 // The first chunk is kept as it is (no copy) when it starts at index 0.
                 if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
-                recorder.update { $0.receivedBytes += chunk.count }
+                metrics.receivedBytes += chunk.count
                 if data.count > limit {
                     throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: data.count))
                 }

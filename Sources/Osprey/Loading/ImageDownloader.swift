@@ -41,9 +41,15 @@ public final class ImageDownloader: Sendable {
     let blacklistSize = Atomic<Int>(0)
     let resumableCount = Atomic<Int>(0)
     let progressCallers = Atomic<Int>(0)
-    /// Event observers, by id, behind their own lock: emitting an event does not contend with
-    /// scheduling.
-    let observers = Locked<(nextID: UInt64, streams: [UInt64: AsyncStream<DownloadEvent>.Continuation])>((0, [:]))
+    /// Event observers, behind their own lock: emitting an event does not contend with scheduling.
+    let observers = Observers()
+
+    /// The open event streams, by id, and their count mirrored in an atomic: emitting costs no
+    /// lock while nobody observes.
+    final class Observers: Sendable {
+        let table = Locked<(nextID: UInt64, streams: [UInt64: AsyncStream<DownloadEvent>.Continuation])>((0, [:]))
+        let count = Atomic<Int>(0)
+    }
 
     struct Caller {
         let task: DownloadTask
@@ -259,22 +265,27 @@ public final class ImageDownloader: Sendable {
     /// buffered without limit until read, and the stream ends when the consumer stops iterating it.
     public func events() -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
-        let id = observers.withLock { observers in
-            observers.nextID += 1
-            observers.streams[observers.nextID] = continuation
-            return observers.nextID
+        let observers = self.observers
+        let id = observers.table.withLock { table in
+            table.nextID += 1
+            table.streams[table.nextID] = continuation
+            observers.count.store(table.streams.count, ordering: .relaxed)
+            return table.nextID
         }
         // Holds the observer table, not the downloader (a weak reference to the downloader would
         // give it a side table and slow every retain of it).
-        let observers = self.observers
         continuation.onTermination = { _ in
-            _ = observers.withLock { $0.streams.removeValue(forKey: id) }
+            observers.table.withLock { table in
+                table.streams.removeValue(forKey: id)
+                observers.count.store(table.streams.count, ordering: .relaxed)
+            }
         }
         return stream
     }
 
     func emit(_ event: @autoclosure () -> DownloadEvent) {
-        let observers = self.observers.withLock { Array($0.streams.values) }
+        guard observers.count.load(ordering: .relaxed) > 0 else { return }
+        let observers = self.observers.table.withLock { Array($0.streams.values) }
         guard !observers.isEmpty else { return }
         let event = event()
         for observer in observers { observer.yield(event) }
