@@ -117,18 +117,18 @@ public final class ImagePipeline: Sendable {
     /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor.
     @usableFromInline @concurrent
     func retrieveMiss(_ source: ImageSource, options: OspreyOptions) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options, progress: nil, refresh: nil)
+        try await retrieve(source, options: options, progress: nil, refresh: nil, memoryChecked: !options.refreshCached)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
-    /// cancels the request.
+    /// cancels the request. `memoryChecked`: the caller has just missed the memory cache.
     func retrieve(_ source: ImageSource, options: OspreyOptions, progress: SharedJob<DeliveredImage>.ProgressHandler?,
-                  refresh: (@Sendable (ImageResult?) -> Void)?) async throws(OspreyError) -> ImageResult {
+                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryChecked: Bool = false) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
-                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start()
+                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryChecked: memoryChecked)
             }
         } onCancel: {
             task.cancel()
@@ -218,7 +218,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         PipelineRequest(pipeline: self, source: source, options: options, task: imageTask, progress: progressOnQueue, refresh: refresh,
-                        callbackQueue: queue, completion: completion).start()
+                        callbackQueue: queue, completion: completion).start(memoryChecked: !options.refreshCached)
         return imageTask
     }
 

@@ -31,16 +31,17 @@ final class PipelineRequest: Sendable {
         self.completion = completion
     }
 
-    /// Starts with the request's own source.
-    func start() {
-        attempt(0, failures: [])
+    /// Starts with the request's own source. `memoryChecked`: the caller has just missed the
+    /// memory cache for it (its lookup is not repeated; the last stage looks again before loading).
+    func start(memoryChecked: Bool = false) {
+        attempt(0, failures: [], memoryChecked: memoryChecked)
     }
 
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
 
-    private func attempt(_ index: Int, failures: [OspreyError]) {
+    private func attempt(_ index: Int, failures: [OspreyError], memoryChecked: Bool = false) {
         let candidate = index == 0 ? source : options.alternativeSources[index - 1]
-        retrieveOne(candidate) { [self] result in
+        retrieveOne(candidate, memoryChecked: memoryChecked) { [self] result in
             switch result {
             case .success(var image):
                 if index > 0 { image.originalSource = source }
@@ -74,13 +75,13 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ candidate: ImageSource, done: @escaping Completion) {
+    private func retrieveOne(_ candidate: ImageSource, memoryChecked: Bool, done: @escaping Completion) {
         let cache = options.targetCache ?? pipeline.configuration.cache
         let key = pipeline.cacheKey(for: candidate)
         guard !options.forceRefresh else { return deliver(candidate, key: key, done: done) }
         let identifier = options.processor.identifier
         let cacheOptions = options.cacheOptions
-        if let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions) {
+        if !memoryChecked, let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions) {
             return hit(image, .memory, candidate, key: key, done: done)
         }
         guard !options.fromMemoryCacheOrRefresh else { return deliver(candidate, key: key, done: done) }
