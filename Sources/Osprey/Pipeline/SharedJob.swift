@@ -67,21 +67,6 @@ final class SharedJob<Value: Sendable>: Sendable {
         }
     }
 
-    /// Subscribes to a job the caller holds (an upstream stage): the completion is called at once
-    /// when the job has finished, or with `cancelled` when it was abandoned.
-    /// - Returns: the subscriber's id while it waits, else `nil`.
-    func join(progress: ProgressHandler?, completion: @escaping Completion) -> Int? {
-        switch subscribe(progress: progress, completion: completion) {
-        case .waiting(let id):
-            return id
-        case .finished(let outcome):
-            completion(outcome)
-        case .abandoned:
-            completion(.failure(.pipeline(.cancelled(source: ""))))
-        }
-        return nil
-    }
-
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
     /// cancels the work. Does nothing once the job has ended.
     func unsubscribe(_ id: Int) {

@@ -44,20 +44,24 @@ struct SharedJobTests {
         second.job.finish(.success(1))
     }
 
-    @Test("joining a finished job gets its outcome at once; joining an abandoned one gets a cancellation")
-    func joinEndedJobs() {
+    @Test("a finished job hands its outcome to a late subscriber; an abandoned one takes none, and the registry starts afresh")
+    func lateSubscribers() {
         let registry = Registry()
-        let finished = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }
-        #expect(finished != nil)
-        let outcomes = Collector<Result<Int, OspreyError>>()
-        #expect(finished!.job.join(progress: nil, completion: outcomes.append) == nil)
+        let finished = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }!
+        guard case .finished(let outcome) = finished.job.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("a finished job keeps its outcome")
+            return
+        }
+        #expect((try? outcome.get()) == 3)
         let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
         abandoned.job.unsubscribe(abandoned.id)
-        #expect(abandoned.job.join(progress: nil, completion: outcomes.append) == nil)
-        let values = outcomes.values
-        #expect((try? values[0].get()) == 3)
-        #expect(values.count == 2 && (try? values[1].get()) == nil)
-        if case .failure(let error) = values[1] { #expect(error.isCancellation) }
+        guard case .abandoned = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("an abandoned job takes no subscriber")
+            return
+        }
+        var started = 0
+        let fresh = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in started += 1 }
+        #expect(started == 1 && fresh?.job !== abandoned.job)
     }
 
     @Test("progress reaches the subscribers that asked for it")
