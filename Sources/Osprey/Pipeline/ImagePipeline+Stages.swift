@@ -80,7 +80,7 @@ extension ImagePipeline {
         }, work: { fetch in
             self.fetch(fetch, context)
         })
-        if let (fetch, id) = subscription { job.setCancelHandler { fetch.unsubscribe(id) } }
+        if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores.
@@ -94,7 +94,7 @@ extension ImagePipeline {
             case .success(let image): self.store(image, fetched: fetched, for: job, context)
             }
         }
-        if let (stage, id) = subscription { job.setCancelHandler { stage.unsubscribe(id) } }
+        if let (stage, id) = subscription { job.setStep(.subscription(stage, id: id)) }
     }
 
     /// Subscribes to the stage running the first `count` processors over `original`, sharing every
@@ -115,7 +115,7 @@ extension ImagePipeline {
             guard count > 1 else { return run(.success(original.image)) }
             let previous = self.subscribeProcessing(processors, count: count - 1, original: original, context,
                                                     progress: job.reportProgress, completion: run)
-            if let (stage, id) = previous { job.setCancelHandler { stage.unsubscribe(id) } }
+            if let (stage, id) = previous { job.setStep(.subscription(stage, id: id)) }
         }
     }
 
@@ -139,7 +139,7 @@ extension ImagePipeline {
                     }
                     if !Task.isCancelled { self.load(job, context) }
                 }
-                return job.setCancelHandler { lookup.cancel() }
+                return job.setStep(.task(lookup))
             }
         }
         load(job, context)
@@ -163,7 +163,7 @@ extension ImagePipeline {
         case .network(let resource):
             let download = downloader.download(resource.url, options: options.downloadOptions(),
                                                progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
-            job.setCancelHandler { download.cancel() }
+            job.setStep(.download(download))
         case .provider(let provider):
             let read = Task {
                 do {
@@ -172,7 +172,7 @@ extension ImagePipeline {
                     decoded(.failure(OspreyError.wrapping(error, source: context.source)))
                 }
             }
-            job.setCancelHandler { read.cancel() }
+            job.setStep(.task(read))
         }
     }
 

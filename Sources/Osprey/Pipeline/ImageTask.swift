@@ -4,8 +4,10 @@ import Synchronization
 /// other requests continues for them.
 public final class ImageTask: Sendable {
     private struct State {
-        /// Stops the request's current step (a disk lookup, a subscription to shared work).
-        var onCancel: (@Sendable () -> Void)?
+        /// The request's current step (a disk lookup, a subscription to shared work).
+        var step: PendingStep?
+        /// The request, until it completes: cancelling delivers its cancellation.
+        var request: PipelineRequest?
         var cancelled = false
         var completed: Bool
     }
@@ -17,13 +19,23 @@ public final class ImageTask: Sendable {
         state = Mutex(State(completed: completed))
     }
 
-    /// Sets what cancelling stops now; runs `handler` at once when the request was cancelled.
-    func setCancelHandler(_ handler: @escaping @Sendable () -> Void) {
+    /// Binds the request that cancelling answers. Returns `false` when the task was already
+    /// cancelled (the request should deliver its cancellation and do nothing else).
+    func attach(_ request: PipelineRequest) -> Bool {
+        state.withLock { state in
+            if !state.cancelled && !state.completed { state.request = request }
+            return !state.cancelled
+        }
+    }
+
+    /// Records the step the request waits on, to stop it on cancellation (at once if the task
+    /// was already cancelled).
+    func setStep(_ step: PendingStep) {
         let cancelNow = state.withLock { state in
-            if !state.cancelled { state.onCancel = handler }
+            if !state.cancelled && !state.completed { state.step = step }
             return state.cancelled
         }
-        if cancelNow { handler() }
+        if cancelNow { step.cancel() }
     }
 
     /// Marks the request completed. Returns `false` when it already was (its result is dropped).
@@ -31,7 +43,8 @@ public final class ImageTask: Sendable {
         state.withLock { state in
             guard !state.completed else { return false }
             state.completed = true
-            state.onCancel = nil
+            state.step = nil
+            state.request = nil
             return true
         }
     }
@@ -39,13 +52,14 @@ public final class ImageTask: Sendable {
     /// Cancels the request: its completion gets ``OspreyError/PipelineReason/cancelled(source:)``
     /// unless it already completed.
     public func cancel() {
-        let handler = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.cancelled else { return nil }
+        let (step, request) = state.withLock { state -> (PendingStep?, PipelineRequest?) in
+            guard !state.cancelled else { return (nil, nil) }
             state.cancelled = true
-            defer { state.onCancel = nil }
-            return state.onCancel
+            defer { (state.step, state.request) = (nil, nil) }
+            return (state.step, state.request)
         }
-        handler?()
+        step?.cancel()
+        request?.deliverCancellation()
     }
 
     /// Whether ``cancel()`` was called.

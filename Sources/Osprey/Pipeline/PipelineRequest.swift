@@ -34,7 +34,14 @@ final class PipelineRequest: Sendable {
     /// Starts with the request's own source. `memoryChecked`: the caller has just missed the
     /// memory cache for it (its lookup is not repeated; the last stage looks again before loading).
     func start(memoryChecked: Bool = false) {
+        guard task.attach(self) else { return deliverCancellation() }
         attempt(0, failures: [], memoryChecked: memoryChecked)
+    }
+
+    /// Delivers ``OspreyError/PipelineReason/cancelled(source:)`` unless the request has completed
+    /// (its task was cancelled; the task stops the step in progress).
+    func deliverCancellation() {
+        complete(.failure(cancelled))
     }
 
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
@@ -66,14 +73,6 @@ final class PipelineRequest: Sendable {
         }
     }
 
-    /// Makes cancelling the request stop `step` and deliver the cancellation.
-    private func setStep(_ step: @escaping @Sendable () -> Void) {
-        task.setCancelHandler { [self] in
-            step()
-            complete(.failure(cancelled))
-        }
-    }
-
     /// Steps 2-5 of the retrieve flow for one source.
     private func retrieveOne(_ candidate: ImageSource, memoryChecked: Bool, done: @escaping Completion) {
         let cache = options.targetCache ?? pipeline.configuration.cache
@@ -96,7 +95,7 @@ final class PipelineRequest: Sendable {
                 deliver(candidate, key: key, done: done)
             }
         }
-        setStep { lookup.cancel() }
+        task.setStep(.task(lookup))
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ candidate: ImageSource, key: String, done: Completion) {
@@ -122,6 +121,6 @@ final class PipelineRequest: Sendable {
                 done(.failure(error))
             }
         }
-        if let (job, id) = subscription { setStep { job.unsubscribe(id) } }
+        if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }
     }
 }

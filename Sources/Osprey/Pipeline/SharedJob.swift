@@ -8,10 +8,10 @@ import Synchronization
 /// completion handlers (a download, a dispatch queue, an upstream job), and ends with
 /// ``finish(_:)``, which calls every subscriber's completion once. A subscriber that leaves
 /// (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is done, the job
-/// ends unfinished and runs its cancel handler (``setCancelHandler(_:)``), so a later request
+/// ends unfinished and stops the step its work waits on (``setStep(_:)``), so a later request
 /// starts afresh. A request that misses costs no Swift task in the pipeline: tasks cost more than
 /// the rest of a miss put together on a 2-core machine (scenario 2 of the benchmarks).
-final class SharedJob<Value: Sendable>: Sendable {
+final class SharedJob<Value: Sendable>: Unsubscribing {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.
@@ -32,8 +32,8 @@ final class SharedJob<Value: Sendable>: Sendable {
         var outcome: Result<Value, OspreyError>?
         /// Finished, or left by its last subscriber: takes no new subscribers.
         var ended = false
-        /// Stops the work's current step (a download, an upstream subscription).
-        var onCancel: (@Sendable () -> Void)?
+        /// The work's current step (a download, an upstream subscription), stopped on abandonment.
+        var step: PendingStep?
     }
 
     /// How a subscription went.
@@ -70,7 +70,7 @@ final class SharedJob<Value: Sendable>: Sendable {
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
     /// cancels the work. Does nothing once the job has ended.
     func unsubscribe(_ id: Int) {
-        let (last, cancel): (Bool, (@Sendable () -> Void)?) = state.withLock { state in
+        let (last, step): (Bool, PendingStep?) = state.withLock { state in
             guard !state.ended else { return (false, nil) }
             if state.first?.id == id {
                 state.first = nil
@@ -81,22 +81,23 @@ final class SharedJob<Value: Sendable>: Sendable {
             }
             guard state.first == nil && state.others.isEmpty else { return (false, nil) }
             state.ended = true
-            defer { state.onCancel = nil }
-            return (true, state.onCancel)
+            defer { state.step = nil }
+            return (true, state.step)
         }
         guard last else { return }
-        cancel?()
+        step?.cancel()
         onEnd(self)
     }
 
-    /// Sets what stops the work's current step. Runs `handler` at once if the job was abandoned.
-    func setCancelHandler(_ handler: @escaping @Sendable () -> Void) {
+    /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
+    /// already was).
+    func setStep(_ step: PendingStep) {
         let abandoned = state.withLock { state in
             if state.ended { return state.outcome == nil }
-            state.onCancel = handler
+            state.step = step
             return false
         }
-        if abandoned { handler() }
+        if abandoned { step.cancel() }
     }
 
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
@@ -106,7 +107,7 @@ final class SharedJob<Value: Sendable>: Sendable {
             guard !state.ended else { return nil }
             state.ended = true
             state.outcome = outcome
-            state.onCancel = nil
+            state.step = nil
             defer { (state.first, state.others) = (nil, []) }
             return (state.first, state.others)
         }

@@ -27,7 +27,7 @@ struct SharedJobTests {
         let registry = Registry()
         let cancels = Collector<Int>()
         let first = registry.subscribe("b", progress: nil, completion: { _ in Issue.record("a subscriber that left is not called") }) { job in
-            job.setCancelHandler { cancels.append(1) }
+            job.setStep(.subscription(RecordingUpstream(cancels), id: 1))
         }!
         let second = registry.subscribe("b", progress: nil, completion: { _ in Issue.record("a subscriber that left is not called") }) { _ in }!
         first.job.unsubscribe(first.id)
@@ -38,7 +38,7 @@ struct SharedJobTests {
         #expect(cancels.values == [1])
         #expect(registry.count == 0, "an abandoned job is forgotten: the next request starts afresh")
         // A step started after the abandonment is stopped at once.
-        second.job.setCancelHandler { cancels.append(2) }
+        second.job.setStep(.subscription(RecordingUpstream(cancels), id: 2))
         #expect(cancels.values == [1, 2])
         // Finishing an abandoned job calls nobody.
         second.job.finish(.success(1))
@@ -74,6 +74,13 @@ struct SharedJobTests {
         subscription.job.reportProgress(received: 5, expected: 10)
         #expect(reports.values == [5, 50])
     }
+}
+
+/// An upstream stage that records which subscribers left it.
+private final class RecordingUpstream: Unsubscribing {
+    let left: Collector<Int>
+    init(_ left: Collector<Int>) { self.left = left }
+    func unsubscribe(_ id: Int) { left.append(id) }
 }
 
 @Suite("Download queue")

@@ -1,0 +1,25 @@
+/// Shared work a subscriber can leave: a ``SharedJob``.
+protocol Unsubscribing: AnyObject, Sendable {
+    /// Removes subscriber `id`; the last one leaving cancels the work.
+    func unsubscribe(_ id: Int)
+}
+
+/// The step a request or a job is waiting on, and how to stop it. A value rather than a closure:
+/// the common steps (a subscription, a download) cost no allocation.
+enum PendingStep: Sendable {
+    /// Subscriber `id` of shared work.
+    case subscription(any Unsubscribing, id: Int)
+    /// A caller's download.
+    case download(DownloadTask)
+    /// A Swift task (a disk lookup, a data provider's read).
+    case task(Task<Void, Never>)
+
+    /// Stops the step.
+    func cancel() {
+        switch self {
+        case .subscription(let work, let id): work.unsubscribe(id)
+        case .download(let download): download.cancel()
+        case .task(let task): task.cancel()
+        }
+    }
+}
