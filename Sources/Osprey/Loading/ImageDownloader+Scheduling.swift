@@ -42,6 +42,7 @@ extension ImageDownloader {
         }
         // Hashed once, outside the lock.
         let key = request.map(RequestKey.init)
+        var starts: [WorkerStart] = []
         let registered: Bool = state.withLock { state in
             guard let request = key, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
@@ -58,10 +59,11 @@ extension ImageDownloader {
                                                    caller: caller)
                 state.queue.push(id: state.nextID, request: request, priority: caller.priority)
                 state.queued += 1
-                startQueued(&state)
+                starts = startQueued(&state)
             }
             return true
         }
+        launch(starts)
         guard !registered else { return }
         let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
         options.callbackQueue.execute { completion(.failure(error)) }
@@ -74,18 +76,17 @@ extension ImageDownloader {
         state.queue.push(id: task.id, request: key, priority: task.priority)
     }
 
-    /// Starts a worker for each free slot while tasks are queued. Called with the lock held.
+    /// Assigns a new worker to each free slot while tasks are queued; the caller launches them
+    /// (``launch(_:)``) once it has released the lock. Called with the lock held.
     /// When stale queue entries (see ``popQueued(_:)``) outnumber the live ones, the queue is compacted.
-    func startQueued(_ state: inout State) {
+    func startQueued(_ state: inout State) -> [WorkerStart] {
+        var starts: [WorkerStart] = []
         while state.running < max(1, configuration.maximumConcurrentDownloads), let next = popQueued(&state) {
             state.running += 1
             state.nextWorkerID += 1
             let worker = state.nextWorkerID
-            let first = assign(next, to: worker, &state)
-            // Stored before the lock is released, so the worker's first `finish` finds it.
-            state.workers[worker] = Task(priority: next.priority.taskPriority) {
-                await self.work(worker: worker, first: first)
-            }
+            starts.append(WorkerStart(worker: worker, first: assign(next, to: worker, &state), priority: next.priority))
+            state.workers[worker] = WorkerHandle()
         }
         if state.queue.count > 2 * state.queued + 64 {
             let tasks = state.tasks
@@ -93,6 +94,27 @@ extension ImageDownloader {
                 guard let task = tasks[entry.request] else { return false }
                 return task.id == entry.id && task.worker == nil && task.priority == entry.priority
             }
+        }
+        return starts
+    }
+
+    /// Starts the workers `startQueued` assigned, outside the lock. A worker starts at once on the
+    /// calling thread (`Task.immediate`) and runs until its first suspension: a loader that answers
+    /// without suspending (a cache, a file, the benchmarks' instant loader) completes the download
+    /// before this returns, with no thread hand-off; a network loader suspends at its first I/O.
+    func launch(_ starts: [WorkerStart]) {
+        for start in starts {
+            let task = Task.immediate(priority: start.priority.taskPriority) {
+                await self.work(worker: start.worker, first: start.first)
+            }
+            let cancelNow = state.withLock { state -> Bool in
+                // The worker may have ended already (it ran to completion before this).
+                guard state.workers[start.worker] != nil else { return false }
+                state.workers[start.worker]!.task = task
+                return state.retired.contains(start.worker)
+            }
+            // Stopped (timeout or cancellation) before its task was stored.
+            if cancelNow { task.cancel() }
         }
     }
 
@@ -120,7 +142,7 @@ extension ImageDownloader {
     /// after that transfer (a cancelled Swift task cannot run another). Called with the lock held.
     func stopWorker(_ worker: UInt64, _ state: inout State) {
         guard state.retired.insert(worker).inserted else { return }
-        state.workers[worker]?.cancel()
+        state.workers[worker]?.task?.cancel()
     }
 
     /// A worker: runs `first`, then queued tasks while there are any and it was not stopped.
@@ -137,6 +159,7 @@ extension ImageDownloader {
     func finish(id: UInt64, request: RequestKey, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
                 worker: UInt64) -> Transfer? {
         var finalOutcome = outcome
+        var starts: [WorkerStart] = []
         let (callers, next): ([Caller], Transfer?) = state.withLock { state in
             if state.deadlines.removeValue(forKey: id)?.timedOut == true, case .failure = outcome {
                 let (seconds, attoseconds) = timeout(of: request.request).components
@@ -167,7 +190,7 @@ extension ImageDownloader {
             state.retired.remove(worker)
             state.workers[worker] = nil
             state.running -= 1
-            startQueued(&state)
+            starts = startQueued(&state)
             return (callers, nil)
         }
         let outcome = finalOutcome
@@ -177,6 +200,7 @@ extension ImageDownloader {
                 caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.request.url))
             }
         }
+        launch(starts)
         return next
     }
 

@@ -86,6 +86,18 @@ public final class ImageDownloader: Sendable {
         let validator: String
     }
 
+    /// A worker's Swift task, once created.
+    struct WorkerHandle {
+        var task: Task<Void, Never>?
+    }
+
+    /// A worker to start, with its first network task.
+    struct WorkerStart {
+        let worker: UInt64
+        let first: Transfer
+        let priority: DownloadPriority
+    }
+
     struct State {
         var tasks: [RequestKey: NetworkTask] = [:]
         /// The queued tasks, by priority and arrival.
@@ -95,8 +107,9 @@ public final class ImageDownloader: Sendable {
         /// Network tasks running: one per busy worker.
         var running = 0
         /// The worker tasks, by id. A worker runs network tasks one after another while the queue
-        /// has any, so a burst of downloads costs a few Swift tasks, not one each.
-        var workers: [UInt64: Task<Void, Never>] = [:]
+        /// has any, so a burst of downloads costs a few Swift tasks, not one each. A worker's entry
+        /// exists from its start to its end; its task is stored once created (see ``launch(_:)``).
+        var workers: [UInt64: WorkerHandle] = [:]
         /// Workers whose Swift task was cancelled to stop the network task they run: they end after it.
         var retired: Set<UInt64> = []
         var nextWorkerID: UInt64 = 0
