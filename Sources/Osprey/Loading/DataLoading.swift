@@ -78,8 +78,8 @@ public struct DataChunks: AsyncSequence, Sendable {
 /// Loads `file:` and `data:` URLs without a network.
 enum LocalURLLoader {
     static func canLoad(_ url: URL) -> Bool {
-        let scheme = url.scheme?.lowercased()
-        return scheme == "file" || scheme == "data"
+        let scheme = URLScheme.parse(url).scheme
+        return scheme == .file || scheme == .data
     }
 
     /// Returns the data of a `file:` or `data:` URL and a synthesised `200` response.

@@ -46,7 +46,9 @@ public struct DownloadRequest: Sendable, Hashable {
 
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
-        headers.first { HTTPHeaderName.equal($0.key, name) }?.value
+        // The exact spelling first (a hash lookup), then any other case.
+        if let value = headers[name] { return value }
+        return headers.first { HTTPHeaderName.equal($0.key, name) }?.value
     }
 
     /// Sets (or with `nil` removes) the header field `name`, replacing any field whose name

@@ -18,10 +18,12 @@ enum HTTPHeaderName {
 
     /// `value` without leading and trailing spaces and tabs (optional whitespace, RFC 9110 §5.6.3).
     static func trimmed(_ value: String) -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = value.firstIndex(where: { !isSpace($0) }) else { return "" }
-        let end = value.lastIndex(where: { !isSpace($0) })!
-        return value[start...end]
+        // On the UTF-8 bytes: iterating Characters runs grapheme breaking on every header value.
+        let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let utf8 = value.utf8
+        guard let start = utf8.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = utf8.lastIndex(where: { !isSpace($0) })!
+        return Substring(utf8[start...end])
     }
 
     @inline(__always)

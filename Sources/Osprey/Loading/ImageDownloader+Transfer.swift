@@ -76,6 +76,14 @@ extension ImageDownloader {
         }
     }
 
+    /// Whether `status` is a redirect the downloader follows (no array per check).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
     /// `nil` when `error` must not be retried; otherwise `.some` of the server's `Retry-After`.
     static func retriability(of error: OspreyError) -> Duration?? {
         guard case .download(let reason) = error else { return nil }
@@ -113,7 +121,7 @@ extension ImageDownloader {
             }
             loaded.response.url = request.url
             let status = loaded.response.statusCode
-            guard [301, 302, 303, 307, 308].contains(status),
+            guard Self.isRedirect(status),
                   let location = loaded.response.value(forHTTPHeaderField: "Location"),
                   let next = URL(string: location, relativeTo: request.url)?.absoluteURL else { break }
             if redirects >= configuration.maximumRedirects {

@@ -322,26 +322,11 @@ public final class ImageDownloader: Sendable {
 
     /// Whether the downloader can load `url`: `http` or `https` with a host, `file`, `data`.
     static func isSupported(_ url: URL) -> Bool {
-        switch url.scheme?.lowercased() {
-        case "http", "https": return hasAuthority(url.absoluteString)
-        case "file", "data": return true
-        default: return false
+        switch URLScheme.parse(url) {
+        case (.http, let hasHost), (.https, let hasHost): hasHost
+        case (.file, _), (.data, _): true
+        case (.other, _): false
         }
-    }
-
-    /// Whether the text after `scheme://` starts with a host (reads the string in place: `URL.host`
-    /// decodes and copies it, measurably on every download).
-    static func hasAuthority(_ string: String) -> Bool {
-        let utf8 = string.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let rest = utf8[utf8.index(after: colon)...]
-        guard rest.starts(with: "//".utf8) else { return false }
-        let afterSlashes = rest.dropFirst(2)
-        // Skip user information, then require a character of the host before the port or path.
-        let authority = afterSlashes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        let hostAndPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority[...]
-        guard let first = hostAndPort.first else { return false }
-        return first != UInt8(ascii: ":")
     }
 
     /// Failures that will not go away by trying again: they put the URL on the failed-URL list.
