@@ -86,38 +86,30 @@ public final class ImagePipeline: Sendable {
     /// continues on the global concurrent executor.
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
-        switch lookUpMemory(source, items: items) {
-        case .hit(let result): return result
-        case .miss(let options): return try await retrieveMiss(source, options: options)
-        }
+        if let hit = memoryHit(source, items: items) { return hit }
+        return try await retrieveMiss(source, items: items)
     }
 
-    /// A memory hit, or the resolved options to retrieve with.
+    /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
+    /// (An optional result, not an enum carrying the options for the miss: such an enum is as
+    /// large as ``OspreyOptions`` and every hit paid for moving it.)
     @usableFromInline
-    enum MemoryLookup {
-        case hit(ImageResult)
-        case miss(OspreyOptions)
-    }
-
-    /// The synchronous first step of ``image(for:options:)``.
-    @usableFromInline
-    func lookUpMemory(_ source: ImageSource, items: [OspreyOption]) -> MemoryLookup {
+    func memoryHit(_ source: ImageSource, items: [OspreyOption]) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
-            if !configuration.defaultOptions.refreshCached, let hit = memoryHit(source, options: configuration.defaultOptions) {
-                return .hit(hit)
-            }
-            return .miss(configuration.defaultOptions)
+            guard !configuration.defaultOptions.refreshCached else { return nil }
+            return memoryHit(source, options: configuration.defaultOptions)
         }
         let options = resolve(items)
-        if !options.refreshCached, let hit = memoryHit(source, options: options) { return .hit(hit) }
-        return .miss(options)
+        guard !options.refreshCached else { return nil }
+        return memoryHit(source, options: options)
     }
 
     /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor.
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, options: OspreyOptions) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options, progress: nil, refresh: nil, memoryChecked: !options.refreshCached)
+    func retrieveMiss(_ source: ImageSource, items: [OspreyOption]) async throws(OspreyError) -> ImageResult {
+        let options = resolve(items)
+        return try await retrieve(source, options: options, progress: nil, refresh: nil, memoryChecked: !options.refreshCached)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
