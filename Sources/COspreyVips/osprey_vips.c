@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include "osprey_vips.h"
 #include <string.h>
 #include <lcms2.h>
@@ -249,7 +250,9 @@ int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
 
 enum { osprey_icc_cache_limit = 32 };
 
-static GMutex osprey_icc_lock;
+// A pthread mutex rather than a GMutex: glib's mutex is built on its own futex code, which the
+// thread sanitizer cannot see, so it reported the cache accesses under it as races.
+static pthread_mutex_t osprey_icc_lock = PTHREAD_MUTEX_INITIALIZER;
 // Per layout [cmyk][alpha]: GBytes (profile bytes) -> cmsHTRANSFORM.
 static GHashTable *osprey_icc_cache[2][2];
 static guint osprey_icc_cached;
@@ -286,11 +289,11 @@ static cmsHTRANSFORM osprey_icc_transform_for(const void *profile, size_t length
     *owned = 0;
     // Looked up through a key that borrows the profile bytes; only an inserted key copies them.
     GBytes *borrowed = g_bytes_new_static(profile, length);
-    g_mutex_lock(&osprey_icc_lock);
+    pthread_mutex_lock(&osprey_icc_lock);
     GHashTable **table = &osprey_icc_cache[cmyk][alpha];
     if (!*table) *table = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     cmsHTRANSFORM found = g_hash_table_lookup(*table, borrowed);
-    g_mutex_unlock(&osprey_icc_lock);
+    pthread_mutex_unlock(&osprey_icc_lock);
     if (found) {
         g_bytes_unref(borrowed);
         return found;
@@ -301,12 +304,12 @@ static cmsHTRANSFORM osprey_icc_transform_for(const void *profile, size_t length
         g_bytes_unref(borrowed);
         return NULL;
     }
-    g_mutex_lock(&osprey_icc_lock);
+    pthread_mutex_lock(&osprey_icc_lock);
     cmsHTRANSFORM raced = g_hash_table_lookup(*table, borrowed);
     g_bytes_unref(borrowed);
     if (raced) {
         // Another thread built the same transform meanwhile: use the cached one.
-        g_mutex_unlock(&osprey_icc_lock);
+        pthread_mutex_unlock(&osprey_icc_lock);
         cmsDeleteTransform(built);
         return raced;
     }
@@ -315,10 +318,10 @@ static cmsHTRANSFORM osprey_icc_transform_for(const void *profile, size_t length
         // them, so none is ever deleted.
         g_hash_table_insert(*table, g_bytes_new(profile, length), built);
         osprey_icc_cached++;
-        g_mutex_unlock(&osprey_icc_lock);
+        pthread_mutex_unlock(&osprey_icc_lock);
         return built;
     }
-    g_mutex_unlock(&osprey_icc_lock);
+    pthread_mutex_unlock(&osprey_icc_lock);
     *owned = 1;
     return built;
 }
@@ -329,7 +332,7 @@ static cmsHTRANSFORM osprey_icc_transform_for(const void *profile, size_t length
 static cmsHTRANSFORM osprey_icc_cmyk_fallback(int alpha) {
     static cmsHTRANSFORM transforms[2];
     static int tried[2];
-    g_mutex_lock(&osprey_icc_lock);
+    pthread_mutex_lock(&osprey_icc_lock);
     if (!tried[alpha]) {
         tried[alpha] = 1;
         VipsBlob *blob = NULL;
@@ -343,7 +346,7 @@ static cmsHTRANSFORM osprey_icc_cmyk_fallback(int alpha) {
         }
     }
     cmsHTRANSFORM transform = transforms[alpha];
-    g_mutex_unlock(&osprey_icc_lock);
+    pthread_mutex_unlock(&osprey_icc_lock);
     return transform;
 }
 

@@ -59,8 +59,14 @@ func withLoopback(_ body: (LoopbackServer, DataLoader) async throws -> Void) asy
     await server.shutdown()
 }
 
+/// A downloader over `loader`, configured by `configure`.
+///
+/// Its timeout is 120 s, not the product's 15 s: under the thread sanitizer the whole suite runs
+/// on 2 cores with libvips busy, and a loopback round trip has taken over 15 s there. Tests of
+/// timeouts set their own.
 func makeDownloader(_ loader: any DataLoading, _ configure: (inout ImageDownloader.Configuration) -> Void = { _ in }) -> ImageDownloader {
     var configuration = ImageDownloader.Configuration()
+    configuration.timeout = .seconds(120)
     configure(&configuration)
     return ImageDownloader(configuration: configuration, loader: loader)
 }

@@ -15,7 +15,7 @@ struct PipelineFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-pipeline-\(UUID().uuidString)")
         try await withLoopback { server, loader in
             let cache = ImageCache(name: "test", diskConfig: DiskStorage.Config(name: "test", directory: directory))
-            let pipeline = ImagePipeline(cache: cache, downloader: ImageDownloader(loader: loader))
+            let pipeline = ImagePipeline(cache: cache, downloader: makeDownloader(loader))
             try await body(PipelineFixture(server: server, loader: loader, cache: cache, pipeline: pipeline, directory: directory))
             await cache.diskStorage.waitForPendingWork()
         }
