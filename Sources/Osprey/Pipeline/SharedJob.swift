@@ -9,8 +9,9 @@ import Synchronization
 /// ``finish(_:)``, which calls every subscriber's completion once. A subscriber that leaves
 /// (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is done, the job
 /// ends unfinished and stops the step its work waits on (``setStep(_:)``), so a later request
-/// starts afresh. A request that misses costs no Swift task in the pipeline: tasks cost more than
-/// the rest of a miss put together on a 2-core machine (scenario 2 of the benchmarks).
+/// starts afresh. A request that misses costs no Swift task in the pipeline: with a task per stage,
+/// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine (scenario 2
+/// of the benchmarks, fourth round).
 final class SharedJob<Value: Sendable>: Unsubscribing {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
