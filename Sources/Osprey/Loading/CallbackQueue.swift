@@ -12,6 +12,15 @@ public enum CallbackQueue: Sendable {
     /// Handlers run one at a time on it, so they should be quick.
     public static let `default` = CallbackQueue.dispatch(DispatchQueue(label: "osprey.downloader.callbacks", qos: .userInitiated))
 
+    /// Calls `handler` with `value` here. (Unlike ``execute(_:)`` with a closure wrapping the call,
+    /// `.immediate` allocates nothing: this is on every request's completion.)
+    func deliver<Value: Sendable>(_ value: Value, to handler: @escaping @Sendable (Value) -> Void) {
+        switch self {
+        case .immediate: handler(value)
+        case .dispatch(let queue): queue.async { handler(value) }
+        }
+    }
+
     func execute(_ work: @escaping @Sendable () -> Void) {
         switch self {
         case .immediate: work()

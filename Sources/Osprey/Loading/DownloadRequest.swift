@@ -46,9 +46,7 @@ public struct DownloadRequest: Sendable, Hashable {
 
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
-        // The exact spelling first (a hash lookup), then any other case.
-        if let value = headers[name] { return value }
-        return headers.first { HTTPHeaderName.equal($0.key, name) }?.value
+        HTTPHeaderName.value(of: name, in: headers)
     }
 
     /// Sets (or with `nil` removes) the header field `name`, replacing any field whose name
@@ -61,17 +59,10 @@ public struct DownloadRequest: Sendable, Hashable {
     }
 }
 
-/// A request as a dictionary key of the downloader: hashed once (a URL and header fields are
-/// costly to hash, and the downloader looks a request up several times per download).
-struct RequestKey: Hashable, Sendable {
-    let request: DownloadRequest
-    private let hash: Int
+/// A request as a dictionary key of the downloader, hashed once.
+typealias RequestKey = HashedKey<DownloadRequest>
 
-    init(_ request: DownloadRequest) {
-        self.request = request
-        hash = request.hashValue
-    }
-
-    static func == (a: RequestKey, b: RequestKey) -> Bool { a.hash == b.hash && a.request == b.request }
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+extension HashedKey where Key == DownloadRequest {
+    /// The request this key stands for.
+    var request: DownloadRequest { key }
 }

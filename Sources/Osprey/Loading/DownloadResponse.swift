@@ -19,9 +19,7 @@ public struct DownloadResponse: Sendable, Hashable {
 
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
-        // The exact spelling first (a hash lookup), then any other case.
-        if let value = headers[name] { return value }
-        return headers.first { HTTPHeaderName.equal($0.key, name) }?.value
+        HTTPHeaderName.value(of: name, in: headers)
     }
 
     /// `Content-Length` as a number, or `nil`.

@@ -16,6 +16,13 @@ enum HTTPHeaderName {
         }
     }
 
+    /// The value of the field `name` in `headers` (case-insensitive), or `nil`: the exact spelling
+    /// first (a hash lookup), then any other case.
+    static func value(of name: String, in headers: [String: String]) -> String? {
+        if let value = headers[name] { return value }
+        return headers.first { equal($0.key, name) }?.value
+    }
+
     /// `value` without leading and trailing spaces and tabs (optional whitespace, RFC 9110 §5.6.3).
     static func trimmed(_ value: String) -> Substring {
         // On the UTF-8 bytes: iterating Characters runs grapheme breaking on every header value.

@@ -57,19 +57,3 @@ struct DeliverJobKey: Hashable, Sendable {
     var waitForCache: Bool
     var cacheOriginal: Bool
 }
-
-/// A key hashed once. A request's keys are looked up several times (a registry's subscribe and
-/// forget, and the deliver key contains the fetch key): hashing their strings again each time
-/// showed as a tenth of a miss.
-struct HashedKey<Key: Hashable & Sendable>: Hashable, Sendable {
-    let key: Key
-    private let hash: Int
-
-    init(_ key: Key) {
-        self.key = key
-        hash = key.hashValue
-    }
-
-    static func == (a: HashedKey, b: HashedKey) -> Bool { a.hash == b.hash && a.key == b.key }
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-}

@@ -67,10 +67,7 @@ final class PipelineRequest: Sendable {
     /// Delivers the request's result, once.
     private func complete(_ result: Result<ImageResult, OspreyError>) {
         guard task.markCompleted() else { return }
-        switch callbackQueue {
-        case .immediate: completion(result)
-        case .dispatch(let queue): queue.async { [completion] in completion(result) }
-        }
+        callbackQueue.deliver(result, to: completion)
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
