@@ -11,6 +11,9 @@ struct OspreyBench {
         if arguments.first == "origin" {
             try await runOrigin(directories: Array(arguments.dropFirst()))
         }
+        if arguments.first == "probe2" {
+            return try await probe2(Array(arguments.dropFirst()))
+        }
         if arguments.first == "perfile" {
             try setVipsConcurrency()
             return try perFile(directories: Array(arguments.dropFirst()))

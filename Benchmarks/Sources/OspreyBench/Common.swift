@@ -3,9 +3,17 @@ import Osprey
 
 /// A loader that answers every request at once, in process, with the same bytes (Nuke's
 /// benchmark shape for the pipeline's own overhead).
+/// It answers at once (`immediateResponse`), as an in-memory loader does, so the downloader
+/// completes each download on the calling thread.
 struct InstantLoader: DataLoading {
     let data: Data
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+        answer(request)
+    }
+    func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse? {
+        answer(request)
+    }
+    private func answer(_ request: DownloadRequest) -> DataLoadingResponse {
         DataLoadingResponse(
             response: DownloadResponse(statusCode: 200, headers: ["Content-Type": "image/png", "Content-Length": "\(data.count)"], url: request.url),
             body: DataChunks(data: data))

@@ -12,6 +12,21 @@ public protocol DataLoading: Sendable {
     /// Sends `request` and returns once the response head has arrived.
     /// Throws when no response arrives (connection refused, reset, …).
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse
+
+    /// The answer to `request` when the loader has it at once, without waiting (an in-memory
+    /// fixture, a cache in front of the network), or `nil` to have it sent through ``send(_:)``.
+    /// Must not block. Default: `nil`.
+    ///
+    /// The downloader asks this first. When the answer is final (not a redirect) with its whole
+    /// body given at once (``DataChunks/init(data:)``), and not a failure its retry strategy
+    /// would retry, the download completes on the calling thread with no Swift task; otherwise a
+    /// task goes on from that answer (the request is not sent again).
+    func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse?
+}
+
+extension DataLoading {
+    /// No immediate answers: every request goes through ``send(_:)``.
+    public func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse? { nil }
 }
 
 /// A response head and its body, as chunks that arrive while iterating.
@@ -33,16 +48,22 @@ public struct DataChunks: AsyncSequence, Sendable {
     /// A chunk of the body.
     public typealias Element = Data
 
-    private let make: @Sendable () -> AsyncIterator
+    private enum Source: Sendable {
+        /// The whole body, held in memory (no stream, no closure behind it).
+        case whole(Data)
+        case stream(@Sendable () -> AsyncIterator)
+    }
+
+    private let source: Source
 
     /// Wraps `base`, turning each element into `Data` with `transform`.
     public init<Base: AsyncSequence & Sendable>(_ base: Base, transform: @escaping @Sendable (Base.Element) -> Data) {
-        make = {
+        source = .stream {
             var iterator = base.makeAsyncIterator()
-            return AsyncIterator {
+            return AsyncIterator(next: {
                 guard let element = try await iterator.next() else { return nil }
                 return transform(element)
-            }
+            })
         }
     }
 
@@ -54,24 +75,47 @@ public struct DataChunks: AsyncSequence, Sendable {
     /// A body of one chunk (or none, for empty data). (No stream behind it: iterating it does not
     /// suspend.)
     public init(data: Data) {
-        make = {
-            var pending: Data? = data.isEmpty ? nil : data
-            return AsyncIterator {
-                defer { pending = nil }
-                return pending
-            }
-        }
+        source = .whole(data)
+    }
+
+    /// The whole body when it was given at once (``init(data:)``), else `nil`.
+    var wholeData: Data? {
+        if case .whole(let data) = source { return data }
+        return nil
     }
 
     /// Starts iterating. A body can be iterated once.
-    public func makeAsyncIterator() -> AsyncIterator { make() }
+    public func makeAsyncIterator() -> AsyncIterator {
+        switch source {
+        case .whole(let data): AsyncIterator(pending: data.isEmpty ? nil : data)
+        case .stream(let make): make()
+        }
+    }
 
     /// The iterator of ``DataChunks``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let nextChunk: () async throws -> Data?
+        /// A body given at once: its one chunk, until taken.
+        private var pending: Data?
+        private let nextChunk: (() async throws -> Data?)?
+
+        init(pending: Data?) {
+            self.pending = pending
+            nextChunk = nil
+        }
+
+        init(next: @escaping () async throws -> Data?) {
+            pending = nil
+            nextChunk = next
+        }
 
         /// The next chunk, or `nil` at the end of the body.
-        public mutating func next() async throws -> Data? { try await nextChunk() }
+        public mutating func next() async throws -> Data? {
+            guard let nextChunk else {
+                defer { pending = nil }
+                return pending
+            }
+            return try await nextChunk()
+        }
     }
 }
 

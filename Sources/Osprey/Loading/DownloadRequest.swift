@@ -32,6 +32,15 @@ public struct DownloadRequest: Sendable, Hashable {
         }
     }
 
+    /// A `GET` request whose header fields are known to have no two names that differ only in
+    /// case (they came out of another request): taken as they are, without checking again.
+    init(url: URL, uniqueHeaders: [String: String], timeout: Duration?) {
+        self.url = url
+        method = "GET"
+        headers = uniqueHeaders
+        self.timeout = timeout
+    }
+
     /// Whether two names in `headers` differ only in case.
     private static func hasCaseDuplicates(_ headers: [String: String]) -> Bool {
         var index = headers.startIndex

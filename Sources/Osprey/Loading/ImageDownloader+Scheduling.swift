@@ -5,13 +5,12 @@ extension ImageDownloader {
 
     func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
         let url = task.url
-        let fail: @Sendable (OspreyError) -> Void = { error in options.callbackQueue.execute { completion(.failure(error)) } }
         if !options.retryFailed, isBlacklisted(url) {
-            return fail(.download(.blacklisted(url: url)))
+            return options.callbackQueue.deliver(.failure(.download(.blacklisted(url: url))), to: completion)
         }
         guard Self.isSupported(url) else {
             addToBlacklist(url)
-            return fail(.download(.invalidURL(url.absoluteString)))
+            return options.callbackQueue.deliver(.failure(.download(.invalidURL(url.absoluteString))), to: completion)
         }
         let request = makeRequest(url, options: options)
         let modifiers = configuration.requestModifier == nil && options.requestModifier == nil ? []
@@ -98,24 +97,39 @@ extension ImageDownloader {
         return starts
     }
 
-    /// Starts the workers `startQueued` assigned, outside the lock. A worker starts at once on the
-    /// calling thread (`Task.immediate`) and runs until its first suspension: a loader that answers
-    /// without suspending (a cache, a file, the benchmarks' instant loader) completes the download
-    /// before this returns, with no thread hand-off; a network loader suspends at its first I/O.
+    /// Starts the workers `startQueued` assigned, outside the lock. A worker runs on the calling
+    /// thread while its transfers finish at once (``finishImmediately(_:worker:)``: `file:` and
+    /// `data:` URLs, answers a loader has in memory), with no Swift task; the first transfer that
+    /// needs waiting starts the worker's task (``startTask(_:first:preloaded:priority:)``).
     func launch(_ starts: [WorkerStart]) {
         for start in starts {
-            let task = Task.immediate(priority: start.priority.taskPriority) {
-                await self.work(worker: start.worker, first: start.first)
+            var next: Transfer? = start.first
+            while let job = next {
+                switch finishImmediately(job, worker: start.worker) {
+                case .next(let following):
+                    next = following
+                case .wait(let job, let preloaded):
+                    startTask(start.worker, first: job, preloaded: preloaded, priority: start.priority)
+                    next = nil
+                }
             }
-            let cancelNow = state.withLock { state -> Bool in
-                // The worker may have ended already (it ran to completion before this).
-                guard state.workers[start.worker] != nil else { return false }
-                state.workers[start.worker]!.task = task
-                return state.retired.contains(start.worker)
-            }
-            // Stopped (timeout or cancellation) before its task was stored.
-            if cancelNow { task.cancel() }
         }
+    }
+
+    /// Starts `worker`'s Swift task with `first`. It starts at once on the calling thread
+    /// (`Task.immediate`) and runs until its first suspension.
+    private func startTask(_ worker: UInt64, first: Transfer, preloaded: DataLoadingResponse?, priority: DownloadPriority) {
+        let task = Task.immediate(priority: priority.taskPriority) {
+            await self.work(worker: worker, first: first, preloaded: preloaded)
+        }
+        let cancelNow = state.withLock { state -> Bool in
+            // The worker may have ended already (it ran to completion before this).
+            guard state.workers[worker] != nil else { return false }
+            state.workers[worker]!.task = task
+            return state.retired.contains(worker)
+        }
+        // Stopped (timeout or cancellation) before its task was stored.
+        if cancelNow { task.cancel() }
     }
 
     /// Takes the queued task that goes next (highest priority first) off the queue. Stale entries
@@ -145,11 +159,15 @@ extension ImageDownloader {
         state.workers[worker]?.task?.cancel()
     }
 
-    /// A worker: runs `first`, then queued tasks while there are any and it was not stopped.
-    func work(worker: UInt64, first: Transfer) async {
-        var next: Transfer? = first
-        while let transfer = next {
-            next = await run(transfer, worker: worker)
+    /// A worker's Swift task: runs `first` (from the loader's immediate answer `preloaded`, if
+    /// any), then queued transfers while there are any and it was not stopped.
+    func work(worker: UInt64, first: Transfer, preloaded: DataLoadingResponse?) async {
+        var next = await run(first, worker: worker, preloaded: preloaded)
+        while let job = next {
+            switch finishImmediately(job, worker: worker) {
+            case .next(let following): next = following
+            case .wait(let job, let preloaded): next = await run(job, worker: worker, preloaded: preloaded)
+            }
         }
     }
 
@@ -195,10 +213,15 @@ extension ImageDownloader {
         }
         let outcome = finalOutcome
         emit(.didFinish(url: request.request.url, result: outcome.map(\.response), metrics: metrics))
+        let url = request.request.url
         for caller in callers {
-            caller.options.callbackQueue.execute {
-                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: request.request.url))
+            // Each caller's data modifier runs on its callback queue; `.immediate` calls straight
+            // through (no closure to allocate per caller).
+            guard case .dispatch(let queue) = caller.options.callbackQueue else {
+                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: url))
+                continue
             }
+            queue.async { caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: url)) }
         }
         launch(starts)
         return next

@@ -22,44 +22,99 @@ struct TransferSettings: Sendable {
 }
 
 extension ImageDownloader {
-    /// Runs `job` on `worker` under its timeout, then finishes it; returns the worker's next
-    /// transfer, if any.
+    /// What became of a transfer tried on the calling thread (``finishImmediately(_:worker:)``).
+    enum ImmediateStep {
+        /// It finished; the worker goes on with this queued transfer, if any.
+        case next(Transfer?)
+        /// It needs waiting: a Swift task runs it, going on from the loader's immediate answer
+        /// when there was one.
+        case wait(Transfer, preloaded: DataLoadingResponse?)
+    }
+
+    /// Runs `job` on the calling thread when it can finish at once (`file:` and `data:` URLs,
+    /// answers a loader has in memory: ``DataLoading/immediateResponse(to:)``), then finishes it.
+    func finishImmediately(_ job: Transfer, worker: UInt64) -> ImmediateStep {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var metrics = DownloadMetrics()
+        let outcome: Result<Fetched, OspreyError>
+        switch transferImmediately(job, metrics: &metrics) {
+        case .finished(let result): outcome = result
+        case .wait(let preloaded): return .wait(job, preloaded: preloaded)
+        }
+        metrics.duration = clock.now - start
+        return .next(finish(id: job.id, request: job.request, outcome: outcome, metrics: metrics, worker: worker))
+    }
+
+    private enum ImmediateTransfer {
+        case finished(Result<Fetched, OspreyError>)
+        case wait(DataLoadingResponse?)
+    }
+
+    private func transferImmediately(_ job: Transfer, metrics: inout DownloadMetrics) -> ImmediateTransfer {
+        let request = job.request.request
+        if LocalURLLoader.canLoad(request.url) {
+            return .finished(Result { () throws(OspreyError) in
+                let (data, response) = try LocalURLLoader.load(request.url)
+                metrics.receivedBytes = data.count
+                try validateBody(data, response: response, url: request.url)
+                return Fetched(data: data, response: response, notModified: false)
+            })
+        }
+        // Resuming partial data sends a range request: the task's path.
+        guard !hasResumableData(for: request.url), var answer = loader.immediateResponse(to: request) else { return .wait(nil) }
+        answer.response.url = request.url
+        guard let body = answer.body.wholeData, !Self.isRedirect(answer.response.statusCode) else { return .wait(answer) }
+        let response = answer.response
+        let outcome = Result { () throws(OspreyError) -> Fetched in
+            if response.statusCode == 304 { return Fetched(data: Data(), response: response, notModified: true) }
+            var data = Data()
+            let expected = try checkHead(response, url: request.url, resumed: 0)
+            if !body.isEmpty { try receive(body, into: &data, id: job.id, request: request, expected: expected, metrics: &metrics) }
+            try validateBody(data, response: response, url: request.url)
+            return Fetched(data: data, response: response, notModified: false)
+        }
+        if case .failure(let error) = outcome, job.settings.retryStrategy != nil, Self.retriability(of: error) != nil {
+            return .wait(answer)
+        }
+        emit(.willDownload(request))
+        emit(.didReceiveResponse(response, request: request))
+        return .finished(outcome)
+    }
+
+    /// Runs `job` on `worker` in the worker's Swift task under its timeout, then finishes it;
+    /// returns the worker's next transfer, if any. `preloaded`: the loader's immediate answer to
+    /// go on from (the request is not sent again).
     ///
     /// The downloader's watchdog stops a task whose deadline passes; the transfer sees the
     /// cancellation, keeps resumable data and returns, and the cancelled outcome is reported as
     /// ``OspreyError/DownloadReason/timeout(url:seconds:)``.
-    func run(_ job: Transfer, worker: UInt64) async -> Transfer? {
+    func run(_ job: Transfer, worker: UInt64, preloaded: DataLoadingResponse?) async -> Transfer? {
         let id = job.id, request = job.request.request, settings = job.settings
         let clock = ContinuousClock()
         let start = clock.now
         var metrics = DownloadMetrics()
-        let outcome = await transfer(id: id, request: request, settings: settings, metrics: &metrics)
+        let outcome = await transfer(id: id, request: request, settings: settings, preloaded: preloaded, metrics: &metrics)
         metrics.duration = clock.now - start
         return finish(id: id, request: job.request, outcome: outcome, metrics: metrics, worker: worker)
     }
 
-    /// Loads `request`, retrying retriable failures as the retry strategy says.
-    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, metrics: inout DownloadMetrics) async -> Result<Fetched, OspreyError> {
-        if LocalURLLoader.canLoad(request.url) {
-            do {
-                let (data, response) = try LocalURLLoader.load(request.url)
-                metrics.receivedBytes = data.count
-                try validateBody(data, response: response, url: request.url)
-                return .success(Fetched(data: data, response: response, notModified: false))
-            } catch {
-                return .failure(error)
-            }
-        }
+    /// Loads `request`, retrying retriable failures as the retry strategy says. The first
+    /// attempt starts from `preloaded` when given.
+    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, preloaded: DataLoadingResponse?,
+                  metrics: inout DownloadMetrics) async -> Result<Fetched, OspreyError> {
         var retryCount = 0
+        var preloaded = preloaded
         while true {
             let error: OspreyError
             do {
-                return .success(try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, metrics: &metrics))
+                return .success(try await attempt(id: id, request: request, preloaded: preloaded, redirectHandler: settings.redirectHandler, metrics: &metrics))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
                 return .failure(.download(.transport(url: request.url, message: "\(error)")))
             }
+            preloaded = nil
             if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
             guard let strategy = settings.retryStrategy, let retryAfter = Self.retriability(of: error) else {
                 return .failure(error)
@@ -98,8 +153,8 @@ extension ImageDownloader {
     }
 
     /// One attempt: follows redirects, validates the response and streams the body.
-    func attempt(id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler, metrics: inout DownloadMetrics) async throws -> Fetched {
-        let limit = configuration.maximumResponseSize
+    func attempt(id: UInt64, request original: DownloadRequest, preloaded: DataLoadingResponse?, redirectHandler: RedirectHandler,
+                 metrics: inout DownloadMetrics) async throws -> Fetched {
         let resumeKey = original.url.absoluteString
         var request = original
         let resume = configuration.allowsResumableDownloads && resumableCount.load(ordering: .relaxed) > 0
@@ -111,10 +166,17 @@ extension ImageDownloader {
 
         var redirects = 0
         var loaded: DataLoadingResponse
+        // An immediate answer is for the request as it was, without a range.
+        var preloaded = resume == nil ? preloaded : nil
         while true {
             emit(.willDownload(request))
             do {
-                loaded = try await loader.send(request)
+                if let answer = preloaded {
+                    loaded = answer
+                    preloaded = nil
+                } else {
+                    loaded = try await loader.send(request)
+                }
             } catch {
                 if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
                 throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))
@@ -154,28 +216,10 @@ extension ImageDownloader {
             }
         }
         let resumed = !data.isEmpty
-        if response.statusCode == 206 && !resumed {
-            throw OspreyError.download(.invalidResponse(url: original.url, reason: "unexpected 206 Partial Content"))
-        }
-        guard resumed || configuration.acceptableStatusCodes.contains(response.statusCode) else {
-            throw OspreyError.download(.invalidStatusCode(response.statusCode, response: response))
-        }
-        if let acceptable = configuration.acceptableContentTypes, !Self.matches(response.mimeType, acceptable) {
-            throw OspreyError.download(.invalidContentType(response.value(forHTTPHeaderField: "Content-Type"), response: response))
-        }
-        let expected = response.expectedContentLength.map { $0 + data.count }
-        if let expected, expected > limit {
-            throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: 0))
-        }
+        let expected = try checkHead(response, url: original.url, resumed: data.count)
         do {
             for try await chunk in loaded.body {
-                // The first chunk is kept as it is (no copy) when it starts at index 0.
-                if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
-                metrics.receivedBytes += chunk.count
-                if data.count > limit {
-                    throw OspreyError.download(.responseTooLarge(url: original.url, limit: limit, received: data.count))
-                }
-                reportProgress(id: id, request: original, received: data.count, expected: expected)
+                try receive(chunk, into: &data, id: id, request: original, expected: expected, metrics: &metrics)
             }
         } catch let error as OspreyError {
             throw error
@@ -191,6 +235,40 @@ extension ImageDownloader {
         if resume != nil { removeResumable(resumeKey) }
         try validateBody(data, response: response, url: original.url)
         return Fetched(data: data, response: response, notModified: false)
+    }
+
+    /// Checks a final response head (after redirects) before its body: a `206` only when it
+    /// continues `resumed` bytes of resumable data, an acceptable status and content type, an
+    /// announced length within the size limit. Returns the expected length of the whole body.
+    func checkHead(_ response: DownloadResponse, url: URL, resumed: Int) throws(OspreyError) -> Int? {
+        if response.statusCode == 206 && resumed == 0 {
+            throw .download(.invalidResponse(url: url, reason: "unexpected 206 Partial Content"))
+        }
+        guard resumed > 0 || configuration.acceptableStatusCodes.contains(response.statusCode) else {
+            throw .download(.invalidStatusCode(response.statusCode, response: response))
+        }
+        if let acceptable = configuration.acceptableContentTypes, !Self.matches(response.mimeType, acceptable) {
+            throw .download(.invalidContentType(response.value(forHTTPHeaderField: "Content-Type"), response: response))
+        }
+        let expected = response.expectedContentLength.map { $0 + resumed }
+        if let expected, expected > configuration.maximumResponseSize {
+            throw .download(.responseTooLarge(url: url, limit: configuration.maximumResponseSize, received: 0))
+        }
+        return expected
+    }
+
+    /// Appends a chunk of the body of `request` (task `id`) to `data`, within the size limit,
+    /// and reports the progress.
+    func receive(_ chunk: Data, into data: inout Data, id: UInt64, request: DownloadRequest, expected: Int?,
+                 metrics: inout DownloadMetrics) throws(OspreyError) {
+        // The first chunk is kept as it is (no copy) when it starts at index 0.
+        if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
+        metrics.receivedBytes += chunk.count
+        let limit = configuration.maximumResponseSize
+        if data.count > limit {
+            throw .download(.responseTooLarge(url: request.url, limit: limit, received: data.count))
+        }
+        reportProgress(id: id, request: request, received: data.count, expected: expected)
     }
 
     /// Rejects a body that is not an image when ``Configuration/validatesImageData``.

@@ -36,6 +36,9 @@ public final class ImageDownloader: Sendable {
     public let loader: any DataLoading
 
     let state: Locked<State>
+    /// ``Configuration/headers`` as a request holds them (fields whose names differ only in case
+    /// merged), worked out once: every request starts from them.
+    let defaultHeaders: [String: String]
     /// Mirrors of counts kept under the lock, read without it so the common case (nothing on the
     /// failed-URL list, no resumable data, no progress handler) takes no extra lock per download.
     let blacklistSize = Atomic<Int>(0)
@@ -127,6 +130,7 @@ public final class ImageDownloader: Sendable {
         self.configuration = configuration
         self.loader = loader
         self.state = Locked(State(queue: DownloadQueue(executionOrder: configuration.executionOrder)))
+        defaultHeaders = DownloadRequest(url: URL(fileURLWithPath: "/"), headers: configuration.headers).headers
     }
 
     // MARK: - Downloading
@@ -340,7 +344,7 @@ public final class ImageDownloader: Sendable {
     }
 
     func makeRequest(_ url: URL, options: DownloadOptions) -> DownloadRequest {
-        var request = DownloadRequest(url: url, headers: configuration.headers, timeout: options.timeout)
+        var request = DownloadRequest(url: url, uniqueHeaders: defaultHeaders, timeout: options.timeout)
         for (name, value) in options.headers { request.setValue(value, forHTTPHeaderField: name) }
         if let credentials = options.credentials ?? configuration.credentials {
             request.setValue(credentials.authorizationHeaderValue, forHTTPHeaderField: "Authorization")

@@ -27,8 +27,9 @@ final class StageContext: Sendable {
     let source: ImageSource
     /// The source's cache key.
     let key: String
-    /// The options of the request that started the work.
-    let options: OspreyOptions
+    /// The options of the request that started the work (shared with it, not copied).
+    let sharedOptions: SharedOptions
+    var options: OspreyOptions { _read { yield sharedOptions.value } }
     let fetchKey: HashedKey<FetchJobKey>
     let cache: ImageCache
     let originalCache: ImageCache
@@ -36,13 +37,13 @@ final class StageContext: Sendable {
     /// progress handler (reporting it costs the downloader a lock per chunk).
     let reportsProgress: Bool
 
-    init(source: ImageSource, key: String, options: OspreyOptions, pipeline: ImagePipeline, reportsProgress: Bool) {
+    init(source: ImageSource, key: String, options shared: SharedOptions, pipeline: ImagePipeline, reportsProgress: Bool) {
         self.source = source
         self.key = key
-        self.options = options
-        cache = options.targetCache ?? pipeline.configuration.cache
-        originalCache = options.originalCache ?? cache
-        fetchKey = HashedKey(FetchJobKey(source: source, key: key, options: options, downloader: options.downloader ?? pipeline.configuration.downloader,
+        sharedOptions = shared
+        cache = shared.value.targetCache ?? pipeline.configuration.cache
+        originalCache = shared.value.originalCache ?? cache
+        fetchKey = HashedKey(FetchJobKey(source: source, key: key, options: shared.value, downloader: shared.value.downloader ?? pipeline.configuration.downloader,
                                          originalCache: originalCache))
         self.reportsProgress = reportsProgress
     }
@@ -51,13 +52,13 @@ final class StageContext: Sendable {
 extension ImagePipeline {
     /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
-    func subscribeDelivery(_ source: ImageSource, key: String, options: OspreyOptions,
+    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions,
                            progress: SharedJob<DeliveredImage>.ProgressHandler?,
                            completion: @escaping SharedJob<DeliveredImage>.Completion) -> (job: SharedJob<DeliveredImage>, id: Int)? {
-        let context = StageContext(source: source, key: key, options: options, pipeline: self, reportsProgress: progress != nil)
-        let jobKey = DeliverJobKey(fetch: context.fetchKey, processor: options.processor.identifier, cache: ObjectIdentifier(context.cache),
-                                   originalCache: ObjectIdentifier(context.originalCache), memoryOnly: options.cacheMemoryOnly,
-                                   waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
+        let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
+        let jobKey = DeliverJobKey(fetch: context.fetchKey, processor: shared.value.processor.identifier, cache: ObjectIdentifier(context.cache),
+                                   originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
+                                   waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context)
         }
@@ -65,11 +66,10 @@ extension ImagePipeline {
 
     /// The last stage's work: fetch, process, store.
     private func deliver(_ job: SharedJob<DeliveredImage>, _ context: StageContext) {
-        let options = context.options
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again.
-        if !options.forceRefresh,
-           let image = context.cache.memoryStorage.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: options.processor.identifier)) {
+        if !context.options.forceRefresh,
+           let image = context.cache.memoryStorage.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
@@ -78,7 +78,9 @@ extension ImagePipeline {
             case .success(let fetched): self.process(fetched, for: job, context)
             }
         }, work: { fetch in
-            self.fetch(fetch, context)
+            // Unprocessed, from the same cache: the original's memory entry is the one just missed.
+            let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
+            self.fetch(fetch, context, memoryMissed: sameEntry)
         })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
@@ -120,16 +122,16 @@ extension ImagePipeline {
     }
 
     /// The fetch stage's work: the original image, from the original cache (when a processor is
-    /// set) or loaded and decoded.
-    private func fetch(_ job: SharedJob<FetchedOriginal>, _ context: StageContext) {
-        let options = context.options
+    /// set) or loaded and decoded. `memoryMissed`: the original cache's memory entry was looked
+    /// up and missed just before (by the deliver stage starting this one).
+    private func fetch(_ job: SharedJob<FetchedOriginal>, _ context: StageContext, memoryMissed: Bool) {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
-        if !options.forceRefresh {
-            if let image = context.originalCache.memoryStorage.value(forKey: context.key) {
+        if !context.options.forceRefresh {
+            if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
                 return job.finish(.success(FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
-            if !options.fromMemoryCacheOrRefresh {
-                let queue = options.processingQueue ?? configuration.processingQueue
+            if !context.options.fromMemoryCacheOrRefresh {
+                let queue = context.options.processingQueue ?? configuration.processingQueue
                 let decoder = configuration.decoder
                 let lookup = Task {
                     let decoding = context.options.decodingOptions
@@ -147,12 +149,11 @@ extension ImagePipeline {
 
     /// Downloads (or reads the provider of) the source and decodes it, unless only caches may be used.
     private func load(_ job: SharedJob<FetchedOriginal>, _ context: StageContext) {
-        let options = context.options
-        if options.onlyFromCache {
-            let computed = ImageCache.computedKey(context.key, processorIdentifier: options.processor.identifier)
+        if context.options.onlyFromCache {
+            let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
             return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
         }
-        let downloader = options.downloader ?? configuration.downloader
+        let downloader = context.options.downloader ?? configuration.downloader
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
@@ -161,7 +162,7 @@ extension ImagePipeline {
         }
         switch context.source {
         case .network(let resource):
-            let download = downloader.download(resource.url, options: options.downloadOptions(),
+            let download = downloader.download(resource.url, options: context.options.downloadOptions(),
                                                progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
             job.setStep(.download(download))
         case .provider(let provider):

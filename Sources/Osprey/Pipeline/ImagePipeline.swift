@@ -119,7 +119,7 @@ public final class ImagePipeline: Sendable {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
-                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
+                PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: task, progress: progress, refresh: refresh,
                                 callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryChecked: memoryChecked)
             }
         } onCancel: {
@@ -209,7 +209,7 @@ public final class ImagePipeline: Sendable {
                 if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
             }
         }
-        PipelineRequest(pipeline: self, source: source, options: options, task: imageTask, progress: progressOnQueue, refresh: refresh,
+        PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: imageTask, progress: progressOnQueue, refresh: refresh,
                         callbackQueue: queue, completion: completion).start(memoryChecked: !options.refreshCached)
         return imageTask
     }

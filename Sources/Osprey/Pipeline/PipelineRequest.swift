@@ -9,7 +9,9 @@ final class PipelineRequest: Sendable {
 
     let pipeline: ImagePipeline
     let source: ImageSource
-    let options: OspreyOptions
+    /// The request's options, shared with the stages it starts (no copy of them).
+    let sharedOptions: SharedOptions
+    var options: OspreyOptions { _read { yield sharedOptions.value } }
     let task: ImageTask
     let progress: SharedJob<DeliveredImage>.ProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
@@ -18,12 +20,12 @@ final class PipelineRequest: Sendable {
     private let callbackQueue: CallbackQueue
     private let completion: Completion
 
-    init(pipeline: ImagePipeline, source: ImageSource, options: OspreyOptions, task: ImageTask,
+    init(pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
          progress: SharedJob<DeliveredImage>.ProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
          callbackQueue: CallbackQueue, completion: @escaping Completion) {
         self.pipeline = pipeline
         self.source = source
-        self.options = options
+        self.sharedOptions = options
         self.task = task
         self.progress = progress
         self.refresh = refresh
@@ -76,11 +78,11 @@ final class PipelineRequest: Sendable {
         let key = pipeline.cacheKey(for: candidate)
         guard !options.forceRefresh else { return deliver(candidate, key: key, done: done) }
         let identifier = options.processor.identifier
-        let cacheOptions = options.cacheOptions
-        if !memoryChecked, let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: cacheOptions) {
+        if !memoryChecked, let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: options.cacheOptions) {
             return hit(image, .memory, candidate, key: key, done: done)
         }
         guard !options.fromMemoryCacheOrRefresh else { return deliver(candidate, key: key, done: done) }
+        let cacheOptions = options.cacheOptions
         // The disk lookup reads a file: a task of its own.
         let lookup = Task { [self] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
@@ -108,7 +110,7 @@ final class PipelineRequest: Sendable {
     /// Waits for the last stage, shared with every request for the same work.
     private func deliver(_ candidate: ImageSource, key: String, done: @escaping Completion) {
         // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: options, progress: progress) { [self] result in
+        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: sharedOptions, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
