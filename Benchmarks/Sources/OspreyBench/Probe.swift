@@ -1,7 +1,7 @@
 import Foundation
 import Osprey
 
-/// `OspreyBench probe2 [pipeline|downloader] [requests] [rounds]`: scenario 2's completion-handler
+/// `OspreyBench probe2 [pipeline|downloader|setup] [requests] [rounds]`: scenario 2's completion-handler
 /// shape alone, in a loop, printing µs per request for each round. For profiling (`perf record`)
 /// the miss path without the rest of the scenario around it.
 func probe2(_ arguments: [String]) async throws {
@@ -16,7 +16,14 @@ func probe2(_ arguments: [String]) async throws {
     for round in 0..<rounds {
         let urls = (0..<n).map { URL(string: "https://images.example.com/p\(round)/\($0).png")! }
         let seconds: Double
-        if part == "downloader" {
+        if part == "setup" {
+            // The probe's own per-request setup (URLs, sources, pipeline), to subtract from counts.
+            let sources = urls.map { ImageSource.url($0) }
+            let pipeline = ImagePipeline(configuration: .init(cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                                                              decoder: EmptyDecoder(image: image)))
+            blackHole((sources, pipeline))
+            seconds = 0
+        } else if part == "downloader" {
             let downloader = ImageDownloader(loader: InstantLoader(data: png))
             seconds = await time {
                 await startAll(urls) { url, completed in

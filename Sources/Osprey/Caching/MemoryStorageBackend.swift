@@ -23,6 +23,8 @@ extension MemoryStorage {
         private let state: Locked<MemoryStorageList<Value>>
         private let sweeper = Locked<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
+        /// How many stores there have been (see ``writeCount``).
+        private let writes = Atomic<UInt64>(0)
 
         /// Makes an empty storage; starts the expiry sweep unless `config.cleanInterval <= 0`.
         public init(config: Config = Config()) {
@@ -87,10 +89,18 @@ extension MemoryStorage {
                 list.insert(value, key: key, cost: cost, expiration: expiration, expiresAt: expiresAt, now: now)
                 list.evict(toCost: config.totalCostLimit, count: config.countLimit, policy: config.evictionPolicy)
             }
+            writes.add(1, ordering: .relaxed)
             if tooLarge {
                 throw .cache(.entryTooLarge(key: key, cost: cost, limit: entryCostLimit))
             }
         }
+
+        /// The number of stores so far. A caller that read it before a lookup that missed, and
+        /// reads the same number later, knows nothing was stored meanwhile: the miss still holds,
+        /// and looking the key up again can be skipped. (The count is read and written with
+        /// relaxed ordering: it orders with a store through whatever else orders them, such as a
+        /// lock both sides take later.)
+        var writeCount: UInt64 { writes.load(ordering: .relaxed) }
 
         // MARK: Reading
 

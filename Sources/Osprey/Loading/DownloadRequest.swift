@@ -53,6 +53,15 @@ public struct DownloadRequest: Sendable, Hashable {
         return false
     }
 
+    /// Hashes the URL, the method and the number of header fields. Equal requests hash equally;
+    /// requests for one URL rarely differ in anything else, so the fields themselves (a
+    /// dictionary, hashed field by field) are left to `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(method)
+        hasher.combine(headers.count)
+    }
+
     /// The value of the header field `name` (case-insensitive), or `nil`.
     public func value(forHTTPHeaderField name: String) -> String? {
         HTTPHeaderName.value(of: name, in: headers)
@@ -72,6 +81,6 @@ public struct DownloadRequest: Sendable, Hashable {
 typealias RequestKey = HashedKey<DownloadRequest>
 
 extension HashedKey where Key == DownloadRequest {
-    /// The request this key stands for.
-    var request: DownloadRequest { key }
+    /// The request this key stands for (borrowed, not copied).
+    var request: DownloadRequest { _read { yield key } }
 }

@@ -29,7 +29,8 @@ public final class DownloadTask: Sendable, Hashable {
     /// The URL the caller asked for.
     public let url: URL
 
-    private let state: Locked<State>
+    /// Inline: one allocation per caller (callers are made on every download).
+    private let state: Mutex<State>
     /// Held strongly: the downloader holds its callers' tasks only while they wait, so there is no
     /// lasting cycle, and a weak reference would give the downloader a side table (every retain of
     /// it would take the runtime's slow path).
@@ -44,7 +45,7 @@ public final class DownloadTask: Sendable, Hashable {
         self.token = .next()
         self.url = url
         self.downloader = downloader
-        self.state = Locked(State(priority: priority))
+        self.state = Mutex(State(priority: priority))
     }
 
     /// Whether ``cancel()`` was called.

@@ -42,6 +42,7 @@ extension ImageDownloader {
         // Hashed once, outside the lock.
         let key = request.map(RequestKey.init)
         var starts: [WorkerStart] = []
+        var direct: WorkerStart?
         let registered: Bool = state.withLock { state in
             guard let request = key, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
@@ -56,12 +57,18 @@ extension ImageDownloader {
                                                    settings: TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
                                                                               retryStrategy: options.retryStrategy ?? configuration.retryStrategy),
                                                    caller: caller)
-                state.queue.push(id: state.nextID, request: request, priority: caller.priority)
-                state.queued += 1
-                starts = startQueued(&state)
+                if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
+                    // A free slot and nothing waiting: straight to a worker, not through the queue.
+                    direct = startWorker(with: state.tasks[request]!, &state)
+                } else {
+                    state.queue.push(id: state.nextID, request: request, priority: caller.priority)
+                    state.queued += 1
+                    starts = startQueued(&state)
+                }
             }
             return true
         }
+        if let direct { launch(direct) }
         launch(starts)
         guard !registered else { return }
         let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
@@ -81,11 +88,7 @@ extension ImageDownloader {
     func startQueued(_ state: inout State) -> [WorkerStart] {
         var starts: [WorkerStart] = []
         while state.running < max(1, configuration.maximumConcurrentDownloads), let next = popQueued(&state) {
-            state.running += 1
-            state.nextWorkerID += 1
-            let worker = state.nextWorkerID
-            starts.append(WorkerStart(worker: worker, first: assign(next, to: worker, &state), priority: next.priority))
-            state.workers[worker] = WorkerHandle()
+            starts.append(startWorker(with: next, &state))
         }
         if state.queue.count > 2 * state.queued + 64 {
             let tasks = state.tasks
@@ -97,21 +100,33 @@ extension ImageDownloader {
         return starts
     }
 
-    /// Starts the workers `startQueued` assigned, outside the lock. A worker runs on the calling
-    /// thread while its transfers finish at once (``finishImmediately(_:worker:)``: `file:` and
-    /// `data:` URLs, answers a loader has in memory), with no Swift task; the first transfer that
-    /// needs waiting starts the worker's task (``startTask(_:first:preloaded:priority:)``).
+    /// Takes a slot for a new worker and hands it `task`. Called with the lock held.
+    private func startWorker(with task: NetworkTask, _ state: inout State) -> WorkerStart {
+        state.running += 1
+        state.nextWorkerID += 1
+        let worker = state.nextWorkerID
+        state.workers[worker] = WorkerHandle()
+        return WorkerStart(worker: worker, first: assign(task, to: worker, &state), priority: task.priority)
+    }
+
+    /// Starts the workers `startQueued` assigned, outside the lock.
     func launch(_ starts: [WorkerStart]) {
-        for start in starts {
-            var next: Transfer? = start.first
-            while let job = next {
-                switch finishImmediately(job, worker: start.worker) {
-                case .next(let following):
-                    next = following
-                case .wait(let job, let preloaded):
-                    startTask(start.worker, first: job, preloaded: preloaded, priority: start.priority)
-                    next = nil
-                }
+        for start in starts { launch(start) }
+    }
+
+    /// Starts a worker, outside the lock. It runs on the calling thread while its transfers
+    /// finish at once (``finishImmediately(_:worker:)``: `file:` and `data:` URLs, answers a
+    /// loader has in memory), with no Swift task; the first transfer that needs waiting starts
+    /// the worker's task (``startTask(_:first:preloaded:priority:)``).
+    func launch(_ start: WorkerStart) {
+        var next: Transfer? = start.first
+        while let job = next {
+            switch finishImmediately(job, worker: start.worker) {
+            case .next(let following):
+                next = following
+            case .wait(let job, let preloaded):
+                startTask(start.worker, first: job, preloaded: preloaded, priority: start.priority)
+                next = nil
             }
         }
     }
@@ -145,10 +160,10 @@ extension ImageDownloader {
         return nil
     }
 
-    /// Hands queued task `task` to `worker` and starts its deadline. Called with the lock held.
+    /// Hands queued task `task` to `worker`. (Its deadline starts when it turns out to need
+    /// waiting: ``finishImmediately(_:worker:)``.) Called with the lock held.
     func assign(_ task: NetworkTask, to worker: UInt64, _ state: inout State) -> Transfer {
         state.tasks[task.request]!.worker = worker
-        armTimeout(&state, id: task.id, request: task.request)
         return Transfer(id: task.id, request: task.request, settings: task.settings)
     }
 

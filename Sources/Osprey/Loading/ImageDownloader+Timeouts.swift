@@ -23,7 +23,7 @@ extension ImageDownloader {
 
     /// Registers the deadline of running task `id`. Timeouts cost one dictionary entry per
     /// download and one sleeping task per downloader (while anything runs), not a timer each.
-    /// Called with the lock held, when a worker takes the task; ``finish(id:request:outcome:metrics:worker:)``
+    /// Called with the lock held, when a worker's transfer turns out to need waiting (``finishImmediately(_:worker:)``); ``finish(id:request:outcome:metrics:worker:)``
     /// removes the deadline.
     func armTimeout(_ state: inout State, id: UInt64, request: RequestKey) {
         let deadline = ContinuousClock.now + timeout(of: request.request)

@@ -40,7 +40,11 @@ extension ImageDownloader {
         let outcome: Result<Fetched, OspreyError>
         switch transferImmediately(job, metrics: &metrics) {
         case .finished(let result): outcome = result
-        case .wait(let preloaded): return .wait(job, preloaded: preloaded)
+        case .wait(let preloaded):
+            // Only a transfer that waits needs its deadline watched (one that finished at once has
+            // nothing to time out).
+            state.withLock { armTimeout(&$0, id: job.id, request: job.request) }
+            return .wait(job, preloaded: preloaded)
         }
         metrics.duration = clock.now - start
         return .next(finish(id: job.id, request: job.request, outcome: outcome, metrics: metrics, worker: worker))

@@ -52,7 +52,10 @@ final class StageContext: Sendable {
 extension ImagePipeline {
     /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
-    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions,
+    /// `memoryMissedAt`: the request missed the target memory cache when its write count was this
+    /// (`nil`: it did not look); a stage this request starts looks again only if anything was
+    /// stored since.
+    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMissedAt: UInt64?,
                            progress: SharedJob<DeliveredImage>.ProgressHandler?,
                            completion: @escaping SharedJob<DeliveredImage>.Completion) -> (job: SharedJob<DeliveredImage>, id: Int)? {
         let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
@@ -60,16 +63,18 @@ extension ImagePipeline {
                                    originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
                                    waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
-            deliver(job, context)
+            deliver(job, context, memoryMissedAt: memoryMissedAt)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: SharedJob<DeliveredImage>, _ context: StageContext) {
+    private func deliver(_ job: SharedJob<DeliveredImage>, _ context: StageContext, memoryMissedAt: UInt64?) {
         // A request that missed the memory cache just before an earlier job stored the image
-        // (and left the registry) must not download again.
-        if !context.options.forceRefresh,
-           let image = context.cache.memoryStorage.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)) {
+        // (and left the registry) must not download again. Nothing stored since its miss: the
+        // miss still holds.
+        let memory = context.cache.memoryStorage
+        if !context.options.forceRefresh, memoryMissedAt != memory.writeCount,
+           let image = memory.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
@@ -179,15 +184,18 @@ extension ImagePipeline {
 
     private func decode(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, _ context: StageContext) {
         decodeCount.add(1, ordering: .relaxed)
-        let decoder = configuration.decoder
-        let decode: @Sendable () -> Void = {
-            job.finish(Result { () throws(OspreyError) in
-                FetchedOriginal(image: try decoder.decode(download.data, options: context.options.decodingOptions), data: download.data,
-                                cacheType: .none, validator: download.response.validator)
-            })
+        // A synchronous decoder runs here, with no closure to allocate.
+        guard configuration.decoder.isAsynchronous else { return finishDecoding(download, for: job, context) }
+        (context.options.processingQueue ?? configuration.processingQueue).async {
+            self.finishDecoding(download, for: job, context)
         }
-        guard decoder.isAsynchronous else { return decode() }
-        (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
+    }
+
+    private func finishDecoding(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+        job.finish(Result { () throws(OspreyError) in
+            FetchedOriginal(image: try configuration.decoder.decode(download.data, options: context.options.decodingOptions), data: download.data,
+                            cacheType: .none, validator: download.response.validator)
+        })
     }
 
     /// Downloads a network source or reads a provider (for revalidation).

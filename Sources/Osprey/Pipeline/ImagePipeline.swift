@@ -86,41 +86,43 @@ public final class ImagePipeline: Sendable {
     /// continues on the global concurrent executor.
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
-        if let hit = memoryHit(source, items: items) { return hit }
-        return try await retrieveMiss(source, items: items)
+        var missedAt: UInt64?
+        if let hit = memoryHit(source, items: items, missedAt: &missedAt) { return hit }
+        return try await retrieveMiss(source, items: items, memoryMissedAt: missedAt)
     }
 
     /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
     /// (An optional result, not an enum carrying the options for the miss: such an enum is as
-    /// large as ``OspreyOptions`` and every hit paid for moving it.)
+    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `missedAt` is the
+    /// memory storage's write count from before the lookup (see ``memoryHit(_:options:missedAt:)``).
     @usableFromInline
-    func memoryHit(_ source: ImageSource, items: [OspreyOption]) -> ImageResult? {
+    func memoryHit(_ source: ImageSource, items: [OspreyOption], missedAt: inout UInt64?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
             guard !configuration.defaultOptions.refreshCached else { return nil }
-            return memoryHit(source, options: configuration.defaultOptions)
+            return memoryHit(source, options: configuration.defaultOptions, missedAt: &missedAt)
         }
         let options = resolve(items)
         guard !options.refreshCached else { return nil }
-        return memoryHit(source, options: options)
+        return memoryHit(source, options: options, missedAt: &missedAt)
     }
 
     /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor.
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, items: [OspreyOption]) async throws(OspreyError) -> ImageResult {
-        let options = resolve(items)
-        return try await retrieve(source, options: options, progress: nil, refresh: nil, memoryChecked: !options.refreshCached)
+    func retrieveMiss(_ source: ImageSource, items: [OspreyOption], memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
+        try await retrieve(source, options: resolve(items), progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
-    /// cancels the request. `memoryChecked`: the caller has just missed the memory cache.
+    /// cancels the request. `memoryMissedAt`: the caller has just missed the memory cache, whose
+    /// write count was this before its lookup (`nil`: not looked up).
     func retrieve(_ source: ImageSource, options: OspreyOptions, progress: SharedJob<DeliveredImage>.ProgressHandler?,
-                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryChecked: Bool = false) async throws(OspreyError) -> ImageResult {
+                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: task, progress: progress, refresh: refresh,
-                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryChecked: memoryChecked)
+                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)
             }
         } onCancel: {
             task.cancel()
@@ -194,7 +196,8 @@ public final class ImagePipeline: Sendable {
                           completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void) -> ImageTask {
         let options = resolve(items)
         let queue = options.callbackQueue
-        if !options.refreshCached, let hit = memoryHit(source, options: options) {
+        var missedAt: UInt64?
+        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) {
             queue.execute { completion(.success(hit)) }
             return ImageTask(completed: true)
         }
@@ -210,7 +213,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: imageTask, progress: progressOnQueue, refresh: refresh,
-                        callbackQueue: queue, completion: completion).start(memoryChecked: !options.refreshCached)
+                        callbackQueue: queue, completion: completion).start(memoryMissedAt: missedAt)
         return imageTask
     }
 
@@ -231,11 +234,25 @@ public final class ImagePipeline: Sendable {
         return source.cacheKey
     }
 
-    /// The processed image in the target memory cache, as a result, or `nil`.
+    /// The processed image in the target memory cache, as a result, or `nil`. On a miss,
+    /// `missedAt` is the memory storage's write count read before the lookup: the last stage
+    /// looks the image up again only when something was stored since
+    /// (``MemoryStorage/Backend/writeCount``).
     @inline(__always)
-    func memoryHit(_ source: ImageSource, options: OspreyOptions) -> ImageResult? {
-        guard let image = memoryImage(source, options: options) else { return nil }
+    func memoryHit(_ source: ImageSource, options: OspreyOptions, missedAt: inout UInt64?) -> ImageResult? {
+        let writes = memoryWriteCount(options)
+        guard let image = memoryImage(source, options: options) else {
+            missedAt = writes
+            return nil
+        }
         return ImageResult(image: image, cacheType: .memory, source: source)
+    }
+
+    /// The write count of the target memory cache (borrowed, as in ``memoryImage(_:options:)``).
+    @inline(__always)
+    func memoryWriteCount(_ options: OspreyOptions) -> UInt64 {
+        if let target = options.targetCache { return target.memoryStorage.writeCount }
+        return configuration.cache.memoryStorage.writeCount
     }
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.

@@ -21,6 +21,14 @@ struct FetchJobKey: Hashable, Sendable {
 
     private static let nextUnshared = Atomic<UInt64>(0)
 
+    /// Hashes what usually tells fetches apart: the cache key, the URL when it differs, and the
+    /// unshared number. Keys that are equal hash equally; the rest is left to `==`.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(cacheKey)
+        hasher.combine(url)
+        hasher.combine(unshared)
+    }
+
     init(source: ImageSource, key: String, options: OspreyOptions, downloader: ImageDownloader, originalCache: ImageCache) {
         self.downloader = ObjectIdentifier(downloader)
         self.originalCache = ObjectIdentifier(originalCache)

@@ -15,7 +15,7 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Value>, Bool) in
                 if let existing = jobs[key] { return (existing, false) }
                 // The registry holds a job only until it ends, when `forget` drops it.
-                let job = SharedJob<Value>(onEnd: { job in self.forget(key, job) })
+                let job = SharedJob<Value>(owner: Entry(registry: self, key: key))
                 jobs[key] = job
                 return (job, true)
             }
@@ -42,7 +42,14 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return job?.subscriberCount ?? 0
     }
 
-    private func forget(_ key: Key, _ job: SharedJob<Value>) {
+    /// A job's owner: this registry, under the job's key.
+    private struct Entry: JobOwner {
+        let registry: JobRegistry
+        let key: Key
+        func jobEnded(_ job: AnyObject) { registry.forget(key, job) }
+    }
+
+    private func forget(_ key: Key, _ job: AnyObject) {
         jobs.withLock { jobs in
             if jobs[key] === job { jobs.removeValue(forKey: key) }
         }

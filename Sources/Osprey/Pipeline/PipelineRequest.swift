@@ -33,11 +33,12 @@ final class PipelineRequest: Sendable {
         self.completion = completion
     }
 
-    /// Starts with the request's own source. `memoryChecked`: the caller has just missed the
-    /// memory cache for it (its lookup is not repeated; the last stage looks again before loading).
-    func start(memoryChecked: Bool = false) {
+    /// Starts with the request's own source. `memoryMissedAt`: the caller has just missed the
+    /// memory cache for it, whose write count was this before the lookup (the lookup is not
+    /// repeated; the last stage looks again before loading if anything was stored since).
+    func start(memoryMissedAt: UInt64? = nil) {
         guard task.attach(self) else { return deliverCancellation() }
-        attempt(0, failures: [], memoryChecked: memoryChecked)
+        attempt(0, failures: [], memoryMissedAt: memoryMissedAt)
     }
 
     /// Delivers ``OspreyError/PipelineReason/cancelled(source:)`` unless the request has completed
@@ -48,21 +49,32 @@ final class PipelineRequest: Sendable {
 
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
 
-    private func attempt(_ index: Int, failures: [OspreyError], memoryChecked: Bool = false) {
+    /// One try of the request: its source (`index` 0) or an alternative source, after the
+    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try.
+    private struct Attempt: Sendable {
+        let index: Int
+        let candidate: ImageSource
+        let failures: [OspreyError]
+    }
+
+    private func attempt(_ index: Int, failures: [OspreyError], memoryMissedAt: UInt64? = nil) {
         let candidate = index == 0 ? source : options.alternativeSources[index - 1]
-        retrieveOne(candidate, memoryChecked: memoryChecked) { [self] result in
-            switch result {
-            case .success(var image):
-                if index > 0 { image.originalSource = source }
-                complete(.success(image))
-            case .failure(let error):
-                if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
-                let failures = failures + [error]
-                if index < options.alternativeSources.count { return attempt(index + 1, failures: failures) }
-                if failures.count == 1 { return complete(.failure(failures[0])) }
-                let sources = [source] + options.alternativeSources
-                complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
-            }
+        retrieveOne(Attempt(index: index, candidate: candidate, failures: failures), memoryMissedAt: memoryMissedAt)
+    }
+
+    /// The outcome of one try: the request's result, or the next alternative source.
+    private func finished(_ attempt: Attempt, _ result: Result<ImageResult, OspreyError>) {
+        switch result {
+        case .success(var image):
+            if attempt.index > 0 { image.originalSource = source }
+            complete(.success(image))
+        case .failure(let error):
+            if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
+            let failures = attempt.failures + [error]
+            if attempt.index < options.alternativeSources.count { return self.attempt(attempt.index + 1, failures: failures) }
+            if failures.count == 1 { return complete(.failure(failures[0])) }
+            let sources = [source] + options.alternativeSources
+            complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
         }
     }
 
@@ -73,15 +85,21 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ candidate: ImageSource, memoryChecked: Bool, done: @escaping Completion) {
+    private func retrieveOne(_ attempt: Attempt, memoryMissedAt: UInt64?) {
+        let candidate = attempt.candidate
         let cache = options.targetCache ?? pipeline.configuration.cache
         let key = pipeline.cacheKey(for: candidate)
-        guard !options.forceRefresh else { return deliver(candidate, key: key, done: done) }
+        guard !options.forceRefresh else { return deliver(attempt, key: key, memoryMissedAt: nil) }
         let identifier = options.processor.identifier
-        if !memoryChecked, let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: options.cacheOptions) {
-            return hit(image, .memory, candidate, key: key, done: done)
+        var missedAt = memoryMissedAt
+        if missedAt == nil {
+            let writes = cache.memoryStorage.writeCount
+            if let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: options.cacheOptions) {
+                return hit(image, .memory, attempt, key: key)
+            }
+            missedAt = writes
         }
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(candidate, key: key, done: done) }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMissedAt: missedAt) }
         let cacheOptions = options.cacheOptions
         // The disk lookup reads a file: a task of its own.
         let lookup = Task { [self] in
@@ -89,35 +107,38 @@ final class PipelineRequest: Sendable {
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             if Task.isCancelled { return }
             if let image = found.image {
-                hit(image, found.cacheType, candidate, key: key, done: done)
+                hit(image, found.cacheType, attempt, key: key)
             } else {
-                deliver(candidate, key: key, done: done)
+                deliver(attempt, key: key, memoryMissedAt: nil)
             }
         }
         task.setStep(.task(lookup))
     }
 
-    private func hit(_ image: Image, _ cacheType: CacheType, _ candidate: ImageSource, key: String, done: Completion) {
-        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
-        if options.refreshCached, case .network = candidate {
-            pipeline.startRevalidation(candidate, key: key, options: options, refresh: refresh)
+    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt, key: String) {
+        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: attempt.candidate)
+        if options.refreshCached, case .network = attempt.candidate {
+            pipeline.startRevalidation(attempt.candidate, key: key, options: options, refresh: refresh)
         } else {
             refresh?(nil)
         }
-        done(.success(result))
+        finished(attempt, .success(result))
     }
 
-    /// Waits for the last stage, shared with every request for the same work.
-    private func deliver(_ candidate: ImageSource, key: String, done: @escaping Completion) {
+    /// Waits for the last stage, shared with every request for the same work. `memoryMissedAt`:
+    /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMissedAt:progress:completion:)``.
+    private func deliver(_ attempt: Attempt, key: String, memoryMissedAt: UInt64?) {
         // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(candidate, key: key, options: sharedOptions, progress: progress) { [self] result in
+        let subscription = pipeline.subscribeDelivery(attempt.candidate, key: key, options: sharedOptions, memoryMissedAt: memoryMissedAt,
+                                                      progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
-                done(.success(ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image, cacheType: delivered.cacheType,
-                                          source: candidate, data: options.returnsData ? delivered.data : nil)))
+                finished(attempt, .success(ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image,
+                                                       cacheType: delivered.cacheType, source: attempt.candidate,
+                                                       data: options.returnsData ? delivered.data : nil)))
             case .failure(let error):
-                done(.failure(error))
+                finished(attempt, .failure(error))
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }

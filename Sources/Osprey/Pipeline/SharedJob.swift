@@ -49,11 +49,11 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
 
     /// Inline: one allocation per job. (Jobs are short-lived and rarely contended.)
     private let state = Mutex(State())
-    /// Called once when the job finishes or is abandoned (its registry forgets it then).
-    private let onEnd: @Sendable (SharedJob<Value>) -> Void
+    /// Told once when the job finishes or is abandoned (its registry forgets it then).
+    private let owner: any JobOwner
 
-    init(onEnd: @escaping @Sendable (SharedJob<Value>) -> Void) {
-        self.onEnd = onEnd
+    init(owner: any JobOwner) {
+        self.owner = owner
     }
 
     /// Adds a subscriber, unless the job has ended.
@@ -87,7 +87,7 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
         }
         guard last else { return }
         step?.cancel()
-        onEnd(self)
+        owner.jobEnded(self)
     }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
@@ -113,7 +113,7 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
             return (state.first, state.others)
         }
         guard let (first, others) = subscribers else { return }
-        onEnd(self)
+        owner.jobEnded(self)
         first?.completion(outcome)
         for subscriber in others { subscriber.completion(outcome) }
     }
@@ -127,4 +127,11 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
 
     /// How many subscribers wait for the job (for tests).
     var subscriberCount: Int { state.withLock { ($0.first == nil ? 0 : 1) + $0.others.count } }
+}
+
+/// What a ``SharedJob`` tells when it ends: its registry, which then forgets it. (A protocol value,
+/// not a closure: a registry and a job key fit in an existential's inline buffer, so a job's owner
+/// costs no allocation, where a closure capturing both needed one.)
+protocol JobOwner: Sendable {
+    func jobEnded(_ job: AnyObject)
 }

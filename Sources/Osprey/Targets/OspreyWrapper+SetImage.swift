@@ -132,7 +132,7 @@ extension ImagePipeline {
     /// The processed image from memory, else read from the disk cache on this thread
     /// (``OspreyOptions/loadDiskFileSynchronously``): decoded here, then put in memory.
     func synchronousCachedImage(for source: ImageSource, options: OspreyOptions) -> Image? {
-        if let hit = memoryHit(source, options: options) { return hit.image }
+        if let image = memoryImage(source, options: options) { return image }
         guard !options.forceRefresh, !options.fromMemoryCacheOrRefresh else { return nil }
         let cache = options.targetCache ?? configuration.cache
         let key = cacheKey(for: source)
