@@ -17,10 +17,13 @@ public protocol DataLoading: Sendable {
     /// fixture, a cache in front of the network), or `nil` to have it sent through ``send(_:)``.
     /// Must not block. Default: `nil`.
     ///
-    /// The downloader asks this first. When the answer is final (not a redirect) with its whole
-    /// body given at once (``DataChunks/init(data:)``), and not a failure its retry strategy
-    /// would retry, the download completes on the calling thread with no Swift task; otherwise a
-    /// task goes on from that answer (the request is not sent again).
+    /// The downloader asks this once for every caller, before queueing its download. A final
+    /// answer (not a redirect) with its whole body given at once (``DataChunks/init(data:)``),
+    /// and not a failure the retry strategy would retry, is checked like a sent one and completes
+    /// that caller on the calling thread: it takes no download slot and is not coalesced with
+    /// other callers (there is no transfer to wait for or to share). Any other answer goes into
+    /// the caller's network task, which goes on from it in a Swift task (the request is not sent
+    /// again).
     func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse?
 }
 

@@ -32,12 +32,33 @@ extension ImageDownloader {
     }
 
     /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
+    ///
+    /// An answer the loader has at once (``DataLoading/immediateResponse(to:)``) goes to this
+    /// caller before anything is queued: there is no transfer to wait for or to share, so a final
+    /// answer takes no slot, no queue entry and no table entry. An answer that needs waiting goes
+    /// into the network task this caller creates (a caller joining a running task drops its own).
     func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
                   progress: ProgressHandler?, completion: @escaping Completion) {
         let token = task.token
         if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
+        }
+        let settings = TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
+                                        retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
+        var preloaded: DataLoadingResponse?
+        if let request, !task.isCancelled {
+            let answer = answerAtOnce(request, settings: settings) { received, expected in
+                if let progress { options.callbackQueue.execute { progress(received, expected) } }
+            }
+            switch answer {
+            case .none: break
+            case .pending(let response): preloaded = response
+            case .final(let outcome, let metrics):
+                if needsRecord(outcome) { state.withLock { record(outcome, url: request.url, &$0) } }
+                emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
+                return deliver(outcome, metrics: metrics, url: request.url, options: options, to: completion)
+            }
         }
         // Hashed once, outside the lock.
         let key = request.map(RequestKey.init)
@@ -53,10 +74,7 @@ extension ImageDownloader {
                 requeueIfReprioritised(&state, request, from: before)
             } else {
                 state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request,
-                                                   settings: TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-                                                                              retryStrategy: options.retryStrategy ?? configuration.retryStrategy),
-                                                   caller: caller)
+                state.tasks[request] = NetworkTask(id: state.nextID, request: request, settings: settings, caller: caller, preloaded: preloaded)
                 if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
                     // A free slot and nothing waiting: straight to a worker, not through the queue.
                     direct = startWorker(with: state.tasks[request]!, &state)
@@ -73,6 +91,39 @@ extension ImageDownloader {
         guard !registered else { return }
         let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
         options.callbackQueue.execute { completion(.failure(error)) }
+    }
+
+    /// Whether `outcome` changes the failed-URL list: a success while the list has entries, a
+    /// permanent failure.
+    func needsRecord(_ outcome: Result<Fetched, OspreyError>) -> Bool {
+        switch outcome {
+        case .success: blacklistSize.load(ordering: .relaxed) > 0
+        case .failure(let error): configuration.blacklistsFailedURLs && Self.isPermanent(error)
+        }
+    }
+
+    /// Updates the failed-URL list with the outcome of a download of `url`. Called with the lock held.
+    func record(_ outcome: Result<Fetched, OspreyError>, url: URL, _ state: inout State) {
+        switch outcome {
+        case .success:
+            if !state.blacklist.isEmpty {
+                updateBlacklist(&state) { $0.remove(url.absoluteString) }
+            }
+        case .failure(let error):
+            if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
+                updateBlacklist(&state) { $0.insert(url.absoluteString) }
+            }
+        }
+    }
+
+    /// Calls a caller's `completion` with its result of `outcome`. Its data modifier runs on its
+    /// callback queue; `.immediate` calls straight through (no closure to allocate).
+    func deliver(_ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics, url: URL, options: DownloadOptions,
+                 to completion: @escaping Completion) {
+        guard case .dispatch(let queue) = options.callbackQueue else {
+            return completion(Self.result(outcome, metrics: metrics, for: options, url: url))
+        }
+        queue.async { completion(Self.result(outcome, metrics: metrics, for: options, url: url)) }
     }
 
     /// Queues a still-queued task again at its new place when its priority changed (a caller came,
@@ -115,17 +166,17 @@ extension ImageDownloader {
     }
 
     /// Starts a worker, outside the lock. It runs on the calling thread while its transfers
-    /// finish at once (``finishImmediately(_:worker:)``: `file:` and `data:` URLs, answers a
-    /// loader has in memory), with no Swift task; the first transfer that needs waiting starts
-    /// the worker's task (``startTask(_:first:preloaded:priority:)``).
+    /// finish at once (``finishImmediately(_:worker:)``: `file:` and `data:` URLs), with no Swift
+    /// task; the first transfer that needs waiting starts the worker's task
+    /// (``startTask(_:first:priority:)``).
     func launch(_ start: WorkerStart) {
         var next: Transfer? = start.first
         while let job = next {
             switch finishImmediately(job, worker: start.worker) {
             case .next(let following):
                 next = following
-            case .wait(let job, let preloaded):
-                startTask(start.worker, first: job, preloaded: preloaded, priority: start.priority)
+            case .wait(let job):
+                startTask(start.worker, first: job, priority: start.priority)
                 next = nil
             }
         }
@@ -133,9 +184,9 @@ extension ImageDownloader {
 
     /// Starts `worker`'s Swift task with `first`. It starts at once on the calling thread
     /// (`Task.immediate`) and runs until its first suspension.
-    private func startTask(_ worker: UInt64, first: Transfer, preloaded: DataLoadingResponse?, priority: DownloadPriority) {
+    private func startTask(_ worker: UInt64, first: Transfer, priority: DownloadPriority) {
         let task = Task.immediate(priority: priority.taskPriority) {
-            await self.work(worker: worker, first: first, preloaded: preloaded)
+            await self.work(worker: worker, first: first)
         }
         let cancelNow = state.withLock { state -> Bool in
             // The worker may have ended already (it ran to completion before this).
@@ -164,7 +215,7 @@ extension ImageDownloader {
     /// waiting: ``finishImmediately(_:worker:)``.) Called with the lock held.
     func assign(_ task: NetworkTask, to worker: UInt64, _ state: inout State) -> Transfer {
         state.tasks[task.request]!.worker = worker
-        return Transfer(id: task.id, request: task.request, settings: task.settings)
+        return Transfer(id: task.id, request: task.request, settings: task.settings, preloaded: task.preloaded)
     }
 
     /// Stops the network task `worker` runs by cancelling the worker's Swift task; the worker ends
@@ -174,14 +225,14 @@ extension ImageDownloader {
         state.workers[worker]?.task?.cancel()
     }
 
-    /// A worker's Swift task: runs `first` (from the loader's immediate answer `preloaded`, if
-    /// any), then queued transfers while there are any and it was not stopped.
-    func work(worker: UInt64, first: Transfer, preloaded: DataLoadingResponse?) async {
-        var next = await run(first, worker: worker, preloaded: preloaded)
+    /// A worker's Swift task: runs `first`, then queued transfers while there are any and it
+    /// was not stopped.
+    func work(worker: UInt64, first: Transfer) async {
+        var next = await run(first, worker: worker)
         while let job = next {
             switch finishImmediately(job, worker: worker) {
             case .next(let following): next = following
-            case .wait(let job, let preloaded): next = await run(job, worker: worker, preloaded: preloaded)
+            case .wait(let job): next = await run(job, worker: worker)
             }
         }
     }
@@ -207,16 +258,7 @@ extension ImageDownloader {
                     if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
                 }
             }
-            switch outcome {
-            case .success:
-                if !state.blacklist.isEmpty {
-                    updateBlacklist(&state) { $0.remove(request.request.url.absoluteString) }
-                }
-            case .failure(let error):
-                if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
-                    updateBlacklist(&state) { $0.insert(request.request.url.absoluteString) }
-                }
-            }
+            record(outcome, url: request.request.url, &state)
             if !state.retired.contains(worker), let queued = popQueued(&state) {
                 return (callers, assign(queued, to: worker, &state))
             }
@@ -228,15 +270,8 @@ extension ImageDownloader {
         }
         let outcome = finalOutcome
         emit(.didFinish(url: request.request.url, result: outcome.map(\.response), metrics: metrics))
-        let url = request.request.url
         for caller in callers {
-            // Each caller's data modifier runs on its callback queue; `.immediate` calls straight
-            // through (no closure to allocate per caller).
-            guard case .dispatch(let queue) = caller.options.callbackQueue else {
-                caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: url))
-                continue
-            }
-            queue.async { caller.completion(Self.result(outcome, metrics: metrics, for: caller.options, url: url)) }
+            deliver(outcome, metrics: metrics, url: request.request.url, options: caller.options, to: caller.completion)
         }
         launch(starts)
         return next

@@ -13,6 +13,9 @@ struct Transfer: Sendable {
     let id: UInt64
     let request: RequestKey
     let settings: TransferSettings
+    /// The loader's immediate answer to go on from, when it had one that needs waiting (a
+    /// redirect to follow, a failure to retry, a streamed body): the request is not sent again.
+    let preloaded: DataLoadingResponse?
 }
 
 /// The per-task choices a caller may override: how redirects and retries are handled.
@@ -26,79 +29,85 @@ extension ImageDownloader {
     enum ImmediateStep {
         /// It finished; the worker goes on with this queued transfer, if any.
         case next(Transfer?)
-        /// It needs waiting: a Swift task runs it, going on from the loader's immediate answer
-        /// when there was one.
-        case wait(Transfer, preloaded: DataLoadingResponse?)
+        /// It needs waiting: a Swift task runs it.
+        case wait(Transfer)
     }
 
-    /// Runs `job` on the calling thread when it can finish at once (`file:` and `data:` URLs,
-    /// answers a loader has in memory: ``DataLoading/immediateResponse(to:)``), then finishes it.
+    /// Runs `job` on the calling thread and finishes it when it can finish at once (`file:` and
+    /// `data:` URLs); otherwise arms its deadline for the task that will run it.
     func finishImmediately(_ job: Transfer, worker: UInt64) -> ImmediateStep {
+        let url = job.request.request.url
+        guard LocalURLLoader.canLoad(url) else {
+            // Only a transfer that waits needs its deadline watched.
+            state.withLock { armTimeout(&$0, id: job.id, request: job.request) }
+            return .wait(job)
+        }
         let clock = ContinuousClock()
         let start = clock.now
         var metrics = DownloadMetrics()
-        let outcome: Result<Fetched, OspreyError>
-        switch transferImmediately(job, metrics: &metrics) {
-        case .finished(let result): outcome = result
-        case .wait(let preloaded):
-            // Only a transfer that waits needs its deadline watched (one that finished at once has
-            // nothing to time out).
-            state.withLock { armTimeout(&$0, id: job.id, request: job.request) }
-            return .wait(job, preloaded: preloaded)
+        let outcome = Result { () throws(OspreyError) in
+            let (data, response) = try LocalURLLoader.load(url)
+            metrics.receivedBytes = data.count
+            try validateBody(data, response: response, url: url)
+            return Fetched(data: data, response: response, notModified: false)
         }
         metrics.duration = clock.now - start
         return .next(finish(id: job.id, request: job.request, outcome: outcome, metrics: metrics, worker: worker))
     }
 
-    private enum ImmediateTransfer {
-        case finished(Result<Fetched, OspreyError>)
-        case wait(DataLoadingResponse?)
+    /// What the loader answered at once (``DataLoading/immediateResponse(to:)``).
+    enum ImmediateAnswer {
+        /// No answer: the request is queued and sent.
+        case none
+        /// A final answer, checked: the download is over.
+        case final(Result<Fetched, OspreyError>, DownloadMetrics)
+        /// An answer that needs waiting (a redirect to follow, a failure to retry, a streamed
+        /// body): a transfer goes on from it.
+        case pending(DataLoadingResponse)
     }
 
-    private func transferImmediately(_ job: Transfer, metrics: inout DownloadMetrics) -> ImmediateTransfer {
-        let request = job.request.request
-        if LocalURLLoader.canLoad(request.url) {
-            return .finished(Result { () throws(OspreyError) in
-                let (data, response) = try LocalURLLoader.load(request.url)
-                metrics.receivedBytes = data.count
-                try validateBody(data, response: response, url: request.url)
-                return Fetched(data: data, response: response, notModified: false)
-            })
-        }
-        // Resuming partial data sends a range request: the task's path.
-        guard !hasResumableData(for: request.url), var answer = loader.immediateResponse(to: request) else { return .wait(nil) }
+    /// Asks the loader for an answer at once and checks a final one as a transfer would
+    /// (status, content type, size, image bytes), reporting progress through `progress`.
+    /// Partial data kept for resuming needs a range request: no answer is asked for then.
+    func answerAtOnce(_ request: DownloadRequest, settings: TransferSettings,
+                      progress: (_ received: Int, _ expected: Int?) -> Void) -> ImmediateAnswer {
+        guard !hasResumableData(for: request.url) else { return .none }
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard var answer = loader.immediateResponse(to: request) else { return .none }
         answer.response.url = request.url
-        guard let body = answer.body.wholeData, !Self.isRedirect(answer.response.statusCode) else { return .wait(answer) }
+        guard let body = answer.body.wholeData, !Self.isRedirect(answer.response.statusCode) else { return .pending(answer) }
         let response = answer.response
+        var metrics = DownloadMetrics()
         let outcome = Result { () throws(OspreyError) -> Fetched in
             if response.statusCode == 304 { return Fetched(data: Data(), response: response, notModified: true) }
             var data = Data()
             let expected = try checkHead(response, url: request.url, resumed: 0)
-            if !body.isEmpty { try receive(body, into: &data, id: job.id, request: request, expected: expected, metrics: &metrics) }
+            if !body.isEmpty { try receive(body, into: &data, url: request.url, expected: expected, metrics: &metrics, progress: progress) }
             try validateBody(data, response: response, url: request.url)
             return Fetched(data: data, response: response, notModified: false)
         }
-        if case .failure(let error) = outcome, job.settings.retryStrategy != nil, Self.retriability(of: error) != nil {
-            return .wait(answer)
+        if case .failure(let error) = outcome, settings.retryStrategy != nil, Self.retriability(of: error) != nil {
+            return .pending(answer)
         }
+        metrics.duration = clock.now - start
         emit(.willDownload(request))
         emit(.didReceiveResponse(response, request: request))
-        return .finished(outcome)
+        return .final(outcome, metrics)
     }
 
     /// Runs `job` on `worker` in the worker's Swift task under its timeout, then finishes it;
-    /// returns the worker's next transfer, if any. `preloaded`: the loader's immediate answer to
-    /// go on from (the request is not sent again).
+    /// returns the worker's next transfer, if any.
     ///
     /// The downloader's watchdog stops a task whose deadline passes; the transfer sees the
     /// cancellation, keeps resumable data and returns, and the cancelled outcome is reported as
     /// ``OspreyError/DownloadReason/timeout(url:seconds:)``.
-    func run(_ job: Transfer, worker: UInt64, preloaded: DataLoadingResponse?) async -> Transfer? {
+    func run(_ job: Transfer, worker: UInt64) async -> Transfer? {
         let id = job.id, request = job.request.request, settings = job.settings
         let clock = ContinuousClock()
         let start = clock.now
         var metrics = DownloadMetrics()
-        let outcome = await transfer(id: id, request: request, settings: settings, preloaded: preloaded, metrics: &metrics)
+        let outcome = await transfer(id: id, request: request, settings: settings, preloaded: job.preloaded, metrics: &metrics)
         metrics.duration = clock.now - start
         return finish(id: id, request: job.request, outcome: outcome, metrics: metrics, worker: worker)
     }
@@ -223,7 +232,9 @@ extension ImageDownloader {
         let expected = try checkHead(response, url: original.url, resumed: data.count)
         do {
             for try await chunk in loaded.body {
-                try receive(chunk, into: &data, id: id, request: original, expected: expected, metrics: &metrics)
+                try receive(chunk, into: &data, url: original.url, expected: expected, metrics: &metrics) { received, expected in
+                    reportProgress(id: id, request: original, received: received, expected: expected)
+                }
             }
         } catch let error as OspreyError {
             throw error
@@ -261,18 +272,18 @@ extension ImageDownloader {
         return expected
     }
 
-    /// Appends a chunk of the body of `request` (task `id`) to `data`, within the size limit,
-    /// and reports the progress.
-    func receive(_ chunk: Data, into data: inout Data, id: UInt64, request: DownloadRequest, expected: Int?,
-                 metrics: inout DownloadMetrics) throws(OspreyError) {
+    /// Appends a chunk of the body from `url` to `data`, within the size limit, and reports the
+    /// progress.
+    func receive(_ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics,
+                 progress: (_ received: Int, _ expected: Int?) -> Void) throws(OspreyError) {
         // The first chunk is kept as it is (no copy) when it starts at index 0.
         if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
         metrics.receivedBytes += chunk.count
         let limit = configuration.maximumResponseSize
         if data.count > limit {
-            throw .download(.responseTooLarge(url: request.url, limit: limit, received: data.count))
+            throw .download(.responseTooLarge(url: url, limit: limit, received: data.count))
         }
-        reportProgress(id: id, request: request, received: data.count, expected: expected)
+        progress(data.count, expected)
     }
 
     /// Rejects a body that is not an image when ``Configuration/validatesImageData``.

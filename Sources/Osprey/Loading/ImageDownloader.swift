@@ -14,6 +14,9 @@ import Synchronization
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
 ///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
 ///   queued tasks one after another, so a burst of downloads costs a few Swift tasks, not one each.
+/// - **Answers at once.** A loader that has an answer in memory gives it through
+///   ``DataLoading/immediateResponse(to:)``: a final one completes its caller on the calling
+///   thread, outside the queue (nothing to wait for or to share).
 /// - **Delivery.** Every caller is called back on its own ``DownloadOptions/callbackQueue`` with its
 ///   own ``DownloadOptions/responseDataModifier``.
 /// - **Schemes.** `http` and `https` through the ``DataLoading`` loader; `file` and `data` URLs are
@@ -74,13 +77,16 @@ public final class ImageDownloader: Sendable {
         var worker: UInt64?
         /// The highest priority of its callers (kept up to date as callers come, go and change).
         private(set) var priority: DownloadPriority
+        /// The loader's immediate answer that needs waiting, for the transfer to go on from.
+        let preloaded: DataLoadingResponse?
 
-        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller) {
+        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller, preloaded: DataLoadingResponse?) {
             self.id = id
             self.request = request
             self.settings = settings
             self.callers = [caller]
             self.priority = caller.priority
+            self.preloaded = preloaded
         }
     }
 

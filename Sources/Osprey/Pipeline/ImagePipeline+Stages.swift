@@ -56,8 +56,8 @@ extension ImagePipeline {
     /// (`nil`: it did not look); a stage this request starts looks again only if anything was
     /// stored since.
     func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMissedAt: UInt64?,
-                           progress: SharedJob<DeliveredImage>.ProgressHandler?,
-                           completion: @escaping SharedJob<DeliveredImage>.Completion) -> (job: SharedJob<DeliveredImage>, id: Int)? {
+                           progress: JobProgressHandler?,
+                           completion: @escaping DeliverJob.Completion) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
         let jobKey = DeliverJobKey(fetch: context.fetchKey, processor: shared.value.processor.identifier, cache: ObjectIdentifier(context.cache),
                                    originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
@@ -68,7 +68,7 @@ extension ImagePipeline {
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: SharedJob<DeliveredImage>, _ context: StageContext, memoryMissedAt: UInt64?) {
+    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMissedAt: UInt64?) {
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again. Nothing stored since its miss: the
         // miss still holds.
@@ -91,7 +91,7 @@ extension ImagePipeline {
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores.
-    private func process(_ fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, _ context: StageContext) {
+    private func process(_ fetched: FetchedOriginal, for job: DeliverJob, _ context: StageContext) {
         let processors = Self.stages(of: context.options.processor)
         guard !processors.isEmpty else { return store(fetched.image, fetched: fetched, for: job, context) }
         let subscription = subscribeProcessing(processors, count: processors.count, original: fetched, context,
@@ -107,8 +107,8 @@ extension ImagePipeline {
     /// Subscribes to the stage running the first `count` processors over `original`, sharing every
     /// shorter prefix with other requests.
     private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, original: FetchedOriginal, _ context: StageContext,
-                                     progress: SharedJob<Image>.ProgressHandler?,
-                                     completion: @escaping SharedJob<Image>.Completion) -> (job: SharedJob<Image>, id: Int)? {
+                                     progress: JobProgressHandler?,
+                                     completion: @escaping ProcessJob.Completion) -> (job: ProcessJob, id: Int)? {
         let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
         let queue = context.options.processingQueue ?? configuration.processingQueue
         return processJobs.subscribe(HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion) { job in
@@ -129,7 +129,7 @@ extension ImagePipeline {
     /// The fetch stage's work: the original image, from the original cache (when a processor is
     /// set) or loaded and decoded. `memoryMissed`: the original cache's memory entry was looked
     /// up and missed just before (by the deliver stage starting this one).
-    private func fetch(_ job: SharedJob<FetchedOriginal>, _ context: StageContext, memoryMissed: Bool) {
+    private func fetch(_ job: FetchJob, _ context: StageContext, memoryMissed: Bool) {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !context.options.forceRefresh {
             if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
@@ -153,7 +153,7 @@ extension ImagePipeline {
     }
 
     /// Downloads (or reads the provider of) the source and decodes it, unless only caches may be used.
-    private func load(_ job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+    private func load(_ job: FetchJob, _ context: StageContext) {
         if context.options.onlyFromCache {
             let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
             return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
@@ -182,7 +182,7 @@ extension ImagePipeline {
         }
     }
 
-    private func decode(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+    private func decode(_ download: DownloadResult, for job: FetchJob, _ context: StageContext) {
         decodeCount.add(1, ordering: .relaxed)
         // A synchronous decoder runs here, with no closure to allocate.
         guard configuration.decoder.isAsynchronous else { return finishDecoding(download, for: job, context) }
@@ -191,7 +191,7 @@ extension ImagePipeline {
         }
     }
 
-    private func finishDecoding(_ download: DownloadResult, for job: SharedJob<FetchedOriginal>, _ context: StageContext) {
+    private func finishDecoding(_ download: DownloadResult, for job: FetchJob, _ context: StageContext) {
         job.finish(Result { () throws(OspreyError) in
             FetchedOriginal(image: try configuration.decoder.decode(download.data, options: context.options.decodingOptions), data: download.data,
                             cacheType: .none, validator: download.response.validator)

@@ -5,7 +5,7 @@ extension ImagePipeline {
     /// original bytes and the validators), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
-    func store(_ image: Image, fetched: FetchedOriginal, for job: SharedJob<DeliveredImage>, _ context: StageContext) {
+    func store(_ image: Image, fetched: FetchedOriginal, for job: DeliverJob, _ context: StageContext) {
         let key = context.key, cache = context.cache, originalCache = context.originalCache
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType)
         if context.options.waitForCache {

@@ -116,7 +116,7 @@ public final class ImagePipeline: Sendable {
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
     /// cancels the request. `memoryMissedAt`: the caller has just missed the memory cache, whose
     /// write count was this before its lookup (`nil`: not looked up).
-    func retrieve(_ source: ImageSource, options: OspreyOptions, progress: SharedJob<DeliveredImage>.ProgressHandler?,
+    func retrieve(_ source: ImageSource, options: OspreyOptions, progress: JobProgressHandler?,
                   refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
@@ -202,7 +202,7 @@ public final class ImagePipeline: Sendable {
             return ImageTask(completed: true)
         }
         let imageTask = ImageTask(completed: false)
-        var progressOnQueue: SharedJob<DeliveredImage>.ProgressHandler?
+        var progressOnQueue: JobProgressHandler?
         if let progress {
             progressOnQueue = { received, expected in queue.execute { progress(received, expected) } }
         }

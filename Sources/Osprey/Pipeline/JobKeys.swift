@@ -1,5 +1,11 @@
 import Synchronization
 
+/// The pipeline's jobs: fetch (the original), process (one per processor prefix), deliver (the
+/// processed image, stored).
+typealias FetchJob = SharedJob<HashedKey<FetchJobKey>, FetchedOriginal>
+typealias ProcessJob = SharedJob<HashedKey<ProcessJobKey>, Image>
+typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
+
 /// The key under which fetch work is shared: everything that changes the original image.
 /// (Plain values, hashed once per lookup: building a string key cost more than the lookup.)
 struct FetchJobKey: Hashable, Sendable {

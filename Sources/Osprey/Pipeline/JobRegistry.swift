@@ -1,21 +1,21 @@
 /// The jobs in flight, by key. A finished or abandoned job is forgotten, so the next request for
 /// its key starts new work (which usually finds the result in a cache).
 final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let jobs = Locked<[Key: SharedJob<Value>]>([:])
+    private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
 
     /// Subscribes to the job in flight for `key`, or creates one, subscribes, and runs `work` on it
     /// (synchronously: `work` starts the job's first step and returns). When the job in flight has
     /// just finished, `completion` is called at once with its outcome.
     /// - Returns: the job and the subscriber's id, to ``SharedJob/unsubscribe(_:)``; `nil` when
     ///   `completion` was already called.
-    func subscribe(_ key: Key, progress: SharedJob<Value>.ProgressHandler?,
-                   completion: @escaping SharedJob<Value>.Completion,
-                   work: (SharedJob<Value>) -> Void) -> (job: SharedJob<Value>, id: Int)? {
+    func subscribe(_ key: Key, progress: SharedJob<Key, Value>.ProgressHandler?,
+                   completion: @escaping SharedJob<Key, Value>.Completion,
+                   work: (SharedJob<Key, Value>) -> Void) -> (job: SharedJob<Key, Value>, id: Int)? {
         while true {
-            let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Value>, Bool) in
+            let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Key, Value>, Bool) in
                 if let existing = jobs[key] { return (existing, false) }
                 // The registry holds a job only until it ends, when `forget` drops it.
-                let job = SharedJob<Value>(owner: Entry(registry: self, key: key))
+                let job = SharedJob<Key, Value>(registry: self, key: key)
                 jobs[key] = job
                 return (job, true)
             }
@@ -42,14 +42,8 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return job?.subscriberCount ?? 0
     }
 
-    /// A job's owner: this registry, under the job's key.
-    private struct Entry: JobOwner {
-        let registry: JobRegistry
-        let key: Key
-        func jobEnded(_ job: AnyObject) { registry.forget(key, job) }
-    }
-
-    private func forget(_ key: Key, _ job: AnyObject) {
+    /// Drops `job`, which ended, unless a newer job took its key.
+    func forget(_ key: Key, _ job: SharedJob<Key, Value>) {
         jobs.withLock { jobs in
             if jobs[key] === job { jobs.removeValue(forKey: key) }
         }

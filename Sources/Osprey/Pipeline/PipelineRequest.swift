@@ -13,7 +13,7 @@ final class PipelineRequest: Sendable {
     let sharedOptions: SharedOptions
     var options: OspreyOptions { _read { yield sharedOptions.value } }
     let task: ImageTask
-    let progress: SharedJob<DeliveredImage>.ProgressHandler?
+    let progress: JobProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
     let refresh: (@Sendable (ImageResult?) -> Void)?
     /// Where `completion` runs.
@@ -21,7 +21,7 @@ final class PipelineRequest: Sendable {
     private let completion: Completion
 
     init(pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
-         progress: SharedJob<DeliveredImage>.ProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
+         progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
          callbackQueue: CallbackQueue, completion: @escaping Completion) {
         self.pipeline = pipeline
         self.source = source

@@ -12,11 +12,11 @@ import Synchronization
 /// starts afresh. A request that misses costs no Swift task in the pipeline: with a task per stage,
 /// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine (scenario 2
 /// of the benchmarks, fourth round).
-final class SharedJob<Value: Sendable>: Unsubscribing {
+final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.
-    typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
+    typealias ProgressHandler = JobProgressHandler
 
     private struct Subscriber {
         var id: Int
@@ -49,11 +49,15 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
 
     /// Inline: one allocation per job. (Jobs are short-lived and rarely contended.)
     private let state = Mutex(State())
-    /// Told once when the job finishes or is abandoned (its registry forgets it then).
-    private let owner: any JobOwner
+    /// The registry holding the job under `key`, told when the job finishes or is abandoned
+    /// (it forgets the job then). Held directly, not through a closure or a protocol value, so
+    /// that code specialised for the job's types forgets it with specialised code too.
+    private let registry: JobRegistry<Key, Value>
+    private let key: Key
 
-    init(owner: any JobOwner) {
-        self.owner = owner
+    init(registry: JobRegistry<Key, Value>, key: Key) {
+        self.registry = registry
+        self.key = key
     }
 
     /// Adds a subscriber, unless the job has ended.
@@ -87,7 +91,7 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
         }
         guard last else { return }
         step?.cancel()
-        owner.jobEnded(self)
+        registry.forget(key, self)
     }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
@@ -113,7 +117,7 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
             return (state.first, state.others)
         }
         guard let (first, others) = subscribers else { return }
-        owner.jobEnded(self)
+        registry.forget(key, self)
         first?.completion(outcome)
         for subscriber in others { subscriber.completion(outcome) }
     }
@@ -129,9 +133,5 @@ final class SharedJob<Value: Sendable>: Unsubscribing {
     var subscriberCount: Int { state.withLock { ($0.first == nil ? 0 : 1) + $0.others.count } }
 }
 
-/// What a ``SharedJob`` tells when it ends: its registry, which then forgets it. (A protocol value,
-/// not a closure: a registry and a job key fit in an existential's inline buffer, so a job's owner
-/// costs no allocation, where a closure capturing both needed one.)
-protocol JobOwner: Sendable {
-    func jobEnded(_ job: AnyObject)
-}
+/// Receives (bytes received, bytes expected) while a download runs.
+typealias JobProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void

@@ -12,11 +12,14 @@ private final class MemoryLoader: DataLoading {
         var body = LoadingTestData.hopperJPEG
         /// Hand the body over as a stream instead of at once.
         var streamed = false
+        /// No immediate answer: `send` waits until ``MemoryLoader/release()``.
+        var held = false
     }
 
     /// Answers by path, one per call in turn (the last repeats).
     private let answers: [String: [Answer]]
     private let calls = Locked<(immediate: [String], sent: [String])>(([], []))
+    private let gate = AsyncStream<Void>.makeStream()
 
     init(_ answers: [String: [Answer]]) {
         self.answers = answers
@@ -25,7 +28,11 @@ private final class MemoryLoader: DataLoading {
     var immediateCalls: [String] { calls.withLock { $0.immediate } }
     var sentCalls: [String] { calls.withLock { $0.sent } }
 
+    /// Lets held answers go.
+    func release() { gate.continuation.finish() }
+
     func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse? {
+        if answers[request.url.path]?.first?.held == true { return nil }
         let count = calls.withLock { calls in
             calls.immediate.append(request.url.path)
             return calls.immediate.count + calls.sent.count
@@ -37,6 +44,9 @@ private final class MemoryLoader: DataLoading {
         let count = calls.withLock { calls in
             calls.sent.append(request.url.path)
             return calls.immediate.count + calls.sent.count
+        }
+        if answers[request.url.path]?.first?.held == true {
+            for await _ in gate.stream {}
         }
         guard let response = answer(request, call: count) else { throw URLError(.cannotFindHost) }
         return response
@@ -149,6 +159,35 @@ struct DownloaderImmediateTests {
         let result = try await downloader.download(url("/stream.jpg"))
         #expect(result.data == LoadingTestData.hopperJPEG)
         #expect(loader.immediateCalls == ["/stream.jpg"])
+        #expect(loader.sentCalls.isEmpty)
+    }
+
+    @Test("a final immediate answer takes no slot and is not queued behind a running download")
+    func noSlot() async throws {
+        let loader = MemoryLoader(["/slow.jpg": [.init(held: true)], "/a.jpg": [.init()]])
+        let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
+        let slow = Task { await outcome(downloader, url("/slow.jpg")) }
+        while loader.sentCalls.isEmpty { await Task.yield() }
+        #expect(downloader.runningCount == 1)
+        // The only slot is taken: a download that needs the network would queue.
+        #expect(try await downloader.download(url("/a.jpg")).data == LoadingTestData.hopperJPEG)
+        #expect(downloader.runningCount == 1)
+        #expect(downloader.queuedCount == 0)
+        loader.release()
+        #expect(await slow.value.value?.data == LoadingTestData.hopperJPEG)
+    }
+
+    @Test("each caller gets its own immediate answer (nothing to coalesce), with its own data modifier")
+    func perCaller() async throws {
+        let loader = MemoryLoader(["/a.jpg": [.init()]])
+        let downloader = makeDownloader(loader)
+        var modified = DownloadOptions()
+        modified.responseDataModifier = ResponseDataModifier { data, _ in data.prefix(10) }
+        async let plain = downloader.download(url("/a.jpg"))
+        async let short = downloader.download(url("/a.jpg"), options: modified)
+        #expect(try await plain.data == LoadingTestData.hopperJPEG)
+        #expect(try await short.data == LoadingTestData.hopperJPEG.prefix(10))
+        #expect(loader.immediateCalls == ["/a.jpg", "/a.jpg"])
         #expect(loader.sentCalls.isEmpty)
     }
 
