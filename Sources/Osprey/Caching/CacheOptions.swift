@@ -20,6 +20,10 @@ public struct CacheOptions: Sendable {
     /// run the main queue; pass `.main` when yours does).
     public var callbackQueue: DispatchQueue
 
+    /// `DispatchQueue.global()`, made once: each call of `global()` makes a new wrapper object,
+    /// and the pipeline builds cache options on every miss.
+    static let globalQueue = DispatchQueue.global()
+
     /// Makes options; every argument has the default documented on its property.
     public init(
         memoryExpiration: StorageExpiration? = nil,

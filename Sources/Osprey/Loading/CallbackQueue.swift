@@ -15,10 +15,15 @@ public enum CallbackQueue: Sendable {
     /// Calls `handler` with `value` here. (Unlike ``execute(_:)`` with a closure wrapping the call,
     /// `.immediate` allocates nothing: this is on every request's completion.)
     func deliver<Value: Sendable>(_ value: Value, to handler: @escaping @Sendable (Value) -> Void) {
-        switch self {
-        case .immediate: handler(value)
-        case .dispatch(let queue): queue.async { handler(value) }
-        }
+        guard case .dispatch(let queue) = self else { return handler(value) }
+        Self.dispatch(value, to: handler, on: queue)
+    }
+
+    /// Out of line: inlined into `deliver`, the closure's context was allocated on every call,
+    /// `.immediate` ones included.
+    @inline(never)
+    private static func dispatch<Value: Sendable>(_ value: Value, to handler: @escaping @Sendable (Value) -> Void, on queue: DispatchQueue) {
+        queue.async { handler(value) }
     }
 
     func execute(_ work: @escaping @Sendable () -> Void) {

@@ -99,7 +99,7 @@ public struct OspreyOptions: Sendable {
                      memoryExtendingExpiration: memoryCacheAccessExtendingExpiration,
                      diskExtendingExpiration: diskCacheAccessExtendingExpiration,
                      storeInMemoryAfterDiskHit: true, serializer: cacheSerializer,
-                     decodingOptions: decodingOptions, callbackQueue: .global())
+                     decodingOptions: decodingOptions, callbackQueue: CacheOptions.globalQueue)
     }
 
     /// The download options these request options imply.
