@@ -23,6 +23,20 @@ struct MemoryStorageTests {
         #expect(config.evictionPolicy == .lru)
     }
 
+    @Test("the write count moves on every store, replacing ones included, and on nothing else")
+    func writeCount() throws {
+        let storage = makeStorage()
+        #expect(storage.writeCount == 0)
+        try storage.store("a", forKey: "k1", cost: 10)
+        try storage.store("b", forKey: "k1", cost: 10)
+        #expect(storage.writeCount == 2)
+        _ = storage.value(forKey: "k1")
+        _ = storage.value(forKey: "missing")
+        storage.remove(forKey: "k1")
+        storage.removeAll()
+        #expect(storage.writeCount == 2)
+    }
+
     @Test func storesAndReadsAndCountsCost() throws {
         let storage = makeStorage()
         try storage.store("a", forKey: "k1", cost: 10)

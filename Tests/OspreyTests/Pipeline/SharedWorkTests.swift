@@ -47,6 +47,33 @@ struct SharedWorkTests {
         }
     }
 
+    @Test("a request that missed memory just before another request stored the image does not download it again")
+    func missRacingAStore() async throws {
+        try await PipelineFixture.run { f in
+            let source = f.source("/image/race")
+            let image = try await f.pipeline.image(for: source).image
+            #expect(f.server.hits("/image/race") == 1)
+            f.cache.memoryStorage.removeAll()
+            // The request misses here, then another request's job stores the image and leaves the
+            // registry before this request's last stage starts.
+            let missedAt = f.cache.memoryStorage.writeCount
+            #expect(f.cache.memoryStorage.value(forKey: source.cacheKey) == nil)
+            try f.cache.memoryStorage.store(image, forKey: source.cacheKey, cost: image.cost)
+            // No disk lookup in between: the last stage is next.
+            var options = OspreyOptions()
+            options.fromMemoryCacheOrRefresh = true
+            let late = try await f.pipeline.retrieve(source, options: options, progress: nil, refresh: nil, memoryMissedAt: missedAt)
+            #expect(late.cacheType == .memory)
+            #expect(f.server.hits("/image/race") == 1, "the last stage looked again: something was stored since the miss")
+            // Nothing stored since a miss: the miss holds, and the image is loaded.
+            f.cache.memoryStorage.removeAll()
+            let fresh = try await f.pipeline.retrieve(source, options: options, progress: nil, refresh: nil,
+                                                      memoryMissedAt: f.cache.memoryStorage.writeCount)
+            #expect(fresh.cacheType == .none)
+            #expect(f.server.hits("/image/race") == 2)
+        }
+    }
+
     @Test("a stage is cancelled when its last request goes; the others keep it")
     func stageCancellation() async throws {
         try await PipelineFixture.run { f in
