@@ -120,7 +120,9 @@ public final class ImagePipeline: Sendable {
                   refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResult, OspreyError>, Never>) in
+            // Unsafe (no checking canary to allocate): a request completes exactly once, its
+            // ImageTask's markCompleted guards it (PipelineRequest.complete).
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: task, progress: progress, refresh: refresh,
                                 callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)
             }
