@@ -54,7 +54,7 @@ public final class ImageCache: Sendable {
     public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
                       options: CacheOptions = CacheOptions(), toDisk: Bool = true) async -> CacheStoreResult {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        let memory = storeInMemory(image, computedKey: computed, options: options)
+        let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else { return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(())) }
         let disk = await storeOnDisk(image, original: original, computedKey: computed,
                                      processorIdentifier: processorIdentifier, options: options)
@@ -67,7 +67,7 @@ public final class ImageCache: Sendable {
                       options: CacheOptions = CacheOptions(), toDisk: Bool = true,
                       completion: (@Sendable (CacheStoreResult) -> Void)?) {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        let memory = storeInMemory(image, computedKey: computed, options: options)
+        let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else {
             if let completion {
                 options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(()))) }
@@ -90,9 +90,10 @@ public final class ImageCache: Sendable {
         try await diskStorage.store(data, forKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: expiration)
     }
 
-    private func storeInMemory(_ image: Image, computedKey: String, options: CacheOptions) -> Result<Void, OspreyError> {
+    /// Stores `image` in memory under `computedKey` (the key with the processor identifier).
+    func storeInMemory(_ image: Image, computedKey: String, expiration: StorageExpiration?) -> Result<Void, OspreyError> {
         Result { () throws(OspreyError) in
-            try memoryStorage.store(image, forKey: computedKey, cost: image.cost, expiration: options.memoryExpiration)
+            try memoryStorage.store(image, forKey: computedKey, cost: image.cost, expiration: expiration)
         }
     }
 
@@ -129,7 +130,7 @@ public final class ImageCache: Sendable {
             return .none
         }
         if options.storeInMemoryAfterDiskHit {
-            _ = storeInMemory(image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), options: options)
+            _ = storeInMemory(image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: options.memoryExpiration)
         }
         return .disk(image)
     }

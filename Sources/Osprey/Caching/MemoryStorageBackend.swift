@@ -82,10 +82,11 @@ extension MemoryStorage {
             let cost = max(0, cost)
             let tooLarge = cost > entryCostLimit
             state.withLock { list in
-                if let existing = list.index[key] {
-                    list.remove(existing)
+                guard !tooLarge, expiresAt > now else {
+                    if let existing = list.index[key] { list.remove(existing) }
+                    return
                 }
-                guard !tooLarge, expiresAt > now else { return }
+                // Replaces the key's previous entry, if any, with one hash of the key.
                 list.insert(value, key: key, cost: cost, expiration: expiration, expiresAt: expiresAt, now: now)
                 list.evict(toCost: config.totalCostLimit, count: config.countLimit, policy: config.evictionPolicy)
             }
@@ -284,14 +285,19 @@ struct MemoryStorageList<Value> {
             i = nodes.count
             nodes.append(node)
         }
-        index[key] = i
+        if let replaced = index.updateValue(i, forKey: key) { discard(replaced) }
         totalCost += cost
         pushFront(i)
     }
 
     mutating func remove(_ i: Int) {
-        unlink(i)
         index[nodes[i].key] = nil
+        discard(i)
+    }
+
+    /// Frees slot `i`, whose key the index no longer maps to it.
+    private mutating func discard(_ i: Int) {
+        unlink(i)
         totalCost -= nodes[i].cost
         nodes[i].key = ""
         nodes[i].value = nil

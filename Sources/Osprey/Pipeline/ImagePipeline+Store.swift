@@ -18,9 +18,13 @@ extension ImagePipeline {
         }
         let plan = StorePlan(fetched: fetched, identifier: context.options.processor.identifier, cache: cache,
                              originalCache: originalCache, options: context.options)
-        if plan.needsStore {
+        if plan.needsStore && plan.toDisk {
             cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
-                        toDisk: plan.toDisk, completion: nil)
+                        toDisk: true, completion: nil)
+        } else if plan.needsStore {
+            // Memory only: no cache options to build.
+            _ = cache.storeInMemory(image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
+                                    expiration: context.options.memoryCacheExpiration)
         }
         if plan.storeOriginal || plan.validator != nil {
             let originalData = plan.storeOriginal ? fetched.data : nil
