@@ -60,10 +60,13 @@ public final class ImagePipeline: Sendable {
     let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
+    /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
+    @usableFromInline let defaultOptions: SharedOptions
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        defaultOptions = SharedOptions(configuration.defaultOptions)
     }
 
     /// A pipeline with a cache and a downloader, other settings default.
@@ -87,43 +90,49 @@ public final class ImagePipeline: Sendable {
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
         var missedAt: UInt64?
-        if let hit = memoryHit(source, items: items, missedAt: &missedAt) { return hit }
-        return try await retrieveMiss(source, items: items, memoryMissedAt: missedAt)
+        var resolved: SharedOptions?
+        if let hit = memoryHit(source, items: items, missedAt: &missedAt, resolved: &resolved) { return hit }
+        return try await retrieveMiss(source, options: resolved, memoryMissedAt: missedAt)
     }
 
     /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
     /// (An optional result, not an enum carrying the options for the miss: such an enum is as
     /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `missedAt` is the
-    /// memory storage's write count from before the lookup (see ``memoryHit(_:options:missedAt:)``).
+    /// memory storage's write count from before the lookup (see ``memoryHit(_:options:missedAt:)``),
+    /// and `resolved` holds the options resolved from `items` for the rest of the request (`nil`
+    /// for no items: the pipeline's defaults).
     @usableFromInline
-    func memoryHit(_ source: ImageSource, items: [OspreyOption], missedAt: inout UInt64?) -> ImageResult? {
+    func memoryHit(_ source: ImageSource, items: [OspreyOption], missedAt: inout UInt64?, resolved: inout SharedOptions?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
             guard !configuration.defaultOptions.refreshCached else { return nil }
             return memoryHit(source, options: configuration.defaultOptions, missedAt: &missedAt)
         }
         let options = resolve(items)
-        guard !options.refreshCached else { return nil }
-        return memoryHit(source, options: options, missedAt: &missedAt)
+        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) { return hit }
+        // Resolved once: the miss goes on with them.
+        resolved = SharedOptions(options)
+        return nil
     }
 
-    /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor.
+    /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor,
+    /// with the request's resolved options (`nil`: the pipeline's defaults).
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, items: [OspreyOption], memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: resolve(items), progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
+    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
+        try await retrieve(source, options: options ?? defaultOptions, progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
     /// cancels the request. `memoryMissedAt`: the caller has just missed the memory cache, whose
     /// write count was this before its lookup (`nil`: not looked up).
-    func retrieve(_ source: ImageSource, options: OspreyOptions, progress: JobProgressHandler?,
+    func retrieve(_ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
                   refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): a request completes exactly once, its
             // ImageTask's markCompleted guards it (PipelineRequest.complete).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
-                PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: task, progress: progress, refresh: refresh,
+                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
                                 callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)
             }
         } onCancel: {
@@ -160,7 +169,7 @@ public final class ImagePipeline: Sendable {
             let task = Task {
                 do throws(OspreyError) {
                     let refreshDone = AsyncStream<Void>.makeStream()
-                    let result = try await self.retrieve(source, options: options, progress: { received, expected in
+                    let result = try await self.retrieve(source, options: SharedOptions(options), progress: { received, expected in
                         continuation.yield(.progress(received: received, expected: expected))
                     }, refresh: { refreshed in
                         if let refreshed { continuation.yield(.finished(refreshed)) }

@@ -2,6 +2,7 @@
 /// (``PipelineRequest``) and by the stages it starts (``StageContext``). ``OspreyOptions`` is a
 /// large value with about twenty references; every copy retains each of them and releases them
 /// again, which the miss profile (benchmark scenario 2) showed among its largest costs.
+@usableFromInline
 final class SharedOptions: Sendable {
     let value: OspreyOptions
 

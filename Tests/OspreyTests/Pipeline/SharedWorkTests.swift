@@ -62,12 +62,12 @@ struct SharedWorkTests {
             // No disk lookup in between: the last stage is next.
             var options = OspreyOptions()
             options.fromMemoryCacheOrRefresh = true
-            let late = try await f.pipeline.retrieve(source, options: options, progress: nil, refresh: nil, memoryMissedAt: missedAt)
+            let late = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMissedAt: missedAt)
             #expect(late.cacheType == .memory)
             #expect(f.server.hits("/image/race") == 1, "the last stage looked again: something was stored since the miss")
             // Nothing stored since a miss: the miss holds, and the image is loaded.
             f.cache.memoryStorage.removeAll()
-            let fresh = try await f.pipeline.retrieve(source, options: options, progress: nil, refresh: nil,
+            let fresh = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil,
                                                       memoryMissedAt: f.cache.memoryStorage.writeCount)
             #expect(fresh.cacheType == .none)
             #expect(f.server.hits("/image/race") == 2)
