@@ -1,7 +1,7 @@
 import Foundation
 import Osprey
 
-/// `OspreyBench probe2 [pipeline|downloader|setup] [requests] [rounds]`: scenario 2's completion-handler
+/// `OspreyBench probe2 [pipeline|group|downloader|setup] [requests] [rounds]`: scenario 2's completion-handler
 /// shape alone, in a loop, printing µs per request for each round. For profiling (`perf record`)
 /// the miss path without the rest of the scenario around it.
 func probe2(_ arguments: [String]) async throws {
@@ -23,6 +23,18 @@ func probe2(_ arguments: [String]) async throws {
                                                               decoder: EmptyDecoder(image: image)))
             blackHole((sources, pipeline))
             seconds = 0
+        } else if part == "group" {
+            // Scenario 2's task-group shape: a Swift task per request, awaiting image(for:).
+            let sources = urls.map { ImageSource.url($0) }
+            let pipeline = ImagePipeline(configuration: .init(cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                                                              decoder: EmptyDecoder(image: image)))
+            let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
+            seconds = try await time {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for source in sources { group.addTask { blackHole(try await pipeline.image(for: source, options: memoryOnly)) } }
+                    try await group.waitForAll()
+                }
+            }
         } else if part == "downloader" {
             let downloader = ImageDownloader(loader: InstantLoader(data: png))
             seconds = await time {
