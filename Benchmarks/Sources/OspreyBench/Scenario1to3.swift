@@ -50,7 +50,7 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let options: [OspreyOption] = [.cacheMemoryOnly]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
-    for rep in 0..<envInt("S2_REPS", min(reps, 3)) {
+    for rep in 0..<envInt("S2_REPS", reps) {
         decodeT.append(try await time {
             for _ in 0..<n { blackHole(try decoder.decode(png)) }
         } / Double(n) * 1e6)

@@ -15,13 +15,16 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Key, Value>, Bool) in
                 if let existing = jobs[key] { return (existing, false) }
                 // The registry holds a job only until it ends, when `forget` drops it.
-                let job = SharedJob<Key, Value>(registry: self, key: key)
+                let job = SharedJob<Key, Value>(registry: self, key: key, progress: progress, completion: completion)
                 jobs[key] = job
                 return (job, true)
             }
+            if isNew {
+                work(job)
+                return (job, SharedJob<Key, Value>.firstID)
+            }
             switch job.subscribe(progress: progress, completion: completion) {
             case .waiting(let id):
-                if isNew { work(job) }
                 return (job, id)
             case .finished(let outcome):
                 completion(outcome)

@@ -48,17 +48,22 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     }
 
     /// Inline: one allocation per job. (Jobs are short-lived and rarely contended.)
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// The registry holding the job under `key`, told when the job finishes or is abandoned
     /// (it forgets the job then). Held directly, not through a closure or a protocol value, so
     /// that code specialised for the job's types forgets it with specialised code too.
     private let registry: JobRegistry<Key, Value>
     private let key: Key
 
-    init(registry: JobRegistry<Key, Value>, key: Key) {
+    /// A job with its first subscriber, id ``firstID`` (no lock taken to add it).
+    init(registry: JobRegistry<Key, Value>, key: Key, progress: ProgressHandler?, completion: @escaping Completion) {
         self.registry = registry
         self.key = key
+        state = Mutex(State(first: Subscriber(id: Self.firstID, completion: completion, progress: progress), nextID: Self.firstID))
     }
+
+    /// The id of the subscriber a job is made with.
+    static var firstID: Int { 1 }
 
     /// Adds a subscriber, unless the job has ended.
     func subscribe(progress: ProgressHandler?, completion: @escaping Completion) -> Subscription {
