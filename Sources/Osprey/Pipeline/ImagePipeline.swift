@@ -61,12 +61,12 @@ public final class ImagePipeline: Sendable {
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
-    @usableFromInline let defaultOptions: SharedOptions
+    @usableFromInline let defaultOptionsBox: SharedOptions
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        defaultOptions = SharedOptions(configuration.defaultOptions)
+        defaultOptionsBox = SharedOptions(configuration.defaultOptions)
     }
 
     /// A pipeline with a cache and a downloader, other settings default.
@@ -119,7 +119,7 @@ public final class ImagePipeline: Sendable {
     /// with the request's resolved options (`nil`: the pipeline's defaults).
     @usableFromInline @concurrent
     func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options ?? defaultOptions, progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
+        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
@@ -223,7 +223,9 @@ public final class ImagePipeline: Sendable {
                 if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
             }
         }
-        PipelineRequest(pipeline: self, source: source, options: SharedOptions(options), task: imageTask, progress: progressOnQueue, refresh: refresh,
+        // No per-call options: the pipeline's defaults, boxed once.
+        PipelineRequest(pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
+                        progress: progressOnQueue, refresh: refresh,
                         callbackQueue: queue, completion: completion).start(memoryMissedAt: missedAt)
         return imageTask
     }
