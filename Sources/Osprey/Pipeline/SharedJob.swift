@@ -72,7 +72,9 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
             if state.ended { return .abandoned }
             state.nextID += 1
             let subscriber = Subscriber(id: state.nextID, completion: completion, progress: progress)
-            if state.first == nil && state.others.isEmpty { state.first = subscriber } else { state.others.append(subscriber) }
+            // A job is made with its first subscriber and ends when its last one leaves: a job
+            // still taking subscribers has one, so a new one joins the others.
+            state.others.append(subscriber)
             return .waiting(id: state.nextID)
         }
     }
