@@ -7,8 +7,13 @@
 # (PyPI). Then builds and runs the harness, which prints a table per scenario and writes
 # Benchmarks/results/latest.json (and the printed tables to Benchmarks/results/latest.txt).
 #
+# Scenario 8 runs the release `osprey` CLI (built here from the main package, through this package's
+# build directory) against an nginx origin (apt: nginx-light, installed when missing) and measures
+# whole processes with /usr/bin/time (apt: time).
+#
 # Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repo root),
-# BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4).
+# BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4),
+# S8_REPS (E2E_REPS), S8_SMALL_URLS (420), S8_LARGE_URLS (96); see Benchmarks/README.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -38,8 +43,24 @@ if [ ! -f "$VENV/.done" ]; then
     touch "$VENV/.done"
 fi
 
+# Scenario 8's tools: nginx for the origin, GNU time for a child process's peak RSS.
+wants8=1
+if [ $# -gt 0 ]; then wants8=0; for a in "$@"; do [ "$a" = 8 ] && wants8=1; done; fi
+if [ "$wants8" = 1 ]; then
+    if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+        apt-get install -y nginx-light || { apt-get update && apt-get install -y nginx-light; } || apt-get install -y nginx
+    fi
+    [ -x /usr/bin/time ] || apt-get install -y time
+fi
+
 swift build -c release --package-path "$ROOT/Benchmarks" --product OspreyBench
-BIN="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)/OspreyBench"
+BINDIR="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)"
+BIN="$BINDIR/OspreyBench"
+# The CLI a user runs, built in release mode from the main package (a product of this package's
+# dependency, so it shares this build directory's release builds of swift-nio & co.).
+if [ "$wants8" = 1 ]; then
+    swift build -c release --package-path "$ROOT/Benchmarks" --product osprey
+fi
 
 # Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh directory per
 # run, removed afterwards. Not under .work: ext4 skips recently freed inodes when it allocates
@@ -49,14 +70,22 @@ if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
     SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
 else
     SCRATCH="$(mktemp -d "${TMPDIR:-/var/tmp}/osprey-bench.XXXXXX")"
-    trap 'rm -rf "$SCRATCH"' EXIT
 fi
+# Scenario 8's nginx is stopped by the harness; if the harness died, stop it here.
+cleanup() {
+    for pidfile in "$SCRATCH"/osprey-bench-*/nginx-*/nginx.pid; do
+        [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+    done
+    [ -n "${OSPREY_BENCH_TMP:-}" ] || rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
 
 VIPS_CONCURRENCY=1 \
 OSPREY_TESTDATA="$TESTDATA" \
 OSPREY_LARGE_IMAGES="$LARGE" \
 PEER_PYTHON="$VENV/bin/python" \
 PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
+OSPREY_CLI="$BINDIR/osprey" \
 BENCH_JSON="${BENCH_JSON:-$ROOT/Benchmarks/results/latest.json}" \
 OSPREY_BENCH_TMP="$SCRATCH" \
     "$BIN" "$@" | tee "$ROOT/Benchmarks/results/latest.txt"

@@ -26,11 +26,12 @@ int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsIma
     return *out ? 0 : -1;
 }
 
-int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size,
+int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size, int crop,
                             int no_rotate, const char *options, VipsImage **out) {
     return vips_thumbnail_buffer((void *)buf, len, out, width,
                                  "height", height,
                                  "size", size,
+                                 "crop", crop,
                                  "no_rotate", no_rotate ? TRUE : FALSE,
                                  "option_string", options ? options : "",
                                  NULL);

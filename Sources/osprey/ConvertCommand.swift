@@ -49,7 +49,7 @@ struct ConvertCommand: ParsableCommand {
             let spec = try process.map { (text) throws(OspreyError) in try ProcessingSpec(parsing: text) } ?? ProcessingSpec()
             let options = DecodingOptions(thumbnail: thumbnail.map { .init(maxPixelSize: $0) })
             let data = try ImageDecoder.readFile(URL(fileURLWithPath: input))
-            let image = try spec.processor.process(try ImageDecoder(options: options).decode(data))
+            let image = try ImageDecoder(options: options).decode(data, processedBy: spec.processor)
             let outputFormat = chooseFormat(spec: spec, source: image.format)
             let bytes = try image.encoded(as: outputFormat, quality: quality ?? spec.quality ?? 80)
             do {

@@ -48,9 +48,14 @@ struct FetchCommand: AsyncParsableCommand {
         var milliseconds: Double
         var error: String?
         var output: String?
+        /// The size the original bytes were decoded to, when they were decoded for this result.
+        var decodedWidth: Int?
+        var decodedHeight: Int?
+        /// Whether the first step was folded into the decode (libvips shrink-on-load).
+        var shrunkOnLoad: Bool?
 
         private enum CodingKeys: String, CodingKey {
-            case url, cacheType, width, height, format, bytes, milliseconds, error, output
+            case url, cacheType, width, height, format, bytes, milliseconds, error, output, decodedWidth, decodedHeight, shrunkOnLoad
         }
 
         /// Absent values are left out, except `error`, which is always there (`null` on success).
@@ -65,6 +70,9 @@ struct FetchCommand: AsyncParsableCommand {
             try container.encode(milliseconds, forKey: .milliseconds)
             try container.encode(error, forKey: .error)
             try container.encodeIfPresent(output, forKey: .output)
+            try container.encodeIfPresent(decodedWidth, forKey: .decodedWidth)
+            try container.encodeIfPresent(decodedHeight, forKey: .decodedHeight)
+            try container.encodeIfPresent(shrunkOnLoad, forKey: .shrunkOnLoad)
         }
     }
 
@@ -125,17 +133,20 @@ struct FetchCommand: AsyncParsableCommand {
             let format = spec.format ?? image.format.flatMap { $0.canEncode ? $0 : nil } ?? .png
             var bytes = result.data?.count ?? Self.cachedSize(of: source, spec: spec, pipeline: pipeline)
             var output: String?
+            let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
+            // What --out writes: the original bytes when unprocessed, else the image in `format`.
+            let written = unprocessed ? (image.format ?? format) : format
             if let out {
-                let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
                 let data = unprocessed && result.data != nil ? result.data! : try image.encoded(as: format, quality: spec.quality ?? 80)
-                let name = Self.fileName(for: source, format: unprocessed ? (image.format ?? format) : format)
+                let name = Self.fileName(for: source, format: written)
                 let path = URL(fileURLWithPath: out).appendingPathComponent(name).path
                 try data.write(to: URL(fileURLWithPath: path), options: .atomic)
                 bytes = data.count
                 output = path
             }
             return Line(url: argument, cacheType: result.cacheType.rawValue, width: image.width, height: image.height,
-                        format: (image.format ?? format).rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output)
+                        format: written.rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output,
+                        decodedWidth: result.decoded?.width, decodedHeight: result.decoded?.height, shrunkOnLoad: result.decoded?.shrunkOnLoad)
         } catch {
             let message = (error as? OspreyError)?.description ?? "\(error)"
             return Line(url: argument, milliseconds: elapsed(), error: message)

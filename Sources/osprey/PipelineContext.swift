@@ -30,10 +30,16 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// The options every CLI request uses: the processor, original bytes cached (so another
-    /// processor never downloads again), and results delivered after the cache writes (the
-    /// process may exit right after).
+    /// processor never downloads again), results delivered after the cache writes (the process
+    /// may exit right after), and, when the spec names an output format, processed images cached
+    /// in it (at the spec's quality, default 80) whenever it holds them.
     var requestOptions: [OspreyOption] {
-        [.processor(spec.processor), .cacheOriginalImage, .waitForCache, .returnsData]
+        let spec = self.spec
+        var options: [OspreyOption] = [.processor(spec.processor), .cacheOriginalImage, .waitForCache, .returnsData]
+        if let format = spec.format {
+            options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
+        }
+        return options
     }
 
     /// Parses a command-line source: a URL with a scheme, or a path to a local file.

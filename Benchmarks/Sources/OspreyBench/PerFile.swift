@@ -2,22 +2,22 @@ import Foundation
 import Osprey
 
 /// `OspreyBench perfile DIR...`: for every image, the median wall and process CPU time of the
-/// end-to-end job's image work (decode with a 256-px thumbnail, then JPEG q80), one image at a
+/// end-to-end job's image work (decode with the `thumbnail:256` chain, then JPEG q80), one image at a
 /// time on one thread: where the per-image time of scenarios 6 and 7 goes.
 func perFile(directories: [String]) throws {
-    let decoder = ImageDecoder(options: thumbnailOptions)
+    let decoder = ImageDecoder(options: e2eDecoding)
     let rounds = envInt("PERFILE_ROUNDS", 15)
     print("file | decode wall ms | decode cpu ms | encode wall ms | encode cpu ms")
     var totals = (0.0, 0.0, 0.0, 0.0)
     for directory in directories {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() where !name.hasPrefix(".") {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-                  let first = try? decoder.decode(data) else { continue }
+                  let first = try? decoder.decode(data, processedBy: thumbnailChain) else { continue }
             blackHole(try first.encoded(as: .jpeg, quality: 80))
             var dw: [Double] = [], dc: [Double] = [], ew: [Double] = [], ec: [Double] = []
             for _ in 0..<rounds {
                 let (w0, c0) = (wallNow(), processCPU())
-                let image = try decoder.decode(data)
+                let image = try decoder.decode(data, processedBy: thumbnailChain)
                 let (w1, c1) = (wallNow(), processCPU())
                 blackHole(try image.encoded(as: .jpeg, quality: 80))
                 let (w2, c2) = (wallNow(), processCPU())

@@ -15,17 +15,21 @@ struct ImageClass {
     var bytes: [String: Data]
 }
 
-let thumbnailOptions = DecodingOptions(thumbnail: .init(maxPixelSize: 256), firstFrameOnly: true)
+/// The end-to-end job's processing, as a user gives it: `thumbnail:256` (a downsample into a
+/// 256×256 box), which the decode folds into libvips shrink-on-load.
+let thumbnailChain: ImageProcessors.Composition = try! ProcessingSpec(parsing: "thumbnail:256").processor
+/// First frame only, as the peer (Pillow) does: subject and limit decode the same pixels.
+let e2eDecoding = DecodingOptions(firstFrameOnly: true)
 
 /// The files of `directory` that both Osprey and the peer can turn into a thumbnail.
 func loadClass(name: String, directory: String, repeats: Int, peer: Peer?) throws -> (ImageClass, [String]) {
     let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
     var bytes: [String: Data] = [:]
     var skipped: [String] = []
-    let decoder = ImageDecoder(options: thumbnailOptions)
+    let decoder = ImageDecoder(options: e2eDecoding)
     for name in names {
         guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-              (try? decoder.decode(data).encoded(as: .jpeg, quality: 80)) != nil else { skipped.append("\(name) (Osprey)"); continue }
+              (try? decoder.decode(data, processedBy: thumbnailChain).encoded(as: .jpeg, quality: 80)) != nil else { skipped.append("\(name) (Osprey)"); continue }
         bytes[name] = data
     }
     var files = bytes.keys.sorted()
@@ -51,12 +55,12 @@ struct RunResult {
     var peakMB: Double
 }
 
-/// Osprey: fetch + decode (thumbnail 256 px) + encode JPEG q80 + disk store, 4 concurrent.
+/// Osprey: fetch + decode with the `thumbnail:256` chain + encode JPEG q80 + disk store, 4 concurrent.
 func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
     let loader = DataLoader()
     let cache = benchCache("e2e", serializer: ThumbnailJPEGSerializer())
     let pipeline = ImagePipeline(cache: cache, downloader: ImageDownloader(loader: loader))
-    let options: [OspreyOption] = [.decodingOptions(thumbnailOptions), .waitForCache]
+    let options: [OspreyOption] = [.processor(thumbnailChain), .decodingOptions(e2eDecoding), .waitForCache]
     let sources = urls.map { ImageSource.url(URL(string: $0)!) }
     resetPeakRSS()
     let seconds = try await time {
@@ -75,20 +79,30 @@ func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
     return RunResult(seconds: seconds, peakMB: peak)
 }
 
-/// The libvips in-process limit: the same thumbnail + encode on the same bytes, `threads` threads.
+/// The libvips in-process limit: the same decode with the chain + encode on the same bytes held in
+/// memory, `threads` threads (`ImageDecoder.decode(_:processedBy:)`, which plans the decode as the
+/// pipeline does).
 func limitRun(_ datas: [Data], threads: Int) async -> RunResult {
+    let decoder = ImageDecoder(options: e2eDecoding)
+    return await threadsRun(datas, threads: threads) { data in
+        let image = try! decoder.decode(data, processedBy: thumbnailChain)
+        blackHole(try! image.encoded(as: .jpeg, quality: 80))
+    }
+}
+
+/// Runs `work` over every element of `datas` on `threads` plain threads (not the Swift
+/// concurrency pool), each taking the next element until none are left.
+func threadsRun(_ datas: [Data], threads: Int, _ work: @escaping @Sendable (Data) -> Void) async -> RunResult {
     resetPeakRSS()
     let seconds = await time {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 let counter = Counter()
-                let decoder = ImageDecoder(options: thumbnailOptions)
                 DispatchQueue.concurrentPerform(iterations: threads) { _ in
                     while true {
                         let i = counter.next()
                         guard i < datas.count else { return }
-                        let image = try! decoder.decode(datas[i])
-                        blackHole(try! image.encoded(as: .jpeg, quality: 80))
+                        work(datas[i])
                     }
                 }
                 continuation.resume()

@@ -17,8 +17,9 @@ int osprey_vips_init(void);
 /// "n=-1,fail_on=truncated" (may be NULL). The buffer must outlive the image's use.
 int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsImage **out);
 
-/// Loads with shrink-on-load to fit `width` x `height` (`size`: a VipsSize value).
-int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size,
+/// Loads with shrink-on-load to fit `width` x `height` (`size`: a VipsSize value; `crop`: a
+/// VipsInteresting value, VIPS_INTERESTING_NONE to keep the whole image).
+int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size, int crop,
                             int no_rotate, const char *options, VipsImage **out);
 
 /// Resizes a decoded image to `width` x `height` (`size`: VipsSize; `crop`: VipsInteresting,

@@ -43,9 +43,16 @@ public struct ImageDecoder: Sendable {
 
     /// Decodes `data` into an in-memory image.
     public func decode(_ data: Data) throws(OspreyError) -> Image {
+        try decode(data, plan: nil).image
+    }
+
+    /// Decodes `data`, folding `plan` (a processor chain's first step) into the decode when it
+    /// shrinks this source (see ``DecodePlan``). `folded` says whether it did: then `image` is
+    /// that step's output, else the full decode.
+    func decode(_ data: Data, plan: DecodePlan?) throws(OspreyError) -> (image: Image, folded: Bool) {
         let format = try Self.format(of: data)
         let options = self.options
-        return try Self.withBytes(data) { (buffer) throws(OspreyError) -> Image in
+        return try Self.withBytes(data) { (buffer) throws(OspreyError) -> (image: Image, folded: Bool) in
             let probe = try Self.loadHeader(buffer, format: format, allFrames: !options.firstFrameOnly)
             let header = probe.header
             let frames = options.firstFrameOnly ? 1 : header.frameCount
@@ -53,38 +60,35 @@ public struct ImageDecoder: Sendable {
             guard pixels <= options.maxSourcePixels else {
                 throw .decoding(.tooLarge(width: header.width, height: header.height, frames: frames, limitPixels: options.maxSourcePixels))
             }
+            var box = Self.targetBox(header: header, frames: frames, options: options)
+            var folded = false
+            if box == nil, let plan {
+                let upright = header.upright(autoOrient: options.autoOrient)
+                box = plan.shrinkBox(sourceWidth: upright.width, sourceHeight: upright.height, frames: frames)
+                folded = box != nil
+            }
             do throws(VipsFailure) {
-                let rotate = options.autoOrient && header.orientation != .up
-                let loaded: VipsImageRef
-                let box = Self.targetBox(header: header, frames: frames, options: options)
-                if let box, probe.isCMYK, format == .jpeg,
-                   let thumbnail = try Self.cmykThumbnail(buffer, header: header, box: box, options: options) {
-                    loaded = thumbnail
-                } else if let box {
-                    let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
-                    loaded = try VipsImageRef.make { out in
-                        osprey_thumbnail_buffer(buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
-                                                Int32(box.preserveAspectRatio ? VIPS_SIZE_DOWN.rawValue : VIPS_SIZE_FORCE.rawValue),
-                                                options.autoOrient ? 0 : 1, loaderOptions, &out)
-                    }
-                } else {
-                    let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: !rotate)
-                    var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
-                    if rotate {
-                        image = try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
-                            try frame.apply { osprey_autorot($0, &$1) }
-                        }.0
-                    }
-                    loaded = image
-                }
+                let loaded = try Self.load(buffer, format: format, probe: probe, box: box, options: options)
                 let frameHeight = loaded.height / max(1, frames)
                 let pixelsInMemory = try loaded.normalisedToSRGB().materialised()
-                return Image(storage: pixelsInMemory, frameHeight: frameHeight, format: format,
-                             frameDelays: probe.delays, loopCount: probe.loop, orientation: header.orientation)
+                let image = Image(storage: pixelsInMemory, frameHeight: frameHeight, format: format,
+                                  frameDelays: probe.delays, loopCount: probe.loop, orientation: header.orientation)
+                return (image, folded)
             } catch {
                 throw Self.classify(error, format: format)
             }
         }
+    }
+
+    /// Decodes `data` and runs `processor` over it. When the processor begins with a resize or a
+    /// downsample that shrinks this source, that step is done by the decode itself with libvips
+    /// shrink-on-load (the full-size pixels are never held) and only the rest runs afterwards;
+    /// otherwise this is ``decode(_:)`` followed by `processor`. The pipeline plans every decode
+    /// this way.
+    public func decode(_ data: Data, processedBy processor: any ImageProcessing) throws(OspreyError) -> Image {
+        let processors = ImagePipeline.stages(of: processor)
+        let (image, folded) = try decode(data, plan: DecodePlan(processors: processors, decoding: options))
+        return try ImageProcessors.Composition(Array(processors.dropFirst(folded ? 1 : 0))).process(image)
     }
 
     /// Reads and decodes the file at `url`.
@@ -112,17 +116,45 @@ public struct ImageDecoder: Sendable {
         var isCMYK: Bool
     }
 
+    /// The pixels of the source: shrunk on load into `box` when there is one, else at full size
+    /// (upright when auto-orientation is on).
+    private static func load(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, probe: Probe, box: ShrinkBox?,
+                             options: DecodingOptions) throws(VipsFailure) -> VipsImageRef {
+        let header = probe.header
+        if let box, probe.isCMYK, format == .jpeg,
+           let thumbnail = try cmykThumbnail(buffer, header: header, box: box, options: options) {
+            return thumbnail
+        }
+        if let box {
+            let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
+            return try VipsImageRef.make { out in
+                osprey_thumbnail_buffer(buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
+                                        Int32(box.size.rawValue), Int32(box.crop.rawValue), options.autoOrient ? 0 : 1, loaderOptions, &out)
+            }
+        }
+        let rotate = options.autoOrient && header.orientation != .up
+        let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: !rotate)
+        var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
+        if rotate {
+            image = try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
+                try frame.apply { osprey_autorot($0, &$1) }
+            }.0
+        }
+        return image
+    }
+
     /// A thumbnail of a CMYK JPEG with the colour transform cached per profile: JPEG
     /// shrink-on-load, the cached CMYK → sRGB transform on the shrunk pixels, then the resize.
     /// (`vips_thumbnail` would build a new transform from the fallback CMYK profile for every
     /// image: ~30 ms, against a few hundred microseconds for the rest.) `nil` when the transform
     /// is not available; the caller then takes the usual path.
-    private static func cmykThumbnail(_ buffer: UnsafeRawBufferPointer, header: ImageHeader, box: DecodingOptions.Thumbnail,
+    private static func cmykThumbnail(_ buffer: UnsafeRawBufferPointer, header: ImageHeader, box: ShrinkBox,
                                       options: DecodingOptions) throws(VipsFailure) -> VipsImageRef? {
-        let swap = options.autoOrient && header.orientation.swapsDimensions
-        let (width, height) = swap ? (header.height, header.width) : (header.width, header.height)
+        let (width, height) = header.upright(autoOrient: options.autoOrient)
         let ratios = (Double(width) / Double(max(1, box.width)), Double(height) / Double(max(1, box.height)))
-        let shrink = box.preserveAspectRatio ? max(ratios.0, ratios.1) : min(ratios.0, ratios.1)
+        // A fit shrinks by the larger ratio; a cover (crop) or a stretch must keep the smaller one.
+        let covers = box.crop != VIPS_INTERESTING_NONE || !box.preservesAspectRatio
+        let shrink = covers ? min(ratios.0, ratios.1) : max(ratios.0, ratios.1)
         // libvips' rule: block-shrink on load to at most half the final shrink, leaving at least a
         // factor of two to the resize.
         let factor = shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
@@ -132,9 +164,8 @@ public struct ImageDecoder: Sendable {
         if options.autoOrient && header.orientation != .up {
             image = try image.apply { osprey_autorot($0, &$1) }
         }
-        let size = box.preserveAspectRatio ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE
         return try image.apply {
-            osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(size.rawValue), Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
+            osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(box.size.rawValue), Int32(box.crop.rawValue), &$1)
         }
     }
 
@@ -178,9 +209,8 @@ public struct ImageDecoder: Sendable {
     }
 
     /// The box to decode into, from the thumbnail and scale-down options; `nil` for full size.
-    private static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> DecodingOptions.Thumbnail? {
-        let swap = options.autoOrient && header.orientation.swapsDimensions
-        let (width, height) = swap ? (header.height, header.width) : (header.width, header.height)
+    private static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> ShrinkBox? {
+        let (width, height) = header.upright(autoOrient: options.autoOrient)
         var box = options.thumbnail
         if let limit = options.scaleDownLimitBytes, limit > 0 {
             // SDWebImage's rule: the largest size whose RGBA pixels fit the byte limit, per frame.
@@ -201,7 +231,7 @@ public struct ImageDecoder: Sendable {
         if let current = box, current.preserveAspectRatio, width <= current.width, height <= current.height {
             return nil
         }
-        return box
+        return box.map(ShrinkBox.init)
     }
 
     /// Gives a libvips failure its meaning: truncation or other damage.
@@ -213,6 +243,14 @@ public struct ImageDecoder: Sendable {
             return .decoding(.truncatedData(format: format, message: message))
         }
         return .decoding(.corruptData(format: format, message: message))
+    }
+}
+
+extension ImageHeader {
+    /// The frame size after auto-orientation (when `autoOrient`): width and height swapped for
+    /// the EXIF orientations that turn the image by 90 degrees.
+    func upright(autoOrient: Bool) -> (width: Int, height: Int) {
+        autoOrient && orientation.swapsDimensions ? (height, width) : (width, height)
     }
 }
 

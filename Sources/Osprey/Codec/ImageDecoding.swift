@@ -24,3 +24,14 @@ extension ImageDecoder: ImageDecoding {
         try ImageDecoder(options: options).decode(data)
     }
 }
+
+extension ImageDecoding {
+    /// Decodes with `plan` folded in when this is Osprey's own ``ImageDecoder`` (see
+    /// ``DecodePlan``); any other decoder decodes as it always does, and nothing is folded.
+    func decode(_ data: Data, options: DecodingOptions, plan: DecodePlan?) throws(OspreyError) -> (image: Image, folded: Bool) {
+        if plan != nil, self is ImageDecoder {
+            return try ImageDecoder(options: options).decode(data, plan: plan)
+        }
+        return (try decode(data, options: options), false)
+    }
+}

@@ -44,7 +44,8 @@ public struct Image: Sendable {
     public var width: Int { box.width }
     /// Height of one frame, in pixels.
     public var height: Int { box.height }
-    /// The format the image was decoded from; `nil` for images made from pixels.
+    /// The format the image was decoded from; `nil` for images made from pixels. Processors keep it
+    /// while it can hold their output: a JPEG that gains alpha (round corners) becomes `.png`.
     public var format: ImageFormat? { box.format }
     /// The number of frames; 1 for a still image.
     public var frameCount: Int { box.frameCount }
@@ -117,10 +118,13 @@ public struct Image: Sendable {
         return replacing(storage: ref, frameHeight: height, keepAnimation: false)
     }
 
-    /// The same metadata around new pixels (used by processors).
+    /// The same metadata around new pixels (used by processors). The format stays unless it cannot
+    /// hold the new pixels: a JPEG that gained transparency (round corners) becomes a PNG, so that
+    /// every later encode and cache write keeps the alpha.
     func replacing(storage: VipsImageRef, frameHeight: Int, keepAnimation: Bool = true) -> Image {
-        Image(storage: storage, frameHeight: frameHeight, format: format,
-              frameDelays: keepAnimation ? frameDelays : [], loopCount: loopCount, orientation: orientation)
+        let gainedAlpha = (storage.bands == 2 || storage.bands == 4) && format?.holdsAlpha == false
+        return Image(storage: storage, frameHeight: frameHeight, format: gainedAlpha ? .png : format,
+                     frameDelays: keepAnimation ? frameDelays : [], loopCount: loopCount, orientation: orientation)
     }
 
     /// Per-frame delays: a missing or short list is padded with 100 ms, as browsers do for GIFs.

@@ -36,6 +36,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     /// Whether the format can hold more than one frame (an animation or a multi-page file).
     public var supportsAnimation: Bool { self == .gif || self == .webp }
 
+    /// Whether the format can hold an alpha channel (GIF: one bit of it). JPEG and BMP cannot.
+    public var holdsAlpha: Bool { self != .jpeg && self != .bmp }
+
     /// Whether Osprey can encode this format with the libvips it runs on. AVIF needs libheif with
     /// an AV1 encoder; TIFF, BMP and HEIF are decode-only in Osprey.
     public var canEncode: Bool { Self.encodable.contains(self) }

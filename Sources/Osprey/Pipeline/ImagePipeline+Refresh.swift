@@ -51,10 +51,7 @@ extension ImagePipeline {
             return nil
         }
         let queue = options.processingQueue ?? configuration.processingQueue
-        let decoder = configuration.decoder
-        let decoding = options.decodingOptions
-        let processor = options.processor
-        guard let image = try? await Self.run(on: queue, { () throws(OspreyError) in try processor.process(try decoder.decode(download.data, options: decoding)) }) else {
+        guard let image = try? await Self.run(on: queue, { () throws(OspreyError) in try self.decodeAndProcess(download.data, options: options) }) else {
             return nil
         }
         await cache.store(image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,

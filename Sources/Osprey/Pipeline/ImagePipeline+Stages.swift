@@ -1,14 +1,23 @@
 import Foundation
 
-/// The original image of a source, as the fetch stage produced it.
-struct FetchedOriginal: Sendable {
-    var image: Image
+/// The source of a miss as the fetch stage found it: the original image in the original cache's
+/// memory, or the original bytes (from its disk, or loaded).
+struct FetchedSource: Sendable {
+    /// The decoded original, when it came from the memory cache.
+    var image: Image?
     /// The original bytes, when they were read or downloaded.
     var data: Data?
-    /// Where the bytes came from: ``CacheType/none`` when loaded, else the original cache's level.
+    /// Where it came from: ``CacheType/none`` when loaded, else the original cache's level.
     var cacheType: CacheType
     /// The validators of the response, for ``OspreyOptions/refreshCached``.
     var validator: CacheValidator?
+}
+
+/// An image after some of a request's processors, with how its bytes were decoded (`nil` when
+/// nothing was decoded for it: the original came from the memory cache).
+struct ProcessedImage: Sendable {
+    var image: Image
+    var decoded: DecodeInfo?
 }
 
 /// What the last stage hands to each request.
@@ -16,11 +25,14 @@ struct DeliveredImage: Sendable {
     var image: Image
     var data: Data?
     var cacheType: CacheType
+    var decoded: DecodeInfo?
 }
 
-/// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original,
-/// from the original cache or loaded and decoded), process (one per processor prefix), deliver
-/// (the processed image, stored in the target cache once for all its requests).
+/// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
+/// from the original cache's memory, or its bytes from its disk or loaded), process (one per
+/// processor prefix; the empty prefix is the full decode, and a first step that shrinks is folded
+/// into the decode, see ``DecodePlan``), deliver (the processed image, stored in the target cache
+/// once for all its requests).
 /// What every stage of one piece of work needs, allocated once and shared by the stages'
 /// closures (copying ``OspreyOptions`` into each would retain each of its references again).
 final class StageContext: Sendable {
@@ -91,38 +103,61 @@ extension ImagePipeline {
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores.
-    private func process(_ fetched: FetchedOriginal, for job: DeliverJob, _ context: StageContext) {
+    private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let processors = Self.stages(of: context.options.processor)
-        guard !processors.isEmpty else { return store(fetched.image, fetched: fetched, for: job, context) }
-        let subscription = subscribeProcessing(processors, count: processors.count, original: fetched, context,
+        if processors.isEmpty, let image = fetched.image {
+            return store(ProcessedImage(image: image), fetched: fetched, for: job, context)
+        }
+        // Unprocessed requests subscribe to prefix 0, the full decode, shared with every chain
+        // that starts from it.
+        let subscription = subscribeProcessing(processors, count: processors.count, source: fetched, context,
                                                progress: job.reportProgress) { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
-            case .success(let image): self.store(image, fetched: fetched, for: job, context)
+            case .success(let processed): self.store(processed, fetched: fetched, for: job, context)
             }
         }
         if let (stage, id) = subscription { job.setStep(.subscription(stage, id: id)) }
     }
 
-    /// Subscribes to the stage running the first `count` processors over `original`, sharing every
-    /// shorter prefix with other requests.
-    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, original: FetchedOriginal, _ context: StageContext,
+    /// Subscribes to the stage that makes the image after the first `count` processors, sharing
+    /// every shorter prefix with other requests. Prefix 0 is the original (the memory cache's, or
+    /// the bytes decoded in full); prefix 1 is decoded straight from the bytes when the first
+    /// step shrinks (``DecodePlan``), so requests for one size share that decode.
+    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, source: FetchedSource, _ context: StageContext,
                                      progress: JobProgressHandler?,
                                      completion: @escaping ProcessJob.Completion) -> (job: ProcessJob, id: Int)? {
         let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
-        let queue = context.options.processingQueue ?? configuration.processingQueue
         return processJobs.subscribe(HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion) { job in
-            let processor = processors[count - 1]
-            let run: @Sendable (Result<Image, OspreyError>) -> Void = { input in
-                switch input {
-                case .failure(let error): job.finish(.failure(error))
-                case .success(let image): queue.async { job.finish(Result { () throws(OspreyError) in try processor.process(image) }) }
+            guard count > 0 else {
+                if let image = source.image { return job.finish(.success(ProcessedImage(image: image))) }
+                return self.decodeOriginal(source, plan: nil, context, completion: job.finish)
+            }
+            let run = self.applying(processors[count - 1], context, to: job)
+            if count == 1, source.image == nil, let plan = DecodePlan(processors: processors, decoding: context.options.decodingOptions) {
+                return self.decodeOriginal(source, plan: plan, context) { result in
+                    if case .success(let decoded) = result, decoded.decoded?.shrunkOnLoad == true { return job.finish(result) }
+                    run(result)
                 }
             }
-            guard count > 1 else { return run(.success(original.image)) }
-            let previous = self.subscribeProcessing(processors, count: count - 1, original: original, context,
+            let previous = self.subscribeProcessing(processors, count: count - 1, source: source, context,
                                                     progress: job.reportProgress, completion: run)
             if let (stage, id) = previous { job.setStep(.subscription(stage, id: id)) }
+        }
+    }
+
+    /// A completion that runs `processor` over its input on the processing queue and finishes `job`.
+    private func applying(_ processor: any ImageProcessing, _ context: StageContext,
+                          to job: ProcessJob) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
+        let queue = context.options.processingQueue ?? configuration.processingQueue
+        return { input in
+            switch input {
+            case .failure(let error): job.finish(.failure(error))
+            case .success(let input):
+                queue.async {
+                    job.finish(Result { () throws(OspreyError) in ProcessedImage(image: try processor.process(input.image), decoded: input.decoded) })
+                }
+            }
         }
     }
 
@@ -133,16 +168,14 @@ extension ImagePipeline {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !context.options.forceRefresh {
             if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
-                return job.finish(.success(FetchedOriginal(image: image, data: nil, cacheType: .memory, validator: nil)))
+                return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if !context.options.fromMemoryCacheOrRefresh {
-                let queue = context.options.processingQueue ?? configuration.processingQueue
-                let decoder = configuration.decoder
                 let lookup = Task {
-                    let decoding = context.options.decodingOptions
-                    if let data = await context.originalCache.diskStorage.value(forKey: context.key),
-                       let image = try? await Self.run(on: queue, { () throws(OspreyError) in try decoder.decode(data, options: decoding) }) {
-                        return job.finish(.success(FetchedOriginal(image: image, data: data, cacheType: .disk, validator: nil)))
+                    // Bytes that are not an image (a foreign file) are a miss; they are decoded
+                    // later, by the stage that knows the size each request needs.
+                    if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
+                        return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }
                 }
@@ -160,10 +193,7 @@ extension ImagePipeline {
         }
         let downloader = context.options.downloader ?? configuration.downloader
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
-            switch result {
-            case .failure(let error): job.finish(.failure(error))
-            case .success(let download): self.decode(download, for: job, context)
-            }
+            job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
         }
         switch context.source {
         case .network(let resource):
@@ -182,20 +212,24 @@ extension ImagePipeline {
         }
     }
 
-    private func decode(_ download: DownloadResult, for job: FetchJob, _ context: StageContext) {
-        decodeCount.add(1, ordering: .relaxed)
-        // A synchronous decoder runs here, with no closure to allocate.
-        guard configuration.decoder.isAsynchronous else { return finishDecoding(download, for: job, context) }
-        (context.options.processingQueue ?? configuration.processingQueue).async {
-            self.finishDecoding(download, for: job, context)
+    /// Decodes the fetched bytes (in full, or with `plan` folded in) and calls `completion`:
+    /// inline for a synchronous decoder, else on the processing queue.
+    private func decodeOriginal(_ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
+                                completion: @escaping @Sendable (Result<ProcessedImage, OspreyError>) -> Void) {
+        guard let data = source.data else {
+            return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
         }
-    }
-
-    private func finishDecoding(_ download: DownloadResult, for job: FetchJob, _ context: StageContext) {
-        job.finish(Result { () throws(OspreyError) in
-            FetchedOriginal(image: try configuration.decoder.decode(download.data, options: context.options.decodingOptions), data: download.data,
-                            cacheType: .none, validator: download.response.validator)
-        })
+        decodeCount.add(1, ordering: .relaxed)
+        let decoder = configuration.decoder, options = context.options.decodingOptions
+        let decode: @Sendable () -> Void = {
+            completion(Result { () throws(OspreyError) in
+                let (image, folded) = try decoder.decode(data, options: options, plan: plan)
+                return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
+            })
+        }
+        // A synchronous decoder runs here, with no hop to another thread.
+        guard decoder.isAsynchronous else { return decode() }
+        (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
     }
 
     /// Downloads a network source or reads a provider (for revalidation).
@@ -215,6 +249,15 @@ extension ImagePipeline {
     }
 
     // MARK: - Helpers
+
+    /// Decodes `data` and runs the options' processor over it, the first step folded into the
+    /// decode when it shrinks (``DecodePlan``): for work that shares no stage (revalidation).
+    func decodeAndProcess(_ data: Data, options: OspreyOptions) throws(OspreyError) -> Image {
+        if configuration.decoder is ImageDecoder {
+            return try ImageDecoder(options: options.decodingOptions).decode(data, processedBy: options.processor)
+        }
+        return try options.processor.process(try configuration.decoder.decode(data, options: options.decodingOptions))
+    }
 
     /// A processor split into its stages (a composition's parts).
     static func stages(of processor: any ImageProcessing) -> [any ImageProcessing] {

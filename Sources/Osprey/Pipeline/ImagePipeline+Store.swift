@@ -5,9 +5,10 @@ extension ImagePipeline {
     /// original bytes and the validators), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
-    func store(_ image: Image, fetched: FetchedOriginal, for job: DeliverJob, _ context: StageContext) {
+    func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
+        let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
-        let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType)
+        let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType, decoded: processed.decoded)
         if context.options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {
@@ -44,7 +45,7 @@ extension ImagePipeline {
         var validator: CacheValidator?
         var original: Data?
 
-        init(fetched: FetchedOriginal, identifier: String, cache: ImageCache, originalCache: ImageCache, options: OspreyOptions) {
+        init(fetched: FetchedSource, identifier: String, cache: ImageCache, originalCache: ImageCache, options: OspreyOptions) {
             self.identifier = identifier
             toDisk = !options.cacheMemoryOnly
             needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
@@ -55,7 +56,7 @@ extension ImagePipeline {
     }
 
     /// The store of ``OspreyOptions/waitForCache``: returns when every write is done.
-    private func store(_ image: Image, fetched: FetchedOriginal, key: String, cache: ImageCache, originalCache: ImageCache,
+    private func store(_ image: Image, fetched: FetchedSource, key: String, cache: ImageCache, originalCache: ImageCache,
                        options: OspreyOptions) async {
         let plan = StorePlan(fetched: fetched, identifier: options.processor.identifier, cache: cache,
                              originalCache: originalCache, options: options)

@@ -17,6 +17,11 @@ import Synchronization
 /// Work is shared between requests, as in Nuke: requests for one source share one download and
 /// one decode, and requests whose processors share a prefix (`[resize]`, `[resize, blur]`) share
 /// that stage. A stage is cancelled when its last request goes.
+///
+/// Decode planning is automatic: when the processor chain begins with a resize or a downsample
+/// that shrinks the source, the bytes are decoded straight to that size with libvips
+/// shrink-on-load, never holding the full-size pixels, and only the rest of the chain runs
+/// (see ``DecodeInfo``). Requests for other sizes of the same source still share its download.
 public final class ImagePipeline: Sendable {
     /// A pipeline's collaborators and defaults.
     public struct Configuration: Sendable {
@@ -55,8 +60,8 @@ public final class ImagePipeline: Sendable {
     /// This pipeline's configuration.
     public let configuration: Configuration
 
-    let fetchJobs = JobRegistry<HashedKey<FetchJobKey>, FetchedOriginal>()
-    let processJobs = JobRegistry<HashedKey<ProcessJobKey>, Image>()
+    let fetchJobs = JobRegistry<HashedKey<FetchJobKey>, FetchedSource>()
+    let processJobs = JobRegistry<HashedKey<ProcessJobKey>, ProcessedImage>()
     let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)

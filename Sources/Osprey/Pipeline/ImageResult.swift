@@ -21,6 +21,9 @@ public struct ImageResult: Sendable {
     public var data: Data?
     /// `true` for the second result of ``OspreyOptions/refreshCached``: the server had a new image.
     public var isRefresh: Bool
+    /// How the original bytes were decoded for this result; `nil` (the default) when none were:
+    /// a cache hit of the processed image, or an original found decoded in the memory cache.
+    public var decoded: DecodeInfo?
 
     /// A result; `data` defaults to `nil`, `isRefresh` to `false`.
     public init(image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
@@ -41,6 +44,24 @@ public struct ImageResult: Sendable {
         self.requestedSource = nil
         self.data = data
         self.isRefresh = false
+    }
+}
+
+/// How a pipeline request decoded the original bytes (``ImageResult/decoded``).
+public struct DecodeInfo: Sendable, Hashable {
+    /// Width of the decoded image, in pixels.
+    public var width: Int
+    /// Height of one decoded frame, in pixels.
+    public var height: Int
+    /// `true` when the first processor (a resize or downsample that shrinks the source) was folded
+    /// into the decode with libvips shrink-on-load, so the full-size pixels were never held.
+    public var shrunkOnLoad: Bool
+
+    /// A decode of `width` x `height`, folded or not.
+    public init(width: Int, height: Int, shrunkOnLoad: Bool) {
+        self.width = width
+        self.height = height
+        self.shrunkOnLoad = shrunkOnLoad
     }
 }
 

@@ -134,9 +134,11 @@ final class PipelineRequest: Sendable {
             switch result {
             case .success(let delivered):
                 refresh?(nil)
-                finished(attempt, .success(ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image,
-                                                       cacheType: delivered.cacheType, source: attempt.candidate,
-                                                       data: options.returnsData ? delivered.data : nil)))
+                var result = ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image,
+                                         cacheType: delivered.cacheType, source: attempt.candidate,
+                                         data: options.returnsData ? delivered.data : nil)
+                result.decoded = delivered.decoded
+                finished(attempt, .success(result))
             case .failure(let error):
                 finished(attempt, .failure(error))
             }

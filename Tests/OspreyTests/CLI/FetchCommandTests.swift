@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("CLI fetch and prefetch")
+@Suite("CLI fetch and prefetch", .timeLimit(.minutes(5)))
 final class FetchCommandTests {
     let directory: URL
 
@@ -64,6 +64,32 @@ final class FetchCommandTests {
         #expect(server.hits("/image/never") == 0)
         let usage = try CLIRunner.run(["fetch", url, "--process", "nonsense"])
         #expect(usage.status == 64)
+    }
+
+    @Test("fetch --out writes the same file from the network and from the disk cache; JSON shows the planned decode")
+    func sameFileFromEveryLevel() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        let rocket = TestData.url("rocket.jpg").path
+        var outputs: [[UInt8]] = []
+        for (run, expected) in ["none", "disk"].enumerated() {
+            let out = directory.appendingPathComponent("o\(run)").path
+            let result = try CLIRunner.run(["fetch", rocket, "--cache-dir", cache, "--json", "--out", out,
+                                            "--process", "resize:200x200:fill,round:40,format:png"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try json(result.stdout.split(separator: "\n")[0])
+            #expect(line["cacheType"] as? String == expected)
+            if expected == "none" {
+                #expect(line["decodedWidth"] as? Int == 200 && line["decodedHeight"] as? Int == 200)
+                #expect(line["shrunkOnLoad"] as? Bool == true)
+            } else {
+                #expect(line["decodedWidth"] == nil, "a processed disk hit decodes no original")
+            }
+            let image = try Image(contentsOf: URL(fileURLWithPath: out).appendingPathComponent("rocket.png"))
+            #expect(image.width == 200 && image.height == 200 && image.hasAlpha)
+            #expect(try Pixels.pixel(image, x: 0, y: 0)[3] == 0, "run \(run): transparent corner")
+            outputs.append(try image.rgbaPixels())
+        }
+        #expect(outputs[0] == outputs[1], "the disk hit wrote other pixels than the fresh load")
     }
 
     @Test("prefetch: plain lines when not a terminal, then a summary; JSON summary")

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import Osprey
+
+/// Decode planning: a chain's first shrinking step folded into the decode (libvips shrink-on-load).
+@Suite("Decode planning", .timeLimit(.minutes(3)))
+struct DecodePlanTests {
+    /// The largest mean absolute difference (per RGBA byte, 0...255) allowed between the planned
+    /// decode and full decode + processing: shrink-on-load resamples a little differently (JPEG DCT
+    /// scaling, one reduce instead of two) but the picture, its size and its crop are the same.
+    static let tolerance = 6.0
+
+    /// Runs `spec` on `name` both ways; returns (planned, full, folded).
+    func bothWays(_ name: String, _ spec: String) throws -> (planned: Image, full: Image, folded: Bool) {
+        let data = try TestData.data(name)
+        let processors = ImagePipeline.stages(of: try ProcessingSpec(parsing: spec).processor)
+        let plan = DecodePlan(processors: processors, decoding: .default)
+        let (decoded, folded) = try ImageDecoder().decode(data, plan: plan)
+        let planned = try ImageProcessors.Composition(Array(processors.dropFirst(folded ? 1 : 0))).process(decoded)
+        let full = try ImageProcessors.Composition(processors).process(try ImageDecoder().decode(data))
+        return (planned, full, folded)
+    }
+
+    @Test("each shrinking step and chains of them fold into the decode and match the full decode",
+          arguments: [
+              "resize:80x80", "resize:80x60:fill", "resize:70x50:stretch", "downsample:60x60", "thumbnail:64", "thumbnail:33",
+              "resize:90x90:fill,crop:40x40", "thumbnail:64,blur:1", "resize:90x90,resize:40x40:fill",
+          ])
+    func folds(spec: String) throws {
+        for name in ["rocket.jpg", "coffee.png", "hopper.webp", "hopper_orientation_6.jpg", "pil_sample_cmyk.jpg"] {
+            let (planned, full, folded) = try bothWays(name, spec)
+            #expect(folded, "\(name) \(spec): not folded")
+            #expect(planned.width == full.width && planned.height == full.height,
+                    "\(name) \(spec): \(planned.width)x\(planned.height) vs \(full.width)x\(full.height)")
+            #expect(planned.hasAlpha == full.hasAlpha)
+            guard planned.width == full.width, planned.height == full.height else { continue }
+            let difference = Pixels.meanDifference(try planned.rgbaPixels(), try full.rgbaPixels())
+            #expect(difference <= Self.tolerance, "\(name) \(spec): mean difference \(difference)")
+        }
+    }
+
+    @Test("the decode itself has the step's size, after EXIF orientation")
+    func decodedSize() throws {
+        let data = try TestData.data("rocket.jpg")  // 640x427
+        let (fill, folded) = try ImageDecoder().decode(data, plan: DecodePlan(width: 100, height: 100, fit: .fill))
+        #expect(folded && fill.width == 100 && fill.height == 100)
+        let (fit, _) = try ImageDecoder().decode(data, plan: DecodePlan(width: 320, height: 320, fit: .fit))
+        #expect(fit.width == 320 && fit.height == 214)
+        let (tenth, _) = try ImageDecoder().decode(data, plan: DecodePlan(width: 64, height: 64, fit: .downsample))
+        #expect(tenth.width == 64 && tenth.height == 43, "427 / 10 rounds to 43, as the full decode's resize does")
+        // Orientation 6 turns the stored frame by 90 degrees; a 64x32 stretch is measured upright.
+        let rotated = try TestData.data("hopper_orientation_6.jpg")
+        let (stretched, _) = try ImageDecoder().decode(rotated, plan: DecodePlan(width: 64, height: 32, fit: .stretch))
+        #expect(stretched.width == 64 && stretched.height == 32)
+    }
+
+    @Test("steps that must not fold: an upscale, a step before the resize, a user thumbnail")
+    func notFolded() throws {
+        #expect(try bothWays("hopper.jpg", "resize:400x400").folded == false)
+        #expect(try bothWays("hopper.jpg", "resize:400x100:fill").folded == false)
+        #expect(try bothWays("hopper.jpg", "resize:100x400:stretch").folded == false)
+        let upscale = try bothWays("hopper.jpg", "resize:400x400")
+        #expect(upscale.planned.width == 400 && upscale.full.width == 400)
+        for spec in ["blur:1,resize:64x64", "crop:64x64,resize:32x32", "round:4,thumbnail:32"] {
+            let processors = ImagePipeline.stages(of: try ProcessingSpec(parsing: spec).processor)
+            #expect(DecodePlan(processors: processors, decoding: .default) == nil, "\(spec)")
+        }
+        let resize = [ImageProcessors.Resize(width: 10, height: 10)]
+        #expect(DecodePlan(processors: resize, decoding: DecodingOptions(thumbnail: .init(maxPixelSize: 50))) == nil)
+    }
+
+    @Test("animations keep their frames: fit folds, fill runs frame by frame")
+    func animations() throws {
+        let fit = try bothWays("iss634.gif", "resize:100x100")
+        #expect(fit.folded)
+        #expect(fit.planned.frameCount == 42 && fit.planned.frameCount == fit.full.frameCount)
+        #expect(fit.planned.width == fit.full.width && fit.planned.height == fit.full.height)
+        let fill = try bothWays("iss634.gif", "resize:80x40:fill")
+        #expect(!fill.folded)
+        #expect(fill.planned.frameCount == 42 && fill.planned.width == 80 && fill.planned.height == 40)
+    }
+
+    @Test("ImageDecoder.decode(_:processedBy:) is the planned path")
+    func publicEntry() throws {
+        let data = try TestData.data("rocket.jpg")
+        let spec = try ProcessingSpec(parsing: "thumbnail:256,round:8")
+        let image = try ImageDecoder().decode(data, processedBy: spec.processor)
+        #expect(image.width == 256 && image.height == 171 && image.hasAlpha)
+        #expect(image.format == .png, "a JPEG that gained alpha is a PNG")
+    }
+}
