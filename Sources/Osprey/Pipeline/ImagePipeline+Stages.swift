@@ -11,6 +11,16 @@ struct FetchedSource: Sendable {
     var cacheType: CacheType
     /// The validators of the response, for ``OspreyOptions/refreshCached``.
     var validator: CacheValidator?
+    /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
+    var decodes: SourceDecodes?
+
+    init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
+        self.image = image
+        self.data = data
+        self.cacheType = cacheType
+        self.validator = validator
+        decodes = image == nil && data != nil ? SourceDecodes() : nil
+    }
 }
 
 /// An image after some of a request's processors, with how its bytes were decoded (`nil` when
@@ -29,10 +39,10 @@ struct DeliveredImage: Sendable {
 }
 
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
-/// from the original cache's memory, or its bytes from its disk or loaded), process (one per
-/// processor prefix; the empty prefix is the full decode, and a first step that shrinks is folded
-/// into the decode, see ``DecodePlan``), deliver (the processed image, stored in the target cache
-/// once for all its requests).
+/// from the original cache's memory, or its bytes from its disk or loaded; the bytes are decoded
+/// once per decode size for all its requests, ``SourceDecodes``), process (one per processor
+/// prefix; a first step that shrinks is folded into the decode, see ``DecodePlan``), deliver (the
+/// processed image, stored in the target cache once for all its requests).
 /// What every stage of one piece of work needs, allocated once and shared by the stages'
 /// closures (copying ``OspreyOptions`` into each would retain each of its references again).
 final class StageContext: Sendable {
@@ -105,11 +115,14 @@ extension ImagePipeline {
     /// Runs the processors over the fetched original (sharing every prefix), then stores.
     private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let processors = Self.stages(of: context.options.processor)
-        if processors.isEmpty, let image = fetched.image {
-            return store(ProcessedImage(image: image), fetched: fetched, for: job, context)
+        guard !processors.isEmpty else {
+            return original(fetched, context) { result in
+                switch result {
+                case .failure(let error): job.finish(.failure(error))
+                case .success(let original): self.store(original, fetched: fetched, for: job, context)
+                }
+            }
         }
-        // Unprocessed requests subscribe to prefix 0, the full decode, shared with every chain
-        // that starts from it.
         let subscription = subscribeProcessing(processors, count: processors.count, source: fetched, context,
                                                progress: job.reportProgress) { result in
             switch result {
@@ -120,30 +133,43 @@ extension ImagePipeline {
         if let (stage, id) = subscription { job.setStep(.subscription(stage, id: id)) }
     }
 
-    /// Subscribes to the stage that makes the image after the first `count` processors, sharing
-    /// every shorter prefix with other requests. Prefix 0 is the original (the memory cache's, or
-    /// the bytes decoded in full); prefix 1 is decoded straight from the bytes when the first
-    /// step shrinks (``DecodePlan``), so requests for one size share that decode.
+    /// Subscribes to the stage that makes the image after the first `count` processors (at least
+    /// one), sharing every shorter prefix with other requests. The first step is folded into the
+    /// decode when it shrinks the source (``DecodePlan``).
     private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, source: FetchedSource, _ context: StageContext,
                                      progress: JobProgressHandler?,
                                      completion: @escaping ProcessJob.Completion) -> (job: ProcessJob, id: Int)? {
         let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
         return processJobs.subscribe(HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion) { job in
-            guard count > 0 else {
-                if let image = source.image { return job.finish(.success(ProcessedImage(image: image))) }
-                return self.decodeOriginal(source, plan: nil, context, completion: job.finish)
-            }
             let run = self.applying(processors[count - 1], context, to: job)
-            if count == 1, source.image == nil, let plan = DecodePlan(processors: processors, decoding: context.options.decodingOptions) {
-                return self.decodeOriginal(source, plan: plan, context) { result in
-                    if case .success(let decoded) = result, decoded.decoded?.shrunkOnLoad == true { return job.finish(result) }
-                    run(result)
+            guard count > 1 else {
+                if source.image == nil, let plan = DecodePlan(processors: processors, decoding: context.options.decodingOptions) {
+                    return self.decoded(source, plan: plan, context) { result in
+                        if case .success(let decoded) = result, decoded.decoded?.shrunkOnLoad == true { return job.finish(result) }
+                        run(result)
+                    }
                 }
+                return self.original(source, context, completion: run)
             }
             let previous = self.subscribeProcessing(processors, count: count - 1, source: source, context,
                                                     progress: job.reportProgress, completion: run)
             if let (stage, id) = previous { job.setStep(.subscription(stage, id: id)) }
         }
+    }
+
+    /// The original image: the memory cache's, or the bytes decoded in full.
+    private func original(_ source: FetchedSource, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
+        if let image = source.image { return completion(.success(ProcessedImage(image: image))) }
+        decoded(source, plan: nil, context, completion: completion)
+    }
+
+    /// The bytes decoded with `plan` (`nil`: in full), once for every request that fetched them.
+    private func decoded(_ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
+                         completion: @escaping SourceDecodes.Completion) {
+        guard let decodes = source.decodes, let data = source.data else {
+            return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
+        }
+        decodes.result(for: plan, decode: { done in self.decode(data, plan: plan, context, completion: done) }, completion: completion)
     }
 
     /// A completion that runs `processor` over its input on the processing queue and finishes `job`.
@@ -214,11 +240,7 @@ extension ImagePipeline {
 
     /// Decodes the fetched bytes (in full, or with `plan` folded in) and calls `completion`:
     /// inline for a synchronous decoder, else on the processing queue.
-    private func decodeOriginal(_ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
-                                completion: @escaping @Sendable (Result<ProcessedImage, OspreyError>) -> Void) {
-        guard let data = source.data else {
-            return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
-        }
+    private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
         decodeCount.add(1, ordering: .relaxed)
         let decoder = configuration.decoder, options = context.options.decodingOptions
         let decode: @Sendable () -> Void = {

@@ -10,8 +10,7 @@ import Synchronization
 /// (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is done, the job
 /// ends unfinished and stops the step its work waits on (``setStep(_:)``), so a later request
 /// starts afresh. A request that misses costs no Swift task in the pipeline: with a task per stage,
-/// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine (scenario 2
-/// of the benchmarks, fourth round).
+/// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine.
 final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void

@@ -91,4 +91,9 @@ final class TargetRegistry: Sendable {
     var activeTargetCount: Int {
         entries.withLock { entries in entries.values.filter { $0.target != nil }.count }
     }
+
+    /// Whether an entry for `id` outlived its target (for tests: released targets leave none).
+    func hasReleasedEntry(_ id: ObjectIdentifier) -> Bool {
+        entries.withLock { entries in entries[id].map { $0.target == nil } ?? false }
+    }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("CLI info and convert")
+@Suite("CLI info and convert", .timeLimit(.minutes(5)))
 final class CLITests {
     let workDirectory: URL
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("CacheCommand CLI", .enabled(if: OspreyExecutable.hasWriteLoop, "needs .build/debug/osprey with `cache`"))
+@Suite("CacheCommand CLI", .enabled(if: OspreyExecutable.hasWriteLoop, "needs .build/debug/osprey with `cache`"), .timeLimit(.minutes(5)))
 struct CacheCommandTests {
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

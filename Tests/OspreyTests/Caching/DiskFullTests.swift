@@ -5,7 +5,7 @@ import Testing
 /// A full disk, for real: a 64 KiB tmpfs mounted over a temporary directory. Mounting needs root
 /// (CI and the development machines run as root); elsewhere the test has nothing to check and
 /// returns early, saying so.
-@Suite("Disk full")
+@Suite("Disk full", .timeLimit(.minutes(5)))
 struct DiskFullTests {
     static func run(_ arguments: [String]) -> Bool {
         let process = Process()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("MemoryStorage")
+@Suite("MemoryStorage", .timeLimit(.minutes(5)))
 struct MemoryStorageTests {
     func makeStorage(clock: TestClock = TestClock(), totalCost: Int = 1_000, count: Int = .max,
                      ratio: Double = 1, expiration: StorageExpiration = .seconds(300),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Bad input")
+@Suite("Bad input", .timeLimit(.minutes(5)))
 struct BadInputTests {
     /// A minimal little-endian TIFF whose header declares `width` x `height` 8-bit grey pixels,
     /// with a single byte of pixel data: a decompression bomb in 100-odd bytes.

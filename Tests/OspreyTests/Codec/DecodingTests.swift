@@ -3,7 +3,7 @@ import Testing
 import COspreyVips
 @testable import Osprey
 
-@Suite("Decoding")
+@Suite("Decoding", .timeLimit(.minutes(5)))
 struct DecodingTests {
     /// name → (format, width, height, frames) as the files declare them.
     static let expectations: [String: (ImageFormat, Int, Int, Int)] = [

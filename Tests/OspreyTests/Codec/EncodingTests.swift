@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Encoding")
+@Suite("Encoding", .timeLimit(.minutes(5)))
 struct EncodingTests {
     @Test("each encodable format round-trips with the right size", arguments: [ImageFormat.jpeg, .png, .webp, .gif, .avif])
     func roundTrip(format: ImageFormat) throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Downloader coalescing and cancellation")
+@Suite("Downloader coalescing and cancellation", .timeLimit(.minutes(5)))
 struct DownloaderCoalescingTests {
     @Test("100 concurrent requests for one URL: one server hit, 100 results")
     func hundredCallersOneHit() async throws {
@@ -33,7 +33,7 @@ struct DownloaderCoalescingTests {
                 }
                 #expect(await server.waitUntil { $0.hits["/gated/ga/async"] == 1 })
                 // Open the gate only once all 100 callers have joined the one task.
-                while downloader.callerCount < 100 { await Task.yield() }
+                await eventually { downloader.callerCount >= 100 }
                 server.openGate("ga")
                 var count = 0
                 for try await data in group {

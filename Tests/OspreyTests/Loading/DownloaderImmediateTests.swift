@@ -67,7 +67,7 @@ private final class MemoryLoader: DataLoading {
     }
 }
 
-@Suite("Downloader: loaders that answer at once")
+@Suite("Downloader: loaders that answer at once", .timeLimit(.minutes(5)))
 struct DownloaderImmediateTests {
     private func url(_ path: String) -> URL { URL(string: "https://images.example.com\(path)")! }
 
@@ -167,7 +167,7 @@ struct DownloaderImmediateTests {
         let loader = MemoryLoader(["/slow.jpg": [.init(held: true)], "/a.jpg": [.init()]])
         let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
         let slow = Task { await outcome(downloader, url("/slow.jpg")) }
-        while loader.sentCalls.isEmpty { await Task.yield() }
+        await eventually { !loader.sentCalls.isEmpty }
         #expect(downloader.runningCount == 1)
         // The only slot is taken: a download that needs the network would queue.
         #expect(try await downloader.download(url("/a.jpg")).data == LoadingTestData.hopperJPEG)

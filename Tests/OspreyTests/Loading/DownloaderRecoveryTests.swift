@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Downloader retries, blacklist, resume and conditional requests")
+@Suite("Downloader retries, blacklist, resume and conditional requests", .timeLimit(.minutes(5)))
 struct DownloaderRecoveryTests {
     private let immediateRetry = DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero))
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Downloader scheduling")
+@Suite("Downloader scheduling", .timeLimit(.minutes(5)))
 struct DownloaderSchedulingTests {
     /// Occupies the only slot with a gated download and returns its collector.
     private func block(_ downloader: ImageDownloader, _ server: LoopbackServer, gate: String) async -> Collector<DownloadOutcome> {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Downloader sources, events and helpers")
+@Suite("Downloader sources, events and helpers", .timeLimit(.minutes(5)))
 struct DownloaderSourcesTests {
     @Test("file: URLs load locally")
     func fileURL() async throws {

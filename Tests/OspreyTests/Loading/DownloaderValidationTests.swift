@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Downloader requests and validation")
+@Suite("Downloader requests and validation", .timeLimit(.minutes(5)))
 struct DownloaderValidationTests {
     @Test("default headers: Accept and a User-Agent naming Osprey and its version")
     func defaultHeaders() async throws {

@@ -29,9 +29,15 @@ final class Collector<Value: Sendable>: Sendable {
 
     var values: [Value] { state.withLock { $0.values } }
 
-    /// Waits until at least `count` values arrived and returns them all.
+    /// Waits until at least `count` values arrived and returns them all. A safety net bounds the
+    /// wait (60 s): a broken test records an issue and goes on with what arrived, instead of hanging.
     func wait(for count: Int) async -> [Value] {
-        await withCheckedContinuation { continuation in
+        let safety = Task {
+            try await Task.sleep(for: .seconds(60))
+            self.releaseWaiters()
+        }
+        defer { safety.cancel() }
+        let values = await withCheckedContinuation { continuation in
             let values = state.withLock { state -> [Value]? in
                 if state.values.count >= count { return state.values }
                 state.waiters.append((count, continuation))
@@ -39,7 +45,32 @@ final class Collector<Value: Sendable>: Sendable {
             }
             if let values { continuation.resume(returning: values) }
         }
+        if values.count < count { Issue.record("waited 60 s for \(count) values, got \(values.count)") }
+        return values
     }
+
+    private func releaseWaiters() {
+        let (waiters, values) = state.withLock { state in
+            defer { state.waiters = [] }
+            return (state.waiters, state.values)
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: values) }
+    }
+}
+
+/// Polls `condition`, yielding between looks, until it holds or `limit` passes (a safety net so
+/// a broken test fails instead of spinning forever). Returns whether it held.
+@discardableResult
+func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not met within \(limit)")
+            return false
+        }
+        await Task.yield()
+    }
+    return true
 }
 
 typealias DownloadOutcome = Result<DownloadResult, OspreyError>

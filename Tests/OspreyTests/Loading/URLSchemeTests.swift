@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("URL schemes the downloader accepts")
+@Suite("URL schemes the downloader accepts", .timeLimit(.minutes(5)))
 struct URLSchemeTests {
     @Test("http(s) needs a host; file and data need none; other schemes are refused", arguments: [
         ("https://images.example.com/a.png", true),

@@ -16,7 +16,7 @@ struct DecodePlanningPipelineTests {
                 Task { try await f.pipeline.image(for: f.source(path), options: [.processor(processor)]) }
             }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
-            while f.pipeline.deliverJobs.count < 3 { await Task.yield() }
+            await eventually { f.pipeline.deliverJobs.count >= 3 }
             f.server.openGate("sizes")
             var results: [ImageResult] = []
             for request in requests { results.append(try await request.value) }
@@ -35,7 +35,7 @@ struct DecodePlanningPipelineTests {
             let plain = Task { try await f.pipeline.image(for: f.source(path)) }
             let blurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(ImageProcessors.Blur(sigma: 1))]) }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
-            while f.pipeline.deliverJobs.count < 2 { await Task.yield() }
+            await eventually { f.pipeline.deliverJobs.count >= 2 }
             f.server.openGate("full")
             let results = try await [plain.value, blurred.value]
             #expect(f.pipeline.decodeCount.load(ordering: .relaxed) == 1)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Prefetcher")
+@Suite("Prefetcher", .timeLimit(.minutes(5)))
 struct PrefetcherTests {
     @Test("counts completed, skipped and failed sources; runs at most the concurrency limit at once")
     func counts() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Pipeline refresh-cached")
+@Suite("Pipeline refresh-cached", .timeLimit(.minutes(5)))
 struct RefreshCachedTests {
     /// Collects every event of a request.
     static func events(_ pipeline: ImagePipeline, _ source: ImageSource, _ options: [OspreyOption]) async throws -> [ImageResult] {

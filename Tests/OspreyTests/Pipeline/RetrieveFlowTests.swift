@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Pipeline retrieve flow")
+@Suite("Pipeline retrieve flow", .timeLimit(.minutes(5)))
 struct RetrieveFlowTests {
     @Test("load, then memory, then disk, then force refresh")
     func cacheTypes() async throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import Osprey
 
 /// The callback-driven job layer on its own: no network, every step driven by the test.
-@Suite("Shared jobs")
+@Suite("Shared jobs", .timeLimit(.minutes(5)))
 struct SharedJobTests {
     private typealias Registry = JobRegistry<String, Int>
 
@@ -83,7 +83,7 @@ private final class RecordingUpstream: Unsubscribing {
     func unsubscribe(_ id: Int) { left.append(id) }
 }
 
-@Suite("Download queue")
+@Suite("Download queue", .timeLimit(.minutes(5)))
 struct DownloadQueueTests {
     private func key(_ id: Int) -> RequestKey {
         RequestKey(DownloadRequest(url: URL(string: "https://example.com/\(id)")!))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Pipeline shared work")
+@Suite("Pipeline shared work", .timeLimit(.minutes(5)))
 struct SharedWorkTests {
     @Test("requests with different processors share one download, one decode and their common prefix")
     func coalescingAcrossProcessors() async throws {
@@ -18,7 +18,7 @@ struct SharedWorkTests {
             let countedBlurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common |> blur)]) }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
             // Let every request reach the shared stages before the bytes arrive.
-            while f.pipeline.deliverJobs.count < 3 { await Task.yield() }
+            await eventually { f.pipeline.deliverJobs.count >= 3 }
             f.server.openGate("shared")
             let results = try await [plain.value, counted.value, countedBlurred.value]
             #expect(results.allSatisfy { $0.cacheType == .none && $0.image.width == 128 })

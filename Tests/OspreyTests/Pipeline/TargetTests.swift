@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Targets")
+@Suite("Targets", .timeLimit(.minutes(5)))
 struct TargetTests {
     @Test("a target reused for many URLs shows only the last; earlier results report notCurrentSourceTask")
     func reuseShowsLast() async throws {
@@ -119,16 +119,19 @@ struct TargetTests {
         try await PipelineFixture.run { f in
             weak var weakTarget: TestTarget?
             let done = Collector<Result<ImageResult, OspreyError>>()
+            var identity: ObjectIdentifier?
             do {
                 let target = TestTarget()
                 weakTarget = target
+                identity = ObjectIdentifier(target)
                 target.osprey.setImage(with: f.source("/gated/weak/x"), pipeline: f.pipeline, completion: { done.append($0) })
             }
             #expect(weakTarget == nil, "Osprey does not retain the target")
             f.server.openGate("weak")
             let values = await done.wait(for: 1)
             guard case .failure(.pipeline(.notCurrentSourceTask)) = values[0] else { Issue.record("\(values[0])"); return }
-            #expect(TargetRegistry.shared.activeTargetCount == 0 || true)
+            let released = try #require(identity)
+            #expect(TargetRegistry.shared.hasReleasedEntry(released) == false, "the released target's entry is dropped when its load ends")
         }
     }
 }

@@ -1,7 +1,7 @@
 import Testing
 @testable import Osprey
 
-@Suite("Processor spec")
+@Suite("Processor spec", .timeLimit(.minutes(5)))
 struct ProcessingSpecTests {
     @Test("the example from the issue parses into processors, format and quality")
     func example() throws {

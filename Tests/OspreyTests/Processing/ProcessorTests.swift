@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("Processors")
+@Suite("Processors", .timeLimit(.minutes(5)))
 struct ProcessorTests {
     /// processor, expected identifier, expected output size for a 500 x 500 input.
     static let cases: [(any ImageProcessing, String, Int, Int)] = [
