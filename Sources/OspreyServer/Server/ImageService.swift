@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import Osprey
+
+/// The one processing path behind both grammars: result cache → source guard → coalescing →
+/// worker slot → ``ImagePipeline`` (original cache, shared download, decode, processors) →
+/// format choice → encode → result cache.
+final class ImageService: Sendable {
+    let configuration: ServerConfiguration
+    let pipeline: ImagePipeline
+    let loader: DataLoader
+    let results: ResultCache
+    let limiter: WorkLimiter
+    let sourceGuard: SourceGuard
+    let metrics: ServerMetrics
+    let negotiator = FormatNegotiator()
+    private let coalescer = Coalescer<ResultCache.Entry>()
+    private let logger: Logger
+
+    init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+        sourceGuard = SourceGuard(allowLoopback: configuration.allowLoopbackSources, allowedSources: configuration.allowedSources)
+        limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
+        results = ResultCache(memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
+                              diskBytes: configuration.diskCacheBytes)
+        loader = DataLoader()
+        var download = ImageDownloader.Configuration()
+        download.maximumResponseSize = configuration.maxSourceBytes
+        download.timeout = configuration.downloadTimeout
+        download.blacklistsFailedURLs = false
+        download.allowsResumableDownloads = false
+        download.maximumConcurrentDownloads = max(6, configuration.workers * 2)
+        let downloader = ImageDownloader(configuration: download,
+                                         loader: MeteredLoader(base: GuardedLoader(base: loader, sourceGuard: sourceGuard), metrics: metrics))
+        let memory = MemoryStorage.Config(totalCostLimit: configuration.memoryCacheBytes, expiration: .seconds(TimeInterval(configuration.originTTL)))
+        let disk = DiskStorage.Config(name: "originals",
+                                      directory: (configuration.cacheDirectory ?? FileManager.default.temporaryDirectory
+                                          .appendingPathComponent("osprey-serve-\(UUID().uuidString)")).appendingPathComponent("originals"),
+                                      sizeLimit: configuration.diskCacheBytes,
+                                      expiration: .seconds(TimeInterval(configuration.originTTL)))
+        let cache = ImageCache(name: "osprey-serve", memoryConfig: memory, diskConfig: disk)
+        var options = OspreyOptions()
+        options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
+        options.cacheOriginalImage = true
+        options.diskCacheExpiration = .seconds(TimeInterval(configuration.originTTL))
+        pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
+    }
+
+    /// The encoded result for `job`, negotiating the format from `accept` when the job names none.
+    func respond(to job: ImageJob, accept: String?) async throws(ServerError) -> (ResultCache.Entry, negotiated: Bool) {
+        let quality = job.quality ?? configuration.quality
+        let offer = negotiator.offer(accept: accept)
+        let key = job.format.map { job.resultKey(format: $0, quality: quality) }
+            ?? "\(job.source.absoluteString)|\(job.processor.identifier)|auto:\(offer.key):\(quality)|\(job.maxBytes ?? 0)"
+        guard sourceGuard.isAllowListed(job.source) else {
+            throw .forbidden("source \(job.source.absoluteString) is not in the allowed sources")
+        }
+        if let (entry, level) = await results.lookup(key) {
+            metrics.cache(level)
+            return (entry, job.format == nil)
+        }
+        let (entry, shared) = try await coalescer.value(for: key) { [self] () async throws(ServerError) in
+            try await produce(job, quality: quality, offer: offer, key: key)
+        }
+        if shared { metrics.coalesced.increment() }
+        return (entry, job.format == nil)
+    }
+
+    private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {
+        try await sourceGuard.check(job.source)
+        let enqueued = ContinuousClock.now
+        metrics.queued.increment()
+        return try await limiter.run { [self] () async throws(ServerError) in
+            metrics.queued.decrement()
+            metrics.record("queue", ContinuousClock.now - enqueued)
+            let fetchStart = ContinuousClock.now
+            let result: ImageResult
+            do throws(OspreyError) {
+                result = try await pipeline.image(for: job.source, options: [.processor(job.processor)])
+            } catch {
+                throw ServerError(error)
+            }
+            metrics.record("fetch", ContinuousClock.now - fetchStart)
+            metrics.cache(result.cacheType == .memory ? "pipeline_memory" : result.cacheType == .disk ? "pipeline_disk" : "miss")
+            let image = result.image
+            guard image.frameCount <= configuration.maxAnimationFrames else {
+                throw .unprocessable("source has \(image.frameCount) animation frames, more than the limit of \(configuration.maxAnimationFrames)")
+            }
+            guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
+                throw .unprocessable("result would be \(image.width)x\(image.height), larger than the limit of \(configuration.maxResultDimension) per side")
+            }
+            let encodeStart = ContinuousClock.now
+            let format = job.format ?? negotiator.format(for: image, offer: offer)
+            let data = try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
+            metrics.record("encode", ContinuousClock.now - encodeStart)
+            let entry = ResultCache.Entry(data: data, format: format)
+            await results.store(entry, forKey: key)
+            return entry
+        }
+    }
+
+    /// Encodes, lowering the quality step by step while the result is over `maxBytes`.
+    private func encode(_ image: Image, as format: ImageFormat, quality: Int, maxBytes: Int?) throws(ServerError) -> Data {
+        var quality = quality
+        while true {
+            let data: Data
+            do throws(OspreyError) {
+                data = try image.encoded(as: format, quality: quality)
+            } catch {
+                throw ServerError(error)
+            }
+            guard let maxBytes, data.count > maxBytes, format != .png, format != .gif, quality > 10 else { return data }
+            quality = max(10, quality - 10)
+        }
+    }
+
+    /// Shuts the HTTP client down.
+    func shutdown() async {
+        try? await loader.shutdown()
+    }
+}
+
+/// Counts origin fetches and the bytes they bring.
+struct MeteredLoader: DataLoading {
+    let base: any DataLoading
+    let metrics: ServerMetrics
+
+    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+        var answer = try await base.send(request)
+        metrics.originFetches.increment()
+        let metrics = self.metrics
+        answer.body = DataChunks(answer.body) { chunk in
+            metrics.bytesIn.increment(by: Int64(chunk.count))
+            return chunk
+        }
+        return answer
+    }
+}
