@@ -87,6 +87,25 @@ struct HTTPBehaviourTests {
         await origin.stop()
     }
 
+    @Test("after the origin TTL a changed source is fetched again and picked up")
+    func originTTL() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/changing.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start { $0.originTTL = 1 }
+        let path = "/unsafe/60x0/\(origin.url("/changing.jpg"))"
+        let before = try await server.get(path)
+        #expect(before.image?.height == 45)
+        #expect(try await server.get(path).body == before.body)       // cached
+        origin.set("/changing.jpg", body: TestImages.make(width: 300, height: 300, alpha: false, format: .jpeg))
+        try await Task.sleep(for: .milliseconds(1500))
+        let after = try await server.get(path)
+        #expect(after.image?.height == 60)
+        #expect(after.header("ETag") != before.header("ETag"))
+        #expect(origin.hits("/changing.jpg") == 2)
+        await server.stop()
+        await origin.stop()
+    }
+
     @Test("results survive a restart in the disk cache (counted through /metrics)")
     func diskCache() async throws {
         let origin = try await TestOrigin.start()

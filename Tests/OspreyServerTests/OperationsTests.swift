@@ -63,6 +63,25 @@ struct OperationsTests {
         #expect(!limiter.isStuck(after: .zero))
     }
 
+    @Test("a client that disconnects cancels its job; a shared job goes on")
+    func disconnectCancels() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/hang.jpg", body: TestImages.photo, delay: .seconds(30))
+        let server = try await ServerHarness.start()
+        let service = server.server.service
+        let impatient = Task { try await server.get("/unsafe/40x40/\(origin.url("/hang.jpg"))", timeout: .milliseconds(300)) }
+        _ = try? await impatient.value
+        // The only request left: its job is cancelled (the origin is still sleeping).
+        var waited = 0
+        while service.coalescer.count > 0 && waited < 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        #expect(service.coalescer.count == 0)
+        await server.stop()
+        await origin.stop()
+    }
+
     @Test("graceful shutdown lets an in-flight request finish")
     func gracefulShutdown() async throws {
         let origin = try await TestOrigin.start()

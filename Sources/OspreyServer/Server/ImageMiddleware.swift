@@ -19,24 +19,48 @@ struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
         let started = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
-        let response: Response
+        var response: Response
+        // Whether the client's connection was watched for closing (Hummingbird closes it after
+        // such a response, so the response says so).
+        var watched = false
         do throws(ServerError) {
             guard request.method == .get || request.method == .head else {
                 throw ServerError(status: 405, reason: "method \(request.method) is not allowed; use GET")
             }
             let job = try parse(path: path, query: request.uri.query)
             let accept = request.headers[.accept]
-            let service = self.service
-            let (entry, negotiated) = try await Deadline.run(configuration.requestTimeout) { () async throws(ServerError) in
-                try await service.respond(to: job, accept: accept)
+            if let entry = try await service.cachedResult(for: job, accept: accept) {
+                response = success(entry, negotiated: job.format == nil, request: request)
+            } else {
+                watched = true
+                let entry = try await produce(job, accept: accept, request: request)
+                response = success(entry, negotiated: job.format == nil, request: request)
             }
-            response = success(entry, negotiated: negotiated, request: request)
         } catch {
             response = failure(error, path: path)
         }
+        if watched { response.headers[.connection] = "close" }
         service.metrics.request(status: Int(response.status.code))
         service.metrics.record("total", ContinuousClock.now - started)
         return response
+    }
+
+    /// Runs a cache miss under the request deadline, cancelled when the client closes the
+    /// connection (Hummingbird then closes the connection after the response, so the watch is
+    /// only kept on this slow path; cache hits keep the connection alive).
+    private func produce(_ job: ImageJob, accept: String?, request: Request) async throws(ServerError) -> ResultCache.Entry {
+        let service = self.service, limit = configuration.requestTimeout
+        do {
+            return try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await Deadline.run(limit) { () async throws(ServerError) in
+                    try await service.respond(to: job, accept: accept)
+                }
+            }
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw ServerError(status: 499, reason: "the client closed the connection before the answer was ready")
+        }
     }
 
     /// The job for `path`, by prefix.

@@ -14,7 +14,7 @@ final class ImageService: Sendable {
     let sourceGuard: SourceGuard
     let metrics: ServerMetrics
     let negotiator = FormatNegotiator()
-    private let coalescer = Coalescer<ResultCache.Entry>()
+    let coalescer = Coalescer<ResultCache.Entry>()
     private let logger: Logger
 
     init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
@@ -24,7 +24,7 @@ final class ImageService: Sendable {
         sourceGuard = SourceGuard(allowLoopback: configuration.allowLoopbackSources, allowedSources: configuration.allowedSources)
         limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
         results = ResultCache(memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
-                              diskBytes: configuration.diskCacheBytes)
+                              diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
         loader = DataLoader()
         var download = ImageDownloader.Configuration()
         download.maximumResponseSize = configuration.maxSourceBytes
@@ -45,27 +45,43 @@ final class ImageService: Sendable {
         options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
         options.cacheOriginalImage = true
         options.diskCacheExpiration = .seconds(TimeInterval(configuration.originTTL))
+        options.memoryCacheExpiration = .seconds(TimeInterval(configuration.originTTL))
+        // Reads do not extend an entry: after the origin TTL the source is fetched again.
+        options.memoryCacheAccessExtendingExpiration = .none
+        options.diskCacheAccessExtendingExpiration = .none
         pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
     }
 
-    /// The encoded result for `job`, negotiating the format from `accept` when the job names none.
-    func respond(to job: ImageJob, accept: String?) async throws(ServerError) -> (ResultCache.Entry, negotiated: Bool) {
+    /// The result-cache key of `job` for a request with `accept`.
+    private func key(for job: ImageJob, offer: FormatNegotiator.Offer) -> String {
         let quality = job.quality ?? configuration.quality
-        let offer = negotiator.offer(accept: accept)
-        let key = job.format.map { job.resultKey(format: $0, quality: quality) }
+        return job.format.map { job.resultKey(format: $0, quality: quality) }
             ?? "\(job.source.absoluteString)|\(job.processor.identifier)|auto:\(offer.key):\(quality)|\(job.maxBytes ?? 0)"
+    }
+
+    /// The cached result for `job`, if any (the fast path: no worker, no cancellation watch).
+    func cachedResult(for job: ImageJob, accept: String?) async throws(ServerError) -> ResultCache.Entry? {
         guard sourceGuard.isAllowListed(job.source) else {
             throw .forbidden("source \(job.source.absoluteString) is not in the allowed sources")
         }
-        if let (entry, level) = await results.lookup(key) {
-            metrics.cache(level)
-            return (entry, job.format == nil)
-        }
+        guard let (entry, level) = await results.lookup(key(for: job, offer: negotiator.offer(accept: accept))) else { return nil }
+        metrics.cache(level)
+        return entry
+    }
+
+    /// The encoded result for `job`, negotiating the format from `accept` when the job names none.
+    /// Cancelling the calling task (the client went away) leaves the job, which is cancelled when
+    /// no other request shares it.
+    func respond(to job: ImageJob, accept: String?) async throws(ServerError) -> ResultCache.Entry {
+        if let entry = try await cachedResult(for: job, accept: accept) { return entry }
+        let quality = job.quality ?? configuration.quality
+        let offer = negotiator.offer(accept: accept)
+        let key = key(for: job, offer: offer)
         let (entry, shared) = try await coalescer.value(for: key) { [self] () async throws(ServerError) in
             try await produce(job, quality: quality, offer: offer, key: key)
         }
         if shared { metrics.coalesced.increment() }
-        return (entry, job.format == nil)
+        return entry
     }
 
     private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {

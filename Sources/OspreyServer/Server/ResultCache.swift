@@ -25,10 +25,15 @@ final class ResultCache: Sendable {
     private let memory: MemoryStorage.Backend<Entry>
     private let disk: DiskStorage.Backend?
 
-    init(memoryBytes: Int, directory: URL?, diskBytes: Int) {
-        memory = MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: memoryBytes, expiration: .seconds(3600)))
+    /// Caches of `memoryBytes` and (under `directory/results`) `diskBytes`, whose entries live
+    /// `lifetime` seconds from when they were made (the origin TTL: after it, the source is
+    /// fetched again, so a changed source is picked up).
+    init(memoryBytes: Int, directory: URL?, diskBytes: Int, lifetime: TimeInterval) {
+        memory = MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: memoryBytes, expiration: .seconds(lifetime),
+                                                                    extendingExpiration: .none))
         disk = directory.map {
-            DiskStorage.Backend(config: DiskStorage.Config(name: "results", directory: $0.appendingPathComponent("results"), sizeLimit: diskBytes))
+            DiskStorage.Backend(config: DiskStorage.Config(name: "results", directory: $0.appendingPathComponent("results"), sizeLimit: diskBytes,
+                                                           expiration: .seconds(lifetime), extendingExpiration: .none))
         }
     }
 

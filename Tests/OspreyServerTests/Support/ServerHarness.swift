@@ -44,10 +44,10 @@ struct ServerHarness: Sendable {
         return ServerHarness(server: server, group: group, task: task, port: port)
     }
 
-    func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+    func get(_ path: String, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(60)) async throws -> Reply {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 64 << 20)
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }
