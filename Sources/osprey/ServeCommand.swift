@@ -76,6 +76,8 @@ struct ServeCommand: AsyncParsableCommand {
     var errorMaxAge: Int?
     @Option(help: "Seconds a cached original is used before it is fetched again [OSPREY_ORIGIN_TTL] (default 3600).")
     var originTtl: Int?
+    @Flag(help: "Ignore the origin's Cache-Control (no-store, private, max-age) and use --max-age/--origin-ttl for every source [OSPREY_IGNORE_ORIGIN_CACHE_CONTROL=1].")
+    var ignoreOriginCacheControl = false
     @Option(help: "Default output quality 1...100 [OSPREY_QUALITY] (default 80).")
     var quality: Int?
 
@@ -132,6 +134,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.errorMaxAge = int(errorMaxAge, "ERROR_MAX_AGE") ?? config.errorMaxAge
         config.originTTL = int(originTtl, "ORIGIN_TTL") ?? config.originTTL
         config.quality = int(quality, "QUALITY") ?? config.quality
+        config.respectOriginCacheControl = !flag(ignoreOriginCacheControl, "IGNORE_ORIGIN_CACHE_CONTROL")
         guard (1...100).contains(config.quality) else { throw ValidationError("--quality must be 1...100") }
         guard config.workers > 0, config.queue >= 0 else { throw ValidationError("--workers must be > 0 and --queue >= 0") }
 

@@ -87,6 +87,30 @@ struct HTTPBehaviourTests {
         await origin.stop()
     }
 
+    @Test("the origin's Cache-Control: no-store, private, max-age are respected, or overridden")
+    func originCacheControl() async throws {
+        let origin = try await TestOrigin.start()
+        for (name, value) in [("nostore", "no-store"), ("private", "private, max-age=120"), ("short", "public, max-age=60"), ("plain", "")] {
+            origin.set("/\(name).jpg", TestOrigin.Resource(headers: ["Content-Type": "image/jpeg", "Cache-Control": value], body: TestImages.photo))
+        }
+        let server = try await ServerHarness.start { $0.maxAge = 3600 }
+        func cacheControl(_ name: String, on server: ServerHarness) async throws -> String? {
+            try await server.get("/unsafe/20x20/\(origin.url("/\(name).jpg"))").header("Cache-Control")
+        }
+        #expect(try await cacheControl("nostore", on: server) == "no-store")
+        #expect(try await cacheControl("private", on: server) == "private, max-age=120")
+        #expect(try await cacheControl("short", on: server) == "public, max-age=60")
+        #expect(try await cacheControl("short", on: server) == "public, max-age=60")    // a result-cache hit keeps it
+        #expect(try await cacheControl("plain", on: server) == "public, max-age=3600")
+        let metrics = try await server.get("/metrics").text
+        #expect(metrics.contains("osprey_cache_hits_total{level=\"result_memory\"} 1"))
+        await server.stop()
+        let overriding = try await ServerHarness.start { $0.maxAge = 3600; $0.respectOriginCacheControl = false }
+        #expect(try await cacheControl("nostore", on: overriding) == "public, max-age=3600")
+        await overriding.stop()
+        await origin.stop()
+    }
+
     @Test("after the origin TTL a changed source is fetched again and picked up")
     func originTTL() async throws {
         let origin = try await TestOrigin.start()

@@ -78,7 +78,9 @@ struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func success(_ entry: ResultCache.Entry, negotiated: Bool, request: Request) -> Response {
         var headers: HTTPFields = [:]
-        headers[.cacheControl] = "public, max-age=\(configuration.maxAge)"
+        let policy = entry.policy
+        let maxAge = min(configuration.maxAge, policy.maxAge ?? .max)
+        headers[.cacheControl] = policy.noStore ? "no-store" : "\(policy.isPrivate ? "private" : "public"), max-age=\(maxAge)"
         headers[.eTag] = entry.etag
         headers[.lastModified] = HTTPDate.format(entry.created)
         if negotiated { headers[.vary] = "Accept" }

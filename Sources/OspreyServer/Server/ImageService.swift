@@ -15,6 +15,7 @@ final class ImageService: Sendable {
     let metrics: ServerMetrics
     let negotiator = FormatNegotiator()
     let coalescer = Coalescer<ResultCache.Entry>()
+    let policies = OriginPolicies()
     private let logger: Logger
 
     init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
@@ -33,7 +34,8 @@ final class ImageService: Sendable {
         download.allowsResumableDownloads = false
         download.maximumConcurrentDownloads = max(6, configuration.workers * 2)
         let downloader = ImageDownloader(configuration: download,
-                                         loader: MeteredLoader(base: GuardedLoader(base: loader, sourceGuard: sourceGuard), metrics: metrics))
+                                         loader: MeteredLoader(base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
+                                                                              metrics: metrics, policies: policies))
         let memory = MemoryStorage.Config(totalCostLimit: configuration.memoryCacheBytes, expiration: .seconds(TimeInterval(configuration.originTTL)))
         let disk = DiskStorage.Config(name: "originals",
                                       directory: (configuration.cacheDirectory ?? FileManager.default.temporaryDirectory
@@ -111,8 +113,14 @@ final class ImageService: Sendable {
             let format = job.format ?? negotiator.format(for: image, offer: offer)
             let data = try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
             metrics.record("encode", ContinuousClock.now - encodeStart)
-            let entry = ResultCache.Entry(data: data, format: format)
-            await results.store(entry, forKey: key)
+            var entry = ResultCache.Entry(data: data, format: format)
+            if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
+                entry.policy = policy
+            }
+            if !entry.policy.noStore {
+                let lifetime = min(configuration.originTTL, entry.policy.maxAge ?? .max)
+                await results.store(entry, forKey: key, lifetime: TimeInterval(lifetime))
+            }
             return entry
         }
     }
@@ -138,14 +146,18 @@ final class ImageService: Sendable {
     }
 }
 
-/// Counts origin fetches and the bytes they bring.
+/// Counts origin fetches and the bytes they bring, and records each source's `Cache-Control`.
 struct MeteredLoader: DataLoading {
     let base: any DataLoading
     let metrics: ServerMetrics
+    let policies: OriginPolicies
 
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         var answer = try await base.send(request)
         metrics.originFetches.increment()
+        if (200..<300).contains(answer.response.statusCode) {
+            policies.record(OriginPolicy(cacheControl: answer.response.value(forHTTPHeaderField: "Cache-Control")), for: request.url)
+        }
         let metrics = self.metrics
         answer.body = DataChunks(answer.body) { chunk in
             metrics.bytesIn.increment(by: Int64(chunk.count))

@@ -12,6 +12,8 @@ final class ResultCache: Sendable {
         var format: ImageFormat
         var etag: String
         var created: Date
+        /// What the origin's `Cache-Control` allows (default: nothing said).
+        var policy = OriginPolicy()
 
         init(data: Data, format: ImageFormat, created: Date = Date()) {
             self.data = data
@@ -45,25 +47,29 @@ final class ResultCache: Sendable {
         return (entry, "result_disk")
     }
 
-    /// Stores `entry` under `key` in both levels.
-    func store(_ entry: Entry, forKey key: String) async {
-        try? memory.store(entry, forKey: key, cost: entry.data.count)
-        try? await disk?.store(Self.encode(entry), forKey: key)
+    /// Stores `entry` under `key` in both levels for `lifetime` seconds.
+    func store(_ entry: Entry, forKey key: String, lifetime: TimeInterval) async {
+        try? memory.store(entry, forKey: key, cost: entry.data.count, expiration: .seconds(lifetime))
+        try? await disk?.store(Self.encode(entry), forKey: key, expiration: .seconds(lifetime))
     }
 
     /// Waits for disk writes to land (tests).
     func flush() async { await disk?.waitForPendingWork() }
 
-    /// On disk: `format created\n` then the bytes.
+    /// On disk: `format created max-age private\n` then the bytes (`max-age` `-1`: none).
     private static func encode(_ entry: Entry) -> Data {
-        Data("\(entry.format.rawValue) \(Int(entry.created.timeIntervalSince1970))\n".utf8) + entry.data
+        let header = "\(entry.format.rawValue) \(Int(entry.created.timeIntervalSince1970)) \(entry.policy.maxAge ?? -1) \(entry.policy.isPrivate ? 1 : 0)\n"
+        return Data(header.utf8) + entry.data
     }
 
     private static func decode(_ stored: Data) -> Entry? {
         guard let newline = stored.firstIndex(of: 0x0A),
               let header = String(data: stored[stored.startIndex..<newline], encoding: .utf8) else { return nil }
         let fields = header.split(separator: " ")
-        guard fields.count == 2, let format = ImageFormat(rawValue: String(fields[0])), let seconds = Double(fields[1]) else { return nil }
-        return Entry(data: Data(stored[stored.index(after: newline)...]), format: format, created: Date(timeIntervalSince1970: seconds))
+        guard fields.count == 4, let format = ImageFormat(rawValue: String(fields[0])), let seconds = Double(fields[1]),
+              let maxAge = Int(fields[2]) else { return nil }
+        var entry = Entry(data: Data(stored[stored.index(after: newline)...]), format: format, created: Date(timeIntervalSince1970: seconds))
+        entry.policy = OriginPolicy(isPrivate: fields[3] == "1", maxAge: maxAge < 0 ? nil : maxAge)
+        return entry
     }
 }

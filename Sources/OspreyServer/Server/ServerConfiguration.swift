@@ -59,6 +59,10 @@ public struct ServerConfiguration: Sendable {
     /// How long a cached original is used before it is fetched again (revalidated), in seconds.
     /// Default 3600.
     public var originTTL = 3600
+    /// Whether the origin's `Cache-Control` (`no-store`, `private`, `max-age`, `s-maxage`) limits
+    /// how long results are cached and what answers say; off, ``maxAge`` and ``originTTL`` apply
+    /// to every source. Default `true`.
+    public var respectOriginCacheControl = true
     /// Default encoder quality. Default 80.
     public var quality = 80
     /// Graceful-shutdown deadline for in-flight requests. Default 10 s.
