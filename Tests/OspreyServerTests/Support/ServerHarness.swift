@@ -45,6 +45,22 @@ struct ServerHarness: Sendable {
     }
 
     func get(_ path: String, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(60)) async throws -> Reply {
+        try await ServerHarnessClient(port: port).get(path, headers: headers, timeout: timeout)
+    }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+}
+
+/// Requests to a server on a loopback port.
+struct ServerHarnessClient: Sendable {
+    let port: Int
+
+    typealias Reply = ServerHarness.Reply
+
+    func get(_ path: String, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(60)) async throws -> Reply {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
@@ -52,11 +68,6 @@ struct ServerHarness: Sendable {
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }
         return Reply(status: Int(response.status.code), headers: fields, body: Data(buffer: body))
-    }
-
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
     }
 }
 
