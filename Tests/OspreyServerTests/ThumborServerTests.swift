@@ -67,6 +67,40 @@ struct ThumborServerTests {
         await origin.stop()
     }
 
+    @Test("fill pads fit-in results; watermark draws a fetched image, under the same source rules")
+    func fillAndWatermark() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/mark.png", body: TestImages.transparentPNG, contentType: "image/png")
+        let server = try await ServerHarness.start()
+        let src = origin.url("/photo.jpg"), mark = origin.url("/mark.png")
+        let filled = try await server.get("/unsafe/fit-in/200x200/filters:fill(ff0000)/\(src)")
+        let padded = try #require(filled.image)
+        #expect(padded.width == 200 && padded.height == 200)
+        let pixels = try padded.rgbaPixels()
+        #expect(pixels[0] > 200 && pixels[1] < 60 && pixels[2] < 60)                 // the red band above the image
+        let transparent = try #require(try await server.get("/unsafe/fit-in/200x200/filters:fill(transparent):format(png)/\(src)").image)
+        let clearPixels = try transparent.rgbaPixels()
+        #expect(transparent.hasAlpha && clearPixels[3] == 0)
+
+        let plain = try await server.get("/unsafe/200x150/\(src)")
+        let marked = try await server.get("/unsafe/200x150/filters:watermark(\(mark),-10,-10,0,50,none)/\(src)")
+        #expect(marked.status == 200, "\(marked.text)")
+        #expect(marked.image?.width == 200 && marked.image?.height == 150)
+        #expect(marked.body != plain.body)
+        let centred = try await server.get("/unsafe/200x150/filters:watermark(\(mark),center,20p,50)/\(src)")
+        #expect(centred.status == 200, "\(centred.text)")
+        #expect(origin.hits("/mark.png") == 1)
+        let refused = try await server.get("/unsafe/200x150/filters:watermark(http://10.1.2.3/mark.png,0,0,0)/\(src)")
+        #expect(refused.status == 403, "\(refused.text)")
+        let missing = try await server.get("/unsafe/200x150/filters:watermark(\(origin.url("/none.png")),0,0,0)/\(src)")
+        #expect(missing.status == 404, "\(missing.text)")
+        #expect(try await server.get("/unsafe/200x150/filters:watermark(\(mark),repeat,0,0)/\(src)").status == 400)
+        #expect(try await server.get("/unsafe/200x150/filters:fill(blur)/\(src)").status == 400)
+        await server.stop()
+        await origin.stop()
+    }
+
     @Test("bad URLs, unknown filters, bad arguments, bad sources are 4xx with one line; origin failures 404/502")
     func errors() async throws {
         let origin = try await TestOrigin.start()

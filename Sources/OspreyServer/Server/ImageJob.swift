@@ -18,6 +18,10 @@ public struct ImageJob: Sendable {
     /// result fits. `nil`: no limit.
     public var maxBytes: Int?
 
+    /// Watermarks to fetch (through the same source rules) and insert into ``processors``.
+    /// Default none.
+    public var watermarks: [WatermarkRequest] = []
+
     /// A job fetching `source` and running `processors`.
     public init(source: URL, processors: [any ImageProcessing] = [], format: ImageFormat? = nil,
                 quality: Int? = nil, maxBytes: Int? = nil) {
@@ -35,6 +39,40 @@ public struct ImageJob: Sendable {
 
     /// The key of the encoded result: source, processing and the output settings.
     func resultKey(format: ImageFormat, quality: Int) -> String {
-        "\(source.absoluteString)|\(processor.identifier)|\(format.rawValue):\(quality)|\(maxBytes ?? 0)"
+        "\(source.absoluteString)|\(processingIdentifier)|\(format.rawValue):\(quality)|\(maxBytes ?? 0)"
+    }
+
+    /// The processors' identifiers with the watermarks', for cache keys.
+    var processingIdentifier: String {
+        ([processor.identifier] + watermarks.map(\.identifier)).joined(separator: "|")
+    }
+}
+
+/// A watermark a URL asks for: fetched when the job runs, then drawn by
+/// ``ImageProcessors/Watermark`` at ``index`` in the processor chain.
+public struct WatermarkRequest: Sendable {
+    /// The watermark image's URL.
+    public var url: URL
+    /// Where in ``ImageJob/processors`` the watermark step goes.
+    public var index: Int
+    /// Horizontal position.
+    public var x: ImageProcessors.Watermark.Position
+    /// Vertical position.
+    public var y: ImageProcessors.Watermark.Position
+    /// Transparency, 0...100.
+    public var transparency: Int
+    /// Largest width in percent of the image (`nil`: as is).
+    public var widthRatio: Double?
+    /// Largest height in percent of the image (`nil`: as is).
+    public var heightRatio: Double?
+
+    var identifier: String {
+        "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
+    }
+
+    /// The processor drawing `mark`.
+    func processor(mark: Image) -> ImageProcessors.Watermark {
+        ImageProcessors.Watermark(mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
+                                  widthRatio: widthRatio, heightRatio: heightRatio)
     }
 }

@@ -58,7 +58,7 @@ final class ImageService: Sendable {
     private func key(for job: ImageJob, offer: FormatNegotiator.Offer) -> String {
         let quality = job.quality ?? configuration.quality
         return job.format.map { job.resultKey(format: $0, quality: quality) }
-            ?? "\(job.source.absoluteString)|\(job.processor.identifier)|auto:\(offer.key):\(quality)|\(job.maxBytes ?? 0)"
+            ?? "\(job.source.absoluteString)|\(job.processingIdentifier)|auto:\(offer.key):\(quality)|\(job.maxBytes ?? 0)"
     }
 
     /// The cached result for `job`, if any (the fast path: no worker, no cancellation watch).
@@ -94,9 +94,23 @@ final class ImageService: Sendable {
             metrics.queued.decrement()
             metrics.record("queue", ContinuousClock.now - enqueued)
             let fetchStart = ContinuousClock.now
+            var processors = job.processors
+            for watermark in job.watermarks.reversed() {
+                try await sourceGuard.check(watermark.url)
+                let mark: ImageResult
+                do throws(OspreyError) {
+                    mark = try await pipeline.image(for: watermark.url)
+                } catch {
+                    var failure = ServerError(error)
+                    failure.reason = "watermark: " + failure.reason
+                    throw failure
+                }
+                processors.insert(watermark.processor(mark: mark.image), at: min(watermark.index, processors.count))
+            }
+            let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
             let result: ImageResult
             do throws(OspreyError) {
-                result = try await pipeline.image(for: job.source, options: [.processor(job.processor)])
+                result = try await pipeline.image(for: job.source, options: [.processor(processor)])
             } catch {
                 throw ServerError(error)
             }

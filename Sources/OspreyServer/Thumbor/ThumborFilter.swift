@@ -15,6 +15,8 @@ struct ThumborFilter: Sendable, Equatable {
         var upscale = true
         /// `true` after `upscale()` (fit-in modes enlarge only then).
         var explicitUpscale = false
+        /// The fit-in box, for `fill` (`nil` without fit-in).
+        var box: (width: Int, height: Int)?
     }
 
     /// Parses `name(args):name(args)…`; arguments may themselves hold `:` and `(…)` (URLs).
@@ -107,8 +109,49 @@ struct ThumborFilter: Sendable, Equatable {
             job.maxBytes = try int(0, in: 1...1_000_000_000)
         case "upscale":
             adjustments.explicitUpscale = true
+        case "fill":
+            let color = try Self.color(try string(0))
+            processors.append(ImageProcessors.Pad(width: adjustments.box?.width ?? 0, height: adjustments.box?.height ?? 0, background: color))
+        case "watermark":
+            // watermark(url, x, y, transparency[, w_ratio, h_ratio])
+            guard arguments.count >= 4 else { throw invalid("needs url, x, y and transparency") }
+            let url = try ThumborURLParser.sourceURL(arguments[0])
+            let ratios = try (4..<6).map { (index) throws(ServerError) -> Double? in
+                guard index < arguments.count, arguments[index] != "none", !arguments[index].isEmpty else { return nil }
+                return try double(index, in: 0.1...100)
+            }
+            job.watermarks.append(WatermarkRequest(url: url, index: processors.count, x: try position(1), y: try position(2),
+                                                   transparency: try int(3, in: 0...100), widthRatio: ratios[0], heightRatio: ratios[1]))
         default:
             throw .badRequest("unknown or unsupported thumbor filter \"\(name)\"")
+        }
+    }
+
+    /// A watermark position: pixels (negative from the far edge), `NNp` percent, or `center`.
+    private func position(_ index: Int) throws(ServerError) -> ImageProcessors.Watermark.Position {
+        let text = try string(index)
+        if text == "center" { return .center }
+        if text == "repeat" { throw invalid("repeat positions are not supported") }
+        if text.hasSuffix("p"), let percent = Double(text.dropLast()), abs(percent) <= 100 { return .percent(percent) }
+        guard let pixels = Int(text), abs(pixels) <= 100_000 else { throw invalid("position \"\(text)\" is not pixels, NNp or center") }
+        return .pixels(pixels)
+    }
+
+    /// A `fill` colour: a name, `RRGGBB`/`RGB` hex, or `transparent`.
+    static func color(_ text: String) throws(ServerError) -> RGBAColor {
+        switch text.lowercased() {
+        case "transparent": return .clear
+        case "white": return .white
+        case "black": return .black
+        case "red": return RGBAColor(red: 255, green: 0, blue: 0)
+        case "green": return RGBAColor(red: 0, green: 128, blue: 0)
+        case "blue": return RGBAColor(red: 0, green: 0, blue: 255)
+        case "auto", "blur": throw .badRequest("thumbor filter fill: \(text) is not supported yet; give a colour")
+        default:
+            var hex = text
+            if hex.count == 3 { hex = hex.map { "\($0)\($0)" }.joined() }
+            guard let color = RGBAColor(hex: hex) else { throw .badRequest("thumbor filter fill: \"\(text)\" is not a colour") }
+            return color
         }
     }
 

@@ -72,12 +72,16 @@ public struct ThumborURLParser: Sendable {
         }
         var job = ImageJob(source: try Self.sourceURL(image))
         var adjustments = ThumborFilter.Adjustments()
+        if step.mode != .fill, step.width > 0, step.height > 0 { adjustments.box = (step.width, step.height) }
         for filter in filters { try filter.apply(to: &job, adjustments: &adjustments, processors: &processors) }
         // fit-in modes never enlarge unless upscale() asks (thumbor); the fill mode does unless
         // no_upscale() asks.
         step.upscale = step.mode == .fill ? adjustments.upscale : adjustments.explicitUpscale
         step.adaptive = adaptive
-        job.processors = leading + step.processors + processors
+        let resize = step.processors
+        job.processors = leading + resize + processors
+        // Watermark positions were counted among the filters' processors.
+        for index in job.watermarks.indices { job.watermarks[index].index += leading.count + resize.count }
         return job
     }
 
