@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Osprey", targets: ["Osprey"]),
+        .library(name: "OspreyServer", targets: ["OspreyServer"]),
         .executable(name: "osprey", targets: ["OspreyCLI"]),
     ],
     dependencies: [
@@ -15,6 +16,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // libvips, found through pkg-config (apt: libvips-dev, Homebrew: vips).
@@ -41,10 +46,29 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // `osprey serve`: the pipeline behind HTTP (thumbor and imgproxy URL grammars). Kept apart so
+        // that the Osprey library does not depend on Hummingbird.
+        .target(
+            name: "OspreyServer",
+            dependencies: [
+                "Osprey",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "OspreyCLI",
             dependencies: [
                 "Osprey",
+                "OspreyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/osprey"
@@ -57,6 +81,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "OspreyServerTests",
+            dependencies: [
+                "OspreyServer",
+                "Osprey",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

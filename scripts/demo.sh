@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build the osprey CLI and run images through the whole pipeline, with no internet:
 # the repository's sample image over file:// (and over HTTP from a loopback origin this script
-# starts when python3 is present). Results go to ./out/.
+# starts when python3 is present, also through `osprey serve` when curl is too). Results go to ./out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -30,6 +30,29 @@ if command -v python3 >/dev/null 2>&1; then
     for _ in $(seq 50); do python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/sample.jpg')" 2>/dev/null && break; sleep 0.1; done
     echo "==> osprey fetch over HTTP from a loopback origin (duplicates share one download)"
     "$osprey" fetch "http://127.0.0.1:$port/sample.jpg" "http://127.0.0.1:$port/sample.jpg" --process "thumbnail:128" --cache-dir out/cache --out out/processed
+fi
+
+if command -v python3 >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+    echo "==> osprey serve: a thumbor-signed URL (libthumbor's algorithm) from a loopback origin"
+    key="demo-thumbor-key"
+    "$osprey" serve --port 0 --allow-loopback-sources --cache-dir out/serve-cache --thumbor-key "$key" > out/serve.log 2>&1 &
+    server=$!
+    trap 'kill $origin $server 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do grep -q "listening on" out/serve.log 2>/dev/null && break; sleep 0.1; done
+    base=$(grep -o 'http://[0-9.:]*' out/serve.log | head -1)
+    # What libthumbor's CryptoURL(key).generate(width=300, height=200, smart=True, image_url=...) makes:
+    # HMAC-SHA1 of the path after the signature, URL-safe base64 with padding.
+    path="300x200/smart/http://127.0.0.1:$port/sample.jpg"
+    signature=$(python3 -c 'import base64,hashlib,hmac,sys; print(base64.urlsafe_b64encode(hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha1).digest()).decode())' "$key" "$path")
+    echo "GET $base/$signature/$path"
+    curl -sS -o out/served.webp -D - -H "Accept: image/webp,image/*" "$base/$signature/$path" | grep -iE '^(HTTP|content-type|vary|etag|cache-control)'
+    "$osprey" info out/served.webp
+    echo "GET again with If-None-Match (304, nothing processed):"
+    etag=$(curl -sS -D - -o /dev/null -H "Accept: image/webp,image/*" "$base/$signature/$path" | grep -i '^etag:' | cut -d' ' -f2 | tr -d '\r')
+    curl -sS -o /dev/null -w '%{http_code}\n' -H "Accept: image/webp,image/*" -H "If-None-Match: $etag" "$base/$signature/$path"
+    echo "GET a tampered URL (403 with a one-line reason):"
+    curl -sS "$base/$signature/301x200/smart/http://127.0.0.1:$port/sample.jpg"
+    kill -TERM $server && wait $server || true
 fi
 
 echo "==> osprey cache stats"

@@ -13,6 +13,6 @@ struct OspreyCommand: AsyncParsableCommand {
         apply to it, 66 unreadable input file, 70 encoding failure, 73 output not writable.
         """,
         version: ospreyVersion,
-        subcommands: [InfoCommand.self, ConvertCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self]
+        subcommands: [InfoCommand.self, ConvertCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ServeCommand.self]
     )
 }

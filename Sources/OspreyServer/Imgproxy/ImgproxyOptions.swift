@@ -1,0 +1,136 @@
+import Foundation
+import Osprey
+
+/// The processing options of one imgproxy URL, applied one `name:arg:arg` at a time.
+struct ImgproxyOptions {
+    var resizingType = "fit"
+    var width = 0
+    var height = 0
+    var enlarge = false
+    var gravity: ImageProcessors.Gravity = .center
+    var smart = false
+    var crop: (width: Int, height: Int, gravity: ImageProcessors.Gravity?)?
+    var quality: Int?
+    var format: ImageFormat?
+    var blur: Double?
+    var sharpen: Double?
+    var expires: TimeInterval?
+
+    /// Applies one option; 400 for unknown options and bad arguments.
+    mutating func apply(_ option: String) throws(ServerError) {
+        let parts = option.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let name = parts[0]
+        let arguments = Array(parts.dropFirst())
+        func int(_ index: Int, in range: ClosedRange<Int>) throws(ServerError) -> Int? {
+            guard index < arguments.count, !arguments[index].isEmpty else { return nil }
+            guard let value = Int(arguments[index]) else { throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not an integer") }
+            guard range.contains(value) else { throw .badRequest("imgproxy option \(name): \(value) is outside \(range.lowerBound)...\(range.upperBound)") }
+            return value
+        }
+        func double(_ index: Int, in range: ClosedRange<Double>) throws(ServerError) -> Double? {
+            guard index < arguments.count, !arguments[index].isEmpty else { return nil }
+            guard let value = Double(arguments[index]), range.contains(value) else {
+                throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not a number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+        func bool(_ index: Int) throws(ServerError) -> Bool? {
+            guard index < arguments.count, !arguments[index].isEmpty else { return nil }
+            switch arguments[index].lowercased() {
+            case "1", "t", "true": return true
+            case "0", "f", "false": return false
+            default: throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not a boolean")
+            }
+        }
+        func type(_ index: Int) throws(ServerError) {
+            guard index < arguments.count, !arguments[index].isEmpty else { return }
+            guard ["fit", "fill", "fill-down", "force", "auto"].contains(arguments[index]) else {
+                throw .badRequest("imgproxy option \(name): resizing type \"\(arguments[index])\" is not fit, fill, fill-down, force or auto")
+            }
+            resizingType = arguments[index]
+        }
+        let side = 0...16384
+        switch name {
+        case "rs", "resize":
+            try type(0)
+            width = try int(1, in: side) ?? width
+            height = try int(2, in: side) ?? height
+            enlarge = try bool(3) ?? enlarge
+            _ = try bool(4)
+        case "s", "size":
+            width = try int(0, in: side) ?? width
+            height = try int(1, in: side) ?? height
+            enlarge = try bool(2) ?? enlarge
+            _ = try bool(3)
+        case "rt", "resizing_type": try type(0)
+        case "w", "width": width = try int(0, in: side) ?? 0
+        case "h", "height": height = try int(0, in: side) ?? 0
+        case "el", "enlarge": enlarge = try bool(0) ?? false
+        case "g", "gravity":
+            guard let value = arguments.first else { throw .badRequest("imgproxy option \(name) needs a gravity") }
+            if value == "sm" { smart = true } else { gravity = try Self.gravity(value); smart = false }
+        case "c", "crop":
+            let w = try int(0, in: side) ?? 0, h = try int(1, in: side) ?? 0
+            crop = (w, h, arguments.count > 2 && !arguments[2].isEmpty ? try Self.gravity(arguments[2]) : nil)
+        case "q", "quality":
+            quality = try int(0, in: 0...100).map { $0 == 0 ? nil : $0 } ?? nil
+        case "f", "format", "ext":
+            guard let value = arguments.first?.lowercased(), ["jpg", "jpeg", "png", "webp", "avif", "gif"].contains(value),
+                  let format = ImageFormat(name: value) else {
+                throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif")
+            }
+            self.format = format
+        case "bl", "blur": blur = try double(0, in: 0...100)
+        case "sh", "sharpen": sharpen = try double(0, in: 0...100)
+        case "ar", "auto_rotate", "sm", "strip_metadata", "scp", "strip_color_profile", "cb", "cachebuster":
+            // Images are always auto-rotated and re-encoded without metadata; cache busters only
+            // change the URL.
+            break
+        case "exp", "expires":
+            guard let value = arguments.first, let seconds = TimeInterval(value) else { throw .badRequest("imgproxy option \(name) needs a Unix time") }
+            expires = seconds
+        default:
+            throw .badRequest("unknown or unsupported imgproxy option \"\(name)\"")
+        }
+    }
+
+    static func gravity(_ value: String) throws(ServerError) -> ImageProcessors.Gravity {
+        switch value {
+        case "ce": .center
+        case "no": .top
+        case "so": .bottom
+        case "ea": .right
+        case "we": .left
+        case "noea": .topRight
+        case "nowe": .topLeft
+        case "soea": .bottomRight
+        case "sowe": .bottomLeft
+        default: throw .badRequest("imgproxy gravity \"\(value)\" is not one of ce, no, so, ea, we, noea, nowe, soea, sowe, sm")
+        }
+    }
+
+    /// The processors: crop, resize, blur, sharpen (imgproxy's order).
+    var processors: [any ImageProcessing] {
+        var result: [any ImageProcessing] = []
+        var step = ResizeStep()
+        step.width = width
+        step.height = height
+        step.upscale = enlarge
+        step.gravity = gravity
+        step.smart = smart
+        switch resizingType {
+        case "fill", "fill-down", "auto": step.mode = .fill
+        case "force": step.mode = .force
+        default: step.mode = .fit
+        }
+        if let crop {
+            result.append(ImageProcessors.Crop(width: crop.width == 0 ? 1 << 20 : crop.width, height: crop.height == 0 ? 1 << 20 : crop.height,
+                                               gravity: crop.gravity ?? gravity))
+        }
+        // A resize first whenever there is no crop, so the pipeline can plan the decode from it.
+        result = result.isEmpty ? step.processors : result + step.processors
+        if let blur, blur > 0 { result.append(ImageProcessors.Blur(sigma: blur)) }
+        if let sharpen, sharpen > 0 { result.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        return result
+    }
+}

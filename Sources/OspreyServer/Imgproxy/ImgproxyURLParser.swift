@@ -1,0 +1,92 @@
+import Foundation
+import Osprey
+
+/// Parses imgproxy URLs (the open-source subset) into an ``ImageJob``:
+///
+///     /SIGNATURE/OPTIONS/plain/SOURCE[@ext]
+///     /SIGNATURE/OPTIONS/BASE64URL_SOURCE[.ext]      (the base64 may be split by `/`)
+///
+/// Options: `rs`/`resize`, `s`/`size`, `rt`/`resizing_type`, `w`/`width`, `h`/`height`,
+/// `el`/`enlarge`, `g`/`gravity` (incl. `sm`), `c`/`crop`, `q`/`quality`, `f`/`format`/`ext`,
+/// `bl`/`blur`, `sh`/`sharpen`, `ar`/`auto_rotate`, `sm`/`strip_metadata`, `cb`/`cachebuster`,
+/// `exp`/`expires`, `pr`/`preset`. **Signed bytes**: see ``ImgproxySigner``; the path after the
+/// server's imgproxy prefix and the signature segment, leading slash included.
+public struct ImgproxyURLParser: Sendable {
+    /// The signer; `nil` when no key is configured (then the signature segment is ignored).
+    public var signer: ImgproxySigner?
+    /// Whether unsigned URLs (`_` or `insecure` as signature) are served although keys are set.
+    /// Default `false`.
+    public var allowUnsigned: Bool
+    /// Presets, name → options text (`rs:fill:300:300/q:80`). Default none.
+    public var presets: [String: String]
+
+    /// A parser verifying with `signer` (default none), with `presets` (default none).
+    public init(signer: ImgproxySigner? = nil, allowUnsigned: Bool = false, presets: [String: String] = [:]) {
+        self.signer = signer
+        self.allowUnsigned = allowUnsigned
+        self.presets = presets
+    }
+
+    /// Parses `path` (after the prefix, starting with `/`).
+    public func parse(path: String) throws(ServerError) -> ImageJob {
+        let trimmed = path.drop { $0 == "/" }
+        guard let slash = trimmed.firstIndex(of: "/") else { throw .badRequest("imgproxy URL \"\(path)\" has no source after its signature") }
+        let signature = trimmed[..<slash]
+        let signed = String(trimmed[slash...])
+        if let signer {
+            if !(allowUnsigned && (signature == "_" || signature == "insecure")) {
+                guard signer.isValid(signature, for: signed) else { throw .forbidden("imgproxy signature \"\(signature)\" does not match the path") }
+            }
+        }
+        var segments = signed.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var options = ImgproxyOptions()
+        var index = 0
+        while index < segments.count, segments[index] != "plain", segments[index].contains(":") {
+            let option = segments[index]
+            if option.hasPrefix("pr:") || option.hasPrefix("preset:") {
+                let names = option.split(separator: ":").dropFirst()
+                for name in names {
+                    guard let preset = presets[String(name)] else { throw .badRequest("imgproxy preset \"\(name)\" is not configured") }
+                    for part in preset.split(separator: "/") { try options.apply(String(part)) }
+                }
+            } else {
+                try options.apply(option)
+            }
+            index += 1
+        }
+        guard index < segments.count else { throw .badRequest("imgproxy URL \"\(path)\" has no source") }
+        var source: String
+        var extensionName: String?
+        if segments[index] == "plain" {
+            // The plain source keeps its slashes as received: take the text after "/plain/".
+            guard let range = signed.range(of: "/plain/") else { throw .badRequest("imgproxy URL \"\(path)\" has an empty plain source") }
+            source = String(signed[range.upperBound...])
+            if let at = source.lastIndex(of: "@") {
+                extensionName = String(source[source.index(after: at)...])
+                source = String(source[..<at])
+            }
+            source = source.removingPercentEncoding ?? source
+        } else {
+            segments = Array(segments[index...])
+            var encoded = segments.joined()
+            if let dot = encoded.lastIndex(of: ".") {
+                extensionName = String(encoded[encoded.index(after: dot)...])
+                encoded = String(encoded[..<dot])
+            }
+            guard let data = Base64URL.decode(encoded), let text = String(data: data, encoding: .utf8) else {
+                throw .badRequest("imgproxy source \"\(encoded)\" is not URL-safe base64")
+            }
+            source = text
+        }
+        if let extensionName, !extensionName.isEmpty { try options.apply("f:" + extensionName) }
+        guard !source.isEmpty else { throw .badRequest("imgproxy URL \"\(path)\" has an empty source") }
+        if let expires = options.expires, expires < Date().timeIntervalSince1970 {
+            throw .notFound("imgproxy URL expired at \(Int(expires)) (exp option)")
+        }
+        var job = ImageJob(source: try SourceURL.parse(source))
+        job.format = options.format
+        job.quality = options.quality
+        job.processors = options.processors
+        return job
+    }
+}

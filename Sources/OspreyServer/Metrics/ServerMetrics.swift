@@ -1,0 +1,76 @@
+import CoreMetrics
+import Metrics
+import Prometheus
+import Synchronization
+
+/// The server's metrics, recorded through swift-metrics into a Prometheus registry of the
+/// server's own (not the process-wide bootstrap, so several servers can live in one process) and
+/// rendered by swift-prometheus for `GET /metrics`.
+///
+/// Names: `osprey_requests_total{status}`, `osprey_request_duration_seconds{phase}` (histogram;
+/// phases `queue`, `fetch` = download + decode + process through the pipeline, `encode`, `total`),
+/// `osprey_cache_hits_total{level}` (`result_memory`, `result_disk`, `pipeline_memory`,
+/// `pipeline_disk`, `miss`), `osprey_in_flight_requests`, `osprey_queued_requests`,
+/// `osprey_origin_fetches_total`, `osprey_coalesced_requests_total`, `osprey_bytes_in_total`,
+/// `osprey_bytes_out_total`.
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let statusCounters = Mutex<[Int: CoreMetrics.Counter]>([:])
+    private let levelCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let phaseTimers = Mutex<[String: CoreMetrics.Timer]>([:])
+    let inFlight: CoreMetrics.Meter
+    let queued: CoreMetrics.Meter
+    let originFetches: CoreMetrics.Counter
+    let coalesced: CoreMetrics.Counter
+    let bytesIn: CoreMetrics.Counter
+    let bytesOut: CoreMetrics.Counter
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+        inFlight = CoreMetrics.Meter(label: "osprey_in_flight_requests", factory: factory)
+        queued = CoreMetrics.Meter(label: "osprey_queued_requests", factory: factory)
+        originFetches = CoreMetrics.Counter(label: "osprey_origin_fetches_total", factory: factory)
+        coalesced = CoreMetrics.Counter(label: "osprey_coalesced_requests_total", factory: factory)
+        bytesIn = CoreMetrics.Counter(label: "osprey_bytes_in_total", factory: factory)
+        bytesOut = CoreMetrics.Counter(label: "osprey_bytes_out_total", factory: factory)
+    }
+
+    /// Counts a response with `status`.
+    func request(status: Int) {
+        statusCounters.withLock { counters in
+            if counters[status] == nil {
+                counters[status] = CoreMetrics.Counter(label: "osprey_requests_total", dimensions: [("status", String(status))], factory: factory)
+            }
+            return counters[status]!
+        }.increment()
+    }
+
+    /// Counts a cache lookup answered at `level`.
+    func cache(_ level: String) {
+        levelCounters.withLock { counters in
+            if counters[level] == nil {
+                counters[level] = CoreMetrics.Counter(label: "osprey_cache_hits_total", dimensions: [("level", level)], factory: factory)
+            }
+            return counters[level]!
+        }.increment()
+    }
+
+    /// Records `duration` for `phase`.
+    func record(_ phase: String, _ duration: Duration) {
+        phaseTimers.withLock { timers in
+            if timers[phase] == nil {
+                timers[phase] = CoreMetrics.Timer(label: "osprey_request_duration_seconds", dimensions: [("phase", phase)], factory: factory)
+            }
+            return timers[phase]!
+        }.record(duration: duration)
+    }
+
+    /// The Prometheus text exposition.
+    func render() -> String { registry.emitToString() }
+}

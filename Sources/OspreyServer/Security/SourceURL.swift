@@ -1,0 +1,33 @@
+import Foundation
+
+/// Validation of a source URL's syntax, shared by both grammars.
+enum SourceURL {
+    /// `text` as an `http`/`https` URL with a host; 400 otherwise.
+    static func parse(_ text: String) throws(ServerError) -> URL {
+        // As received first; then percent-decoded, for clients that encoded the authority too
+        // (`%5B::1%5D` for an IPv6 literal).
+        let candidates = [text] + (text.removingPercentEncoding.map { [$0] } ?? [])
+        let parsed = candidates.lazy.compactMap { candidate -> URL? in
+            let encoded = candidate.addingPercentEncoding(withAllowedCharacters: .urlAllowedForSources) ?? candidate
+            guard let url = URL(string: encoded), url.scheme != nil, let host = url.host, !host.isEmpty, !host.contains("%") else { return nil }
+            return url
+        }.first
+        guard let url = parsed, let scheme = url.scheme?.lowercased() else {
+            throw .badRequest("source \"\(text)\" is not a valid URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw .badRequest("source \"\(text)\" has scheme \(scheme); only http and https are served")
+        }
+        return url
+    }
+}
+
+extension CharacterSet {
+    /// Characters left as they are in a source URL: the URL syntax and `%` (already-encoded bytes).
+    static let urlAllowedForSources: CharacterSet = {
+        var set = CharacterSet.urlQueryAllowed
+        set.formUnion(.urlPathAllowed)
+        set.insert(charactersIn: "%#[]@:")
+        return set
+    }()
+}

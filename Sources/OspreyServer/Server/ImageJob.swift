@@ -1,0 +1,78 @@
+import Foundation
+import Osprey
+
+/// What one image URL asks for, whichever grammar it came in: the thin front ends
+/// (``ThumborURLParser``, ``ImgproxyURLParser``) produce this and the one processing path
+/// (``ImageService``) runs it.
+public struct ImageJob: Sendable {
+    /// The source image URL (already checked to be `http` or `https`).
+    public var source: URL
+    /// The processor chain, run in order through ``ImagePipeline``; a resize step comes first
+    /// whenever the URL asks for one, so that the pipeline can plan the decode from it.
+    public var processors: [any ImageProcessing]
+    /// The output format the URL names; `nil` lets ``FormatNegotiator`` choose from `Accept`.
+    public var format: ImageFormat?
+    /// The encoder quality (1...100); `nil` uses the server's default (80).
+    public var quality: Int?
+    /// Largest encoded result, in bytes (thumbor's `max_bytes`): quality is lowered until the
+    /// result fits. `nil`: no limit.
+    public var maxBytes: Int?
+
+    /// Watermarks to fetch (through the same source rules) and insert into ``processors``.
+    /// Default none.
+    public var watermarks: [WatermarkRequest] = []
+
+    /// A job fetching `source` and running `processors`.
+    public init(source: URL, processors: [any ImageProcessing] = [], format: ImageFormat? = nil,
+                quality: Int? = nil, maxBytes: Int? = nil) {
+        self.source = source
+        self.processors = processors
+        self.format = format
+        self.quality = quality
+        self.maxBytes = maxBytes
+    }
+
+    /// The processor chain as one processor (the identity when empty).
+    public var processor: any ImageProcessing {
+        processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
+    }
+
+    /// The key of the encoded result: source, processing and the output settings.
+    func resultKey(format: ImageFormat, quality: Int) -> String {
+        "\(source.absoluteString)|\(processingIdentifier)|\(format.rawValue):\(quality)|\(maxBytes ?? 0)"
+    }
+
+    /// The processors' identifiers with the watermarks', for cache keys.
+    var processingIdentifier: String {
+        ([processor.identifier] + watermarks.map(\.identifier)).joined(separator: "|")
+    }
+}
+
+/// A watermark a URL asks for: fetched when the job runs, then drawn by
+/// ``ImageProcessors/Watermark`` at ``index`` in the processor chain.
+public struct WatermarkRequest: Sendable {
+    /// The watermark image's URL.
+    public var url: URL
+    /// Where in ``ImageJob/processors`` the watermark step goes.
+    public var index: Int
+    /// Horizontal position.
+    public var x: ImageProcessors.Watermark.Position
+    /// Vertical position.
+    public var y: ImageProcessors.Watermark.Position
+    /// Transparency, 0...100.
+    public var transparency: Int
+    /// Largest width in percent of the image (`nil`: as is).
+    public var widthRatio: Double?
+    /// Largest height in percent of the image (`nil`: as is).
+    public var heightRatio: Double?
+
+    var identifier: String {
+        "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
+    }
+
+    /// The processor drawing `mark`.
+    func processor(mark: Image) -> ImageProcessors.Watermark {
+        ImageProcessors.Watermark(mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
+                                  widthRatio: widthRatio, heightRatio: heightRatio)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Osprey
+
+/// Serves the image URLs of both grammars, each under its prefix; other paths go on to the router
+/// (`/health`, `/metrics`). The raw request path is used as received (percent-encoding kept),
+/// since that is what signatures cover.
+struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let service: ImageService
+    let thumbor: ThumborURLParser
+    let imgproxy: ImgproxyURLParser
+    let configuration: ServerConfiguration
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if path == "/health" || path == "/metrics" || path == "/favicon.ico" { return try await next(request, context) }
+        let started = ContinuousClock.now
+        service.metrics.inFlight.increment()
+        defer { service.metrics.inFlight.decrement() }
+        var response: Response
+        // Whether the client's connection was watched for closing (Hummingbird closes it after
+        // such a response, so the response says so).
+        var watched = false
+        do throws(ServerError) {
+            guard request.method == .get || request.method == .head else {
+                throw ServerError(status: 405, reason: "method \(request.method) is not allowed; use GET")
+            }
+            let job = try parse(path: path, query: request.uri.query)
+            let accept = request.headers[.accept]
+            if let entry = try await service.cachedResult(for: job, accept: accept) {
+                response = success(entry, negotiated: job.format == nil, request: request)
+            } else {
+                watched = true
+                let entry = try await produce(job, accept: accept, request: request)
+                response = success(entry, negotiated: job.format == nil, request: request)
+            }
+        } catch {
+            response = failure(error, path: path)
+        }
+        if watched { response.headers[.connection] = "close" }
+        service.metrics.request(status: Int(response.status.code))
+        service.metrics.record("total", ContinuousClock.now - started)
+        return response
+    }
+
+    /// Runs a cache miss under the request deadline, cancelled when the client closes the
+    /// connection (Hummingbird then closes the connection after the response, so the watch is
+    /// only kept on this slow path; cache hits keep the connection alive).
+    private func produce(_ job: ImageJob, accept: String?, request: Request) async throws(ServerError) -> ResultCache.Entry {
+        let service = self.service, limit = configuration.requestTimeout
+        do {
+            return try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await Deadline.run(limit) { () async throws(ServerError) in
+                    try await service.respond(to: job, accept: accept)
+                }
+            }
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw ServerError(status: 499, reason: "the client closed the connection before the answer was ready")
+        }
+    }
+
+    /// The job for `path`, by prefix.
+    private func parse(path: String, query: String?) throws(ServerError) -> ImageJob {
+        let imgproxyPrefix = configuration.imgproxyPrefix
+        if !imgproxyPrefix.isEmpty, path.hasPrefix(imgproxyPrefix + "/") {
+            return try imgproxy.parse(path: String(path.dropFirst(imgproxyPrefix.count)))
+        }
+        let thumborPrefix = configuration.thumborPrefix
+        if path.hasPrefix(thumborPrefix + "/"), path.count > thumborPrefix.count + 1 {
+            return try thumbor.parse(path: String(path.dropFirst(thumborPrefix.count + 1)), query: query)
+        }
+        throw .notFound("no image URL grammar is served at \(path)")
+    }
+
+    private func success(_ entry: ResultCache.Entry, negotiated: Bool, request: Request) -> Response {
+        var headers: HTTPFields = [:]
+        let policy = entry.policy
+        let maxAge = min(configuration.maxAge, policy.maxAge ?? .max)
+        headers[.cacheControl] = policy.noStore ? "no-store" : "\(policy.isPrivate ? "private" : "public"), max-age=\(maxAge)"
+        headers[.eTag] = entry.etag
+        headers[.lastModified] = HTTPDate.format(entry.created)
+        if negotiated { headers[.vary] = "Accept" }
+        if let match = request.headers[.ifNoneMatch], Self.matches(match, etag: entry.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = entry.format.mimeType
+        headers[.contentLength] = String(entry.data.count)
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        service.metrics.bytesOut.increment(by: Int64(entry.data.count))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: entry.data)))
+    }
+
+    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak comparison, as RFC 9110 asks.
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
+    }
+
+    private func failure(_ error: ServerError, path: String) -> Response {
+        var headers: HTTPFields = [:]
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.cacheControl] = error.status >= 500 || error.status == 429 || configuration.errorMaxAge == 0
+            ? "no-store" : "public, max-age=\(configuration.errorMaxAge)"
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: HTTPResponse.Status(code: error.status), headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: error.reason + "\n")))
+    }
+}
+
+/// A whole-request deadline.
+enum Deadline {
+    /// `body`'s result, or 504 when it takes longer than `limit` (the body is then cancelled).
+    static func run<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws(ServerError) -> T) async throws(ServerError) -> T {
+        let outcome: Result<T, ServerError> = await withTaskGroup(of: Result<T, ServerError>?.self) { group in
+            group.addTask {
+                do throws(ServerError) { return .success(try await body()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                if Task.isCancelled { return nil }
+                return .failure(ServerError(status: 504, reason: "the request took longer than its deadline of \(limit)"))
+            }
+            var first: Result<T, ServerError>?
+            while let next = await group.next() {
+                if let next { first = next; break }
+            }
+            group.cancelAll()
+            return first ?? .failure(ServerError(status: 503, reason: "the request was cancelled"))
+        }
+        return try outcome.get()
+    }
+}
+
+/// HTTP dates (RFC 9110 IMF-fixdate).
+enum HTTPDate {
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Synchronization
+
+/// What an origin's `Cache-Control` allows for results made from its image: `no-store` (never
+/// cached, answered `no-store`), `private` (answered `private`), `max-age`/`s-maxage` (results live
+/// at most that long, in the result cache and in the answer's `max-age`). Ignored when
+/// ``ServerConfiguration/respectOriginCacheControl`` is off.
+struct OriginPolicy: Sendable, Hashable {
+    /// `no-store` (or `no-cache`): results are not kept.
+    var noStore = false
+    /// `private`: answers say `private`.
+    var isPrivate = false
+    /// `s-maxage` or `max-age`, in seconds.
+    var maxAge: Int?
+
+    /// Parses a `Cache-Control` value; `nil` for none.
+    init?(cacheControl: String?) {
+        guard let cacheControl else { return nil }
+        var sharedMaxAge: Int?
+        for directive in cacheControl.lowercased().split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            switch parts[0] {
+            case "no-store", "no-cache": noStore = true
+            case "private": isPrivate = true
+            case "max-age": maxAge = parts.count > 1 ? Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
+            case "s-maxage": sharedMaxAge = parts.count > 1 ? Int(parts[1]) : nil
+            default: break
+            }
+        }
+        if let sharedMaxAge { maxAge = sharedMaxAge }
+        if maxAge == 0 { noStore = true }
+    }
+
+    init(noStore: Bool = false, isPrivate: Bool = false, maxAge: Int? = nil) {
+        self.noStore = noStore
+        self.isPrivate = isPrivate
+        self.maxAge = maxAge
+    }
+}
+
+/// The policies of the sources fetched so far, by source URL (the first hop), recorded by the
+/// loader as responses arrive.
+final class OriginPolicies: Sendable {
+    private let policies = Mutex<[String: OriginPolicy]>([:])
+
+    func record(_ policy: OriginPolicy?, for url: URL) {
+        policies.withLock { $0[url.absoluteString] = policy }
+    }
+
+    func policy(for url: URL) -> OriginPolicy? {
+        policies.withLock { $0[url.absoluteString] }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// `osprey serve`: Osprey's pipeline behind HTTP, answering thumbor and imgproxy URLs.
+///
+/// ``run()`` binds, serves until SIGTERM or SIGINT, then shuts down gracefully: it stops
+/// accepting, lets in-flight requests finish within ``ServerConfiguration/shutdownTimeout``, and
+/// shuts the HTTP client down.
+public struct OspreyServer: Sendable {
+    /// The configuration.
+    public let configuration: ServerConfiguration
+    let service: ImageService
+    let logger: Logger
+
+    /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`).
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
+        self.configuration = configuration
+        self.logger = logger
+        service = ImageService(configuration: configuration, metrics: ServerMetrics(), logger: logger)
+    }
+
+    /// The Hummingbird application (for tests and embedding). `onServerRunning` receives the
+    /// listening channel (its local address tells the port when ``ServerConfiguration/port`` is 0).
+    public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol & Service {
+        let router = Router()
+        router.add(middleware: ImageMiddleware(service: service, thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration))
+        StatusRoutes.add(to: router, service: service)
+        return Application(router: router,
+                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
+                           onServerRunning: onServerRunning, logger: logger)
+    }
+
+    /// Waits until the results and originals written so far are on disk.
+    public func flushCaches() async {
+        await service.results.flush()
+        await service.pipeline.configuration.cache.diskStorage.waitForPendingWork()
+    }
+
+    var thumborParser: ThumborURLParser {
+        ThumborURLParser(signer: configuration.thumborKey.map { ThumborSigner(key: $0, sha256Length: configuration.thumborSHA256Length) },
+                         allowUnsafe: configuration.allowUnsafe)
+    }
+
+    var imgproxyParser: ImgproxyURLParser {
+        ImgproxyURLParser(signer: configuration.imgproxyKeys.isEmpty ? nil
+                              : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
+                          allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets)
+    }
+
+    /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
+    /// port once the server accepts connections (default: does nothing).
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let port = configuration.port
+        try await makeServiceGroup(signals: [.sigterm, .sigint]) { channel in
+            await onListening(channel.localAddress?.port ?? port)
+        }.run()
+    }
+
+    /// The service group ``run()`` runs: the application, then the HTTP client's shutdown, with a
+    /// graceful-shutdown deadline of ``ServerConfiguration/shutdownTimeout``. `signals` trigger
+    /// the graceful shutdown (tests pass none and call `triggerGracefulShutdown()`).
+    public func makeServiceGroup(signals: [UnixSignal], onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> ServiceGroup {
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: ClientShutdownService(service: service)),
+                .init(service: makeApplication(onServerRunning: onServerRunning)),
+            ],
+            gracefulShutdownSignals: signals,
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = self.configuration.shutdownTimeout
+        return ServiceGroup(configuration: configuration)
+    }
+}
+
+/// Shuts the HTTP client down once the server has stopped (services stop in reverse order, so
+/// this one, listed first, stops last).
+struct ClientShutdownService: Service {
+    let service: ImageService
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await service.shutdown()
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Everything `osprey serve` can be told. Every property states its default; the CLI maps each
+/// to a flag and an environment variable (see `osprey serve --help`).
+public struct ServerConfiguration: Sendable {
+    /// Address to bind. Default `127.0.0.1`.
+    public var host = "127.0.0.1"
+    /// Port to bind; `0` picks a free one. Default 8080.
+    public var port = 8080
+    /// thumbor's security key; `nil` serves only `unsafe/` URLs. Default `nil`.
+    public var thumborKey: String?
+    /// Length of imagor's HMAC-SHA256 signatures accepted besides thumbor's SHA-1 (`nil`: not
+    /// accepted). Default `nil`.
+    public var thumborSHA256Length: Int?
+    /// imgproxy key/salt pairs (hex-decoded bytes); empty: imgproxy URLs are not signed. Default empty.
+    public var imgproxyKeys: [ImgproxySigner.KeyPair] = []
+    /// Length imgproxy signatures are truncated to (imgproxy's `IMGPROXY_SIGNATURE_SIZE`, 32 bytes =
+    /// untruncated). Default 32.
+    public var imgproxySignatureBytes = 32
+    /// imgproxy presets, `name` → options (`rs:fill:300:300/q:80`). Default none.
+    public var imgproxyPresets: [String: String] = [:]
+    /// Serve `unsafe/` thumbor URLs (and unsigned imgproxy URLs) although keys are configured.
+    /// Default `false`.
+    public var allowUnsafe = false
+    /// Allow sources resolving to loopback addresses (tests, local origins). Default `false`.
+    public var allowLoopbackSources = false
+    /// Allowed source hosts or URL prefixes (see ``SourceGuard/allowedSources``). Default: any public host.
+    public var allowedSources: [String] = []
+    /// Path prefix of the thumbor grammar. Default `""` (the root, as thumbor serves it).
+    public var thumborPrefix = ""
+    /// Path prefix of the imgproxy grammar. Default `/imgproxy`.
+    public var imgproxyPrefix = "/imgproxy"
+    /// Directory of the disk caches (originals and results); `nil`: memory only. Default `nil`.
+    public var cacheDirectory: URL?
+    /// Disk cache size limit in bytes, for each of originals and results. Default 1 GiB.
+    public var diskCacheBytes = 1 << 30
+    /// Memory cache of encoded results, in bytes. Default 256 MiB.
+    public var memoryCacheBytes = 256 << 20
+    /// Jobs processed at once. Default: the number of active cores.
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Jobs allowed to wait for a worker; beyond it requests get 429. Default 64.
+    public var queue = 64
+    /// Largest source body in bytes, enforced while streaming. Default 50 MiB.
+    public var maxSourceBytes = 50 << 20
+    /// Largest source resolution, pixels summed over animation frames. Default 50,000,000.
+    public var maxSourcePixels = 50_000_000
+    /// Most animation frames kept; more is refused with 422. Default 100.
+    public var maxAnimationFrames = 100
+    /// Largest result width or height. Default 8192.
+    public var maxResultDimension = 8192
+    /// Whole-download timeout. Default 10 s.
+    public var downloadTimeout: Duration = .seconds(10)
+    /// Whole-request deadline (queue, download, processing, encoding). Default 30 s.
+    public var requestTimeout: Duration = .seconds(30)
+    /// `max-age` of successful responses, in seconds. Default 31,536,000 (one year).
+    public var maxAge = 31_536_000
+    /// `max-age` of error responses, in seconds (`0`: `no-store`). Default 10.
+    public var errorMaxAge = 10
+    /// How long a cached original is used before it is fetched again (revalidated), in seconds.
+    /// Default 3600.
+    public var originTTL = 3600
+    /// Whether the origin's `Cache-Control` (`no-store`, `private`, `max-age`, `s-maxage`) limits
+    /// how long results are cached and what answers say; off, ``maxAge`` and ``originTTL`` apply
+    /// to every source. Default `true`.
+    public var respectOriginCacheControl = true
+    /// Default encoder quality. Default 80.
+    public var quality = 80
+    /// Graceful-shutdown deadline for in-flight requests. Default 10 s.
+    public var shutdownTimeout: Duration = .seconds(10)
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Osprey
+import Testing
+@testable import OspreyServer
+
+@Suite("Server operations: back-pressure, health, metrics, graceful shutdown", .serialized, .timeLimit(.minutes(5)))
+struct OperationsTests {
+    @Test("a full queue answers 429 with Retry-After at once")
+    func backPressure() async throws {
+        let origin = try await TestOrigin.start()
+        for index in 0..<6 { origin.set("/slow\(index).jpg", body: TestImages.photo, delay: .seconds(1)) }
+        let server = try await ServerHarness.start { $0.workers = 1; $0.queue = 1 }
+        let replies = try await withThrowingTaskGroup(of: ServerHarness.Reply.self) { group in
+            for index in 0..<6 {
+                group.addTask { try await server.get("/unsafe/40x40/\(origin.url("/slow\(index).jpg"))") }
+            }
+            return try await group.reduce(into: [ServerHarness.Reply]()) { $0.append($1) }
+        }
+        let busy = replies.filter { $0.status == 429 }
+        #expect(busy.count >= 1)
+        #expect(busy.allSatisfy { $0.header("Retry-After") == "1" && $0.header("Cache-Control") == "no-store" })
+        #expect(replies.filter { $0.status == 200 }.count >= 2)
+        #expect(replies.allSatisfy { $0.status == 200 || $0.status == 429 })
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("/health decodes with libvips and reports the queue; /metrics is Prometheus text")
+    func healthAndMetrics() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start()
+        let health = try await server.get("/health")
+        #expect(health.status == 200)
+        #expect(health.text.hasPrefix("ok"))
+        _ = try await server.get("/unsafe/30x30/\(origin.url("/photo.jpg"))")
+        _ = try await server.get("/unsafe/30x30/filters:bad()/\(origin.url("/photo.jpg"))")
+        let metrics = try await server.get("/metrics")
+        #expect(metrics.status == 200)
+        for name in ["osprey_requests_total{status=\"200\"} 1", "osprey_requests_total{status=\"400\"} 1",
+                     "osprey_request_duration_seconds_bucket", "phase=\"queue\"", "phase=\"fetch\"", "phase=\"encode\"",
+                     "osprey_in_flight_requests", "osprey_queued_requests", "osprey_origin_fetches_total 1",
+                     "osprey_bytes_in_total", "osprey_bytes_out_total", "osprey_cache_hits_total{level=\"miss\"} 1"] {
+            #expect(metrics.text.contains(name), "\(name)")
+        }
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("the worker queue reports stuck when jobs wait and nothing moves")
+    func stuckQueue() async throws {
+        let limiter = WorkLimiter(workers: 1, queueLimit: 4)
+        #expect(!limiter.isStuck(after: .zero))
+        let gate = AsyncStream<Void>.makeStream()
+        let running = Task { try await limiter.run { () async throws(ServerError) in for await _ in gate.stream {} } }
+        let waiting = Task { try await limiter.run { () async throws(ServerError) in } }
+        while limiter.queued == 0 { await Task.yield() }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(limiter.isStuck(after: .milliseconds(10)))
+        gate.continuation.finish()
+        _ = try await running.value
+        _ = try await waiting.value
+        #expect(!limiter.isStuck(after: .zero))
+    }
+
+    @Test("a client that disconnects cancels its job; a shared job goes on")
+    func disconnectCancels() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/hang.jpg", body: TestImages.photo, delay: .seconds(30))
+        let server = try await ServerHarness.start()
+        let service = server.server.service
+        let impatient = Task { try await server.get("/unsafe/40x40/\(origin.url("/hang.jpg"))", timeout: .milliseconds(300)) }
+        _ = try? await impatient.value
+        // The only request left: its job is cancelled (the origin is still sleeping).
+        var waited = 0
+        while service.coalescer.count > 0 && waited < 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        #expect(service.coalescer.count == 0)
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("graceful shutdown lets an in-flight request finish")
+    func gracefulShutdown() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(1500))
+        let server = try await ServerHarness.start()
+        let inFlight = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow.jpg"))") }
+        while origin.hits("/slow.jpg") == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        await server.group.triggerGracefulShutdown()
+        let reply = try await inFlight.value
+        #expect(reply.status == 200)
+        #expect(reply.image?.width == 40)
+        _ = try? await server.task.value
+        await origin.stop()
+    }
+}

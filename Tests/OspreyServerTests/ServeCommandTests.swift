@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// `osprey serve` as a process: flags, a signed URL answered, SIGTERM shuts it down cleanly.
+@Suite("Server CLI: osprey serve", .serialized, .timeLimit(.minutes(3)))
+struct ServeCommandTests {
+    /// The built `osprey` binary beside the test bundle (or `$OSPREY_CLI`).
+    static var executable: URL? {
+        if let override = ProcessInfo.processInfo.environment["OSPREY_CLI"] { return URL(fileURLWithPath: override) }
+        let bundle = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        var directory = bundle.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("osprey")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    @Test("--help documents the flags scripts rely on, with defaults")
+    func help() throws {
+        let executable = try #require(Self.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--help"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for flag in ["--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
+                     "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY"] {
+            #expect(output.contains(flag), "\(flag)")
+        }
+    }
+
+    @Test("serves a libthumbor-signed URL from a loopback origin, then exits 0 on SIGTERM")
+    func serveAndTerminate() async throws {
+        let executable = try #require(Self.executable)
+        let fixtures = ClientFixtures.shared
+        let origin = try await TestOrigin.start(port: fixtures.origin_port)
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0", "--allow-loopback-sources", "--workers", "2"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["OSPREY_THUMBOR_KEY"] = fixtures.thumbor_key
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The first line names the port: "osprey serve: listening on http://127.0.0.1:PORT".
+        let line = try await Task.detached { () -> String in
+            var bytes = Data()
+            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+        let server = ServerHarnessClient(port: port)
+        let reply = try await server.get(fixtures.thumbor[0].path)
+        #expect(reply.status == 200)
+        #expect(reply.image?.width == fixtures.thumbor[0].width)
+        #expect(try await server.get("/health").status == 200)
+        process.interrupt()   // SIGINT; SIGTERM behaves the same
+        let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
+        #expect(status == 0)
+        await origin.stop()
+    }
+}

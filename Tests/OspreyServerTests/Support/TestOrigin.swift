@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// A real HTTP origin on loopback (Hummingbird) serving resources the test sets, counting hits.
+final class TestOrigin: Sendable {
+    struct Resource: Sendable {
+        var status = 200
+        var headers: [String: String] = [:]
+        var body = Data()
+        /// Waits this long before answering (coalescing and back-pressure tests).
+        var delay: Duration?
+    }
+
+    private struct State {
+        var resources: [String: Resource] = [:]
+        var hits: [String: Int] = [:]
+        var task: Task<Void, any Error>?
+        var port = 0
+    }
+
+    private let state = Mutex(State())
+
+    var port: Int { state.withLock { $0.port } }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    func set(_ path: String, _ resource: Resource) { state.withLock { $0.resources[path] = resource } }
+
+    func set(_ path: String, body: Data, contentType: String = "image/jpeg", delay: Duration? = nil) {
+        set(path, Resource(headers: ["Content-Type": contentType], body: body, delay: delay))
+    }
+
+    func hits(_ path: String) -> Int { state.withLock { $0.hits[path, default: 0] } }
+
+    /// Starts an origin on `port` (0: any free port). Throws when it cannot bind.
+    static func start(port: Int = 0) async throws -> TestOrigin {
+        let origin = TestOrigin()
+        let router = Router()
+        router.get("**") { request, _ -> Response in
+            let path = request.uri.path
+            let resource = origin.state.withLock { state -> Resource? in
+                state.hits[path, default: 0] += 1
+                return state.resources[path]
+            }
+            guard let resource else { return Response(status: .notFound) }
+            if let delay = resource.delay { try await Task.sleep(for: delay) }
+            var headers = HTTPFields()
+            for (name, value) in resource.headers {
+                switch name.lowercased() {
+                case "content-type": headers[.contentType] = value
+                case "location": headers[.location] = value
+                case "cache-control": headers[.cacheControl] = value
+                case "etag": headers[.eTag] = value
+                case "last-modified": headers[.lastModified] = value
+                default: break
+                }
+            }
+            return Response(status: .init(code: resource.status), headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: resource.body)))
+        }
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                              onServerRunning: { channel in
+                                  continuation.yield(channel.localAddress?.port ?? 0)
+                                  continuation.finish()
+                              })
+        let task = Task {
+            defer { continuation.finish() }
+            try await app.runService()
+        }
+        var bound = 0
+        for await value in ports { bound = value }
+        guard bound > 0 else {
+            task.cancel()
+            throw OriginError(message: "the test origin could not bind port \(port)")
+        }
+        origin.state.withLock { $0.task = task; $0.port = bound }
+        return origin
+    }
+
+    func stop() async {
+        let task = state.withLock { $0.task }
+        task?.cancel()
+        _ = try? await task?.value
+    }
+}
+
+struct OriginError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Osprey
+import Testing
+@testable import OspreyServer
+
+@Suite("Server thumbor grammar over HTTP", .serialized, .timeLimit(.minutes(5)))
+struct ThumborServerTests {
+    @Test("libthumbor URLs (committed fixtures) are served with the sizes and formats they ask for")
+    func libthumborFixtures() async throws {
+        let fixtures = ClientFixtures.shared
+        let origin = try await TestOrigin.start(port: fixtures.origin_port)
+        defer { Task { await origin.stop() } }
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start { $0.thumborKey = fixtures.thumbor_key }
+        for item in fixtures.thumbor {
+            let reply = try await server.get(item.path)
+            #expect(reply.status == 200, "\(item.name): \(reply.text)")
+            let image = try #require(reply.image, "\(item.name)")
+            #expect(image.width == item.width && image.height == item.height, "\(item.name): \(image.width)x\(image.height)")
+            #expect(image.format?.rawValue == item.format, "\(item.name)")
+        }
+        // Unsafe is refused while a key is set; a tampered URL is 403 with a one-line reason.
+        #expect(try await server.get("/" + fixtures.thumbor_unsafe).status == 403)
+        let tampered = try await server.get(fixtures.thumbor[0].path.replacingOccurrences(of: "120x80", with: "120x81"))
+        #expect(tampered.status == 403)
+        #expect(tampered.text.contains("signature") && tampered.text.split(separator: "\n").count == 1)
+        // One download served every variant.
+        #expect(origin.hits("/photo.jpg") == 1)
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("unsafe URLs without a key: sizes, orig, flips, filters")
+    func unsafeGrammar() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/alpha.png", body: TestImages.transparentPNG, contentType: "image/png")
+        let server = try await ServerHarness.start()
+        let src = origin.url("/photo.jpg")
+        let cases: [(String, Int, Int, String)] = [
+            ("/unsafe/200x100/\(src)", 200, 100, "jpeg"),
+            ("/unsafe/fit-in/200x200/\(src)", 200, 150, "jpeg"),
+            ("/unsafe/fit-in/800x800/\(src)", 400, 300, "jpeg"),       // fit-in does not upscale
+            ("/unsafe/full-fit-in/100x100/\(src)", 133, 100, "jpeg"),
+            ("/unsafe/adaptive-fit-in/150x200/\(src)", 200, 150, "jpeg"),
+            ("/unsafe/origx100/\(src)", 400, 100, "jpeg"),
+            ("/unsafe/0x0/\(src)", 400, 300, "jpeg"),
+            ("/unsafe/\(src)", 400, 300, "jpeg"),
+            ("/unsafe/300x0/\(src)", 300, 225, "jpeg"),
+            ("/unsafe/100x100/right/bottom/\(src)", 100, 100, "jpeg"),
+            ("/unsafe/-100x-100/smart/\(src)", 100, 100, "jpeg"),
+            ("/unsafe/800x600/filters:no_upscale()/\(src)", 400, 300, "jpeg"),
+            ("/unsafe/100x100/filters:format(png):blur(2):sharpen(1,1,true):brightness(10):contrast(10):saturation(-20):rotate(90):round_corner(10,255,255,255)/\(src)", 100, 100, "png"),
+            ("/unsafe/100x50/filters:format(webp):quality(50):grayscale():strip_exif():strip_icc()/\(src)", 100, 50, "webp"),
+            ("/unsafe/100x50/filters:format(gif)/\(src)", 100, 50, "gif"),
+            ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),   // alpha: PNG, not JPEG
+            ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg"),  // no scheme: http
+        ]
+        for (path, width, height, format) in cases {
+            let reply = try await server.get(path)
+            #expect(reply.status == 200, "\(path): \(reply.text)")
+            let image = try #require(reply.image, "\(path)")
+            #expect(image.width == width && image.height == height, "\(path): \(image.width)x\(image.height)")
+            #expect(image.format?.rawValue == format, "\(path)")
+        }
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("fill pads fit-in results; watermark draws a fetched image, under the same source rules")
+    func fillAndWatermark() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/mark.png", body: TestImages.transparentPNG, contentType: "image/png")
+        let server = try await ServerHarness.start()
+        let src = origin.url("/photo.jpg"), mark = origin.url("/mark.png")
+        let filled = try await server.get("/unsafe/fit-in/200x200/filters:fill(ff0000)/\(src)")
+        let padded = try #require(filled.image)
+        #expect(padded.width == 200 && padded.height == 200)
+        let pixels = try padded.rgbaPixels()
+        #expect(pixels[0] > 200 && pixels[1] < 60 && pixels[2] < 60)                 // the red band above the image
+        let transparent = try #require(try await server.get("/unsafe/fit-in/200x200/filters:fill(transparent):format(png)/\(src)").image)
+        let clearPixels = try transparent.rgbaPixels()
+        #expect(transparent.hasAlpha && clearPixels[3] == 0)
+
+        let plain = try await server.get("/unsafe/200x150/\(src)")
+        let marked = try await server.get("/unsafe/200x150/filters:watermark(\(mark),-10,-10,0,50,none)/\(src)")
+        #expect(marked.status == 200, "\(marked.text)")
+        #expect(marked.image?.width == 200 && marked.image?.height == 150)
+        #expect(marked.body != plain.body)
+        let centred = try await server.get("/unsafe/200x150/filters:watermark(\(mark),center,20p,50)/\(src)")
+        #expect(centred.status == 200, "\(centred.text)")
+        #expect(origin.hits("/mark.png") == 1)
+        let refused = try await server.get("/unsafe/200x150/filters:watermark(http://10.1.2.3/mark.png,0,0,0)/\(src)")
+        #expect(refused.status == 403, "\(refused.text)")
+        let missing = try await server.get("/unsafe/200x150/filters:watermark(\(origin.url("/none.png")),0,0,0)/\(src)")
+        #expect(missing.status == 404, "\(missing.text)")
+        #expect(try await server.get("/unsafe/200x150/filters:watermark(\(mark),repeat,0,0)/\(src)").status == 400)
+        #expect(try await server.get("/unsafe/200x150/filters:fill(blur)/\(src)").status == 400)
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("bad URLs, unknown filters, bad arguments, bad sources are 4xx with one line; origin failures 404/502")
+    func errors() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/page.html", body: Data("<html>not an image</html>".utf8), contentType: "text/html")
+        origin.set("/truncated.jpg", body: TestImages.photo.prefix(TestImages.photo.count / 3))
+        origin.set("/broken.jpg", body: Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data(repeating: 0x41, count: 2000))
+        origin.set("/gone.jpg", TestOrigin.Resource(status: 410))
+        origin.set("/fails.jpg", TestOrigin.Resource(status: 500))
+        let server = try await ServerHarness.start()
+        let src = origin.url("/photo.jpg")
+        let cases: [(String, Int)] = [
+            ("/unsafe/100x100/filters:nope()/\(src)", 400),
+            ("/unsafe/100x100/filters:quality(101)/\(src)", 400),
+            ("/unsafe/100x100/filters:format(tiff)/\(src)", 400),
+            ("/unsafe/100x100/filters:rotate(45)/\(src)", 400),
+            ("/unsafe/100x100/filters:blur(x)/\(src)", 400),
+            ("/unsafe/100x100/filters:quality(80)", 400),
+            ("/unsafe/", 400),
+            ("/nothing", 400),
+            ("/unsafe/100x100/ftp://example.com/a.jpg", 400),
+            ("/AAAAAAAAAAAAAAAAAAAAAAAAAAA=/100x100/\(src)", 403),
+            ("/unsafe/100x100/\(origin.url("/page.html"))", 422),
+            ("/unsafe/100x100/\(origin.url("/truncated.jpg"))", 422),
+            ("/unsafe/100x100/\(origin.url("/broken.jpg"))", 422),
+            ("/unsafe/100x100/\(origin.url("/missing.jpg"))", 404),
+            ("/unsafe/100x100/\(origin.url("/gone.jpg"))", 404),
+            ("/unsafe/100x100/\(origin.url("/fails.jpg"))", 502),
+            ("/unsafe/100x100/http://127.0.0.1:1/a.jpg", 502),
+            ("/unsafe/10x10:5x5/100x100/\(src)", 400),
+            ("/unsafe/500x500:600x600/100x100/\(src)", 422),
+        ]
+        for (path, status) in cases {
+            let reply = try await server.get(path)
+            #expect(reply.status == status, "\(path): \(reply.status) \(reply.text)")
+            #expect(!reply.text.isEmpty && reply.text.split(separator: "\n").count == 1, "\(path): \(reply.text)")
+        }
+        await server.stop()
+        await origin.stop()
+    }
+}
