@@ -32,12 +32,15 @@ struct PipelineOptions: ParsableArguments {
     /// The options every CLI request uses: the processor, original bytes cached (so another
     /// processor never downloads again), results delivered after the cache writes (the process
     /// may exit right after), and, when the spec names an output format, processed images cached
-    /// in it (at the spec's quality, default 80) whenever it holds them.
+    /// in it (at the spec's quality, default 80) whenever it holds them; an output format that
+    /// cannot animate (JPEG, PNG, AVIF) decodes only the first frame of an animation, the one it
+    /// would keep.
     var requestOptions: [OspreyOption] {
         let spec = self.spec
         var options: [OspreyOption] = [.processor(spec.processor), .cacheOriginalImage, .waitForCache, .returnsData]
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
+            if !format.supportsAnimation { options.append(.onlyLoadFirstFrame) }
         }
         return options
     }
