@@ -157,8 +157,7 @@ struct HTTPBehaviourTests {
     @Test("imgproxy URLs over HTTP: pyimgproxy fixtures and unsigned options")
     func imgproxy() async throws {
         let fixtures = ClientFixtures.shared
-        let origin = try await TestOrigin.start(port: fixtures.origin_port)
-        origin.set("/photo.jpg", body: TestImages.photo)
+        let origin = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
         let pair = try #require(ImgproxySigner.KeyPair(hexKey: fixtures.imgproxy_key, hexSalt: fixtures.imgproxy_salt))
         let server = try await ServerHarness.start { $0.imgproxyKeys = [pair]; $0.imgproxyPresets = ["thumb": "rs:fill:32:32"] }
         for item in fixtures.imgproxy {
@@ -210,6 +209,5 @@ struct HTTPBehaviourTests {
             #expect(reply.status == status, "\(path): \(reply.status) \(reply.text)")
         }
         await unsigned.stop()
-        await origin.stop()
     }
 }

@@ -39,8 +39,7 @@ struct ServeCommandTests {
     func serveAndTerminate() async throws {
         let executable = try #require(Self.executable)
         let fixtures = ClientFixtures.shared
-        let origin = try await TestOrigin.start(port: fixtures.origin_port)
-        origin.set("/photo.jpg", body: TestImages.photo)
+        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--port", "0", "--allow-loopback-sources", "--workers", "2"]
@@ -67,6 +66,5 @@ struct ServeCommandTests {
         process.interrupt()   // SIGINT; SIGTERM behaves the same
         let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
         #expect(status == 0)
-        await origin.stop()
     }
 }

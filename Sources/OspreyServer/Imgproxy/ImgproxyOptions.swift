@@ -15,6 +15,7 @@ struct ImgproxyOptions {
     var blur: Double?
     var sharpen: Double?
     var expires: TimeInterval?
+    var trim: Double?
 
     /// Applies one option; 400 for unknown options and bad arguments.
     mutating func apply(_ option: String) throws(ServerError) {
@@ -86,6 +87,8 @@ struct ImgproxyOptions {
             // Images are always auto-rotated and re-encoded without metadata; cache busters only
             // change the URL.
             break
+        case "t", "trim":
+            trim = try double(0, in: 0...442) ?? 10
         case "exp", "expires":
             guard let value = arguments.first, let seconds = TimeInterval(value) else { throw .badRequest("imgproxy option \(name) needs a Unix time") }
             expires = seconds
@@ -109,9 +112,9 @@ struct ImgproxyOptions {
         }
     }
 
-    /// The processors: crop, resize, blur, sharpen (imgproxy's order).
+    /// The processors: trim, crop, resize, blur, sharpen (imgproxy's order).
     var processors: [any ImageProcessing] {
-        var result: [any ImageProcessing] = []
+        var result: [any ImageProcessing] = trim.map { [ImageProcessors.Trim(threshold: $0)] } ?? []
         var step = ResizeStep()
         step.width = width
         step.height = height
@@ -128,7 +131,7 @@ struct ImgproxyOptions {
                                                gravity: crop.gravity ?? gravity))
         }
         // A resize first whenever there is no crop, so the pipeline can plan the decode from it.
-        result = result.isEmpty ? step.processors : result + step.processors
+        result += step.processors
         if let blur, blur > 0 { result.append(ImageProcessors.Blur(sigma: blur)) }
         if let sharpen, sharpen > 0 { result.append(ImageProcessors.Sharpen(sigma: sharpen)) }
         return result

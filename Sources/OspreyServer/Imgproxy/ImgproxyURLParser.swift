@@ -7,7 +7,7 @@ import Osprey
 ///     /SIGNATURE/OPTIONS/BASE64URL_SOURCE[.ext]      (the base64 may be split by `/`)
 ///
 /// Options: `rs`/`resize`, `s`/`size`, `rt`/`resizing_type`, `w`/`width`, `h`/`height`,
-/// `el`/`enlarge`, `g`/`gravity` (incl. `sm`), `c`/`crop`, `q`/`quality`, `f`/`format`/`ext`,
+/// `el`/`enlarge`, `g`/`gravity` (incl. `sm`), `c`/`crop`, `t`/`trim`, `q`/`quality`, `f`/`format`/`ext`,
 /// `bl`/`blur`, `sh`/`sharpen`, `ar`/`auto_rotate`, `sm`/`strip_metadata`, `cb`/`cachebuster`,
 /// `exp`/`expires`, `pr`/`preset`. **Signed bytes**: see ``ImgproxySigner``; the path after the
 /// server's imgproxy prefix and the signature segment, leading slash included.

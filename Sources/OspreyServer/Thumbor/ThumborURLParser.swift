@@ -40,7 +40,16 @@ public struct ThumborURLParser: Sendable {
 
         if segments.peek == "meta" { throw .badRequest("thumbor meta/ (JSON metadata) is not supported") }
         if let trim = segments.peek, trim == "trim" || trim.hasPrefix("trim:") {
-            throw .badRequest("thumbor \(trim)/ is not supported yet")
+            segments.advance()
+            // trim[:top-left|bottom-right][:tolerance]; the top-left pixel is the background.
+            let parts = trim.split(separator: ":").dropFirst()
+            if parts.contains("bottom-right") { throw .badRequest("thumbor trim:bottom-right is not supported; the top-left pixel is the background") }
+            var threshold = 10.0
+            if let last = parts.last, last != "top-left" {
+                guard let value = Double(last), (0...442).contains(value) else { throw .badRequest("thumbor trim tolerance \"\(last)\" is not 0...442") }
+                threshold = value
+            }
+            leading.append(ImageProcessors.Trim(threshold: threshold))
         }
         if let crop = segments.peek, let rect = Self.parseCrop(crop) {
             segments.advance()

@@ -79,10 +79,31 @@ final class TestOrigin: Sendable {
         return origin
     }
 
+    /// The one origin on the fixtures' fixed port (signatures cover the image URL, port included),
+    /// shared by every test that uses the committed client URLs and never stopped, so that suites
+    /// running at the same time do not compete for the port. It serves `/photo.jpg`.
+    static func fixtureOrigin(port: Int) async throws -> TestOrigin {
+        try await FixtureOriginBox.shared.origin(port: port)
+    }
+
     func stop() async {
         let task = state.withLock { $0.task }
         task?.cancel()
         _ = try? await task?.value
+    }
+}
+
+/// Starts the fixture origin once.
+actor FixtureOriginBox {
+    static let shared = FixtureOriginBox()
+    private var started: TestOrigin?
+
+    func origin(port: Int) async throws -> TestOrigin {
+        if let started { return started }
+        let origin = try await TestOrigin.start(port: port)
+        origin.set("/photo.jpg", body: TestImages.photo)
+        started = origin
+        return origin
     }
 }
 

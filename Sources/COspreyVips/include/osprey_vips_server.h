@@ -1,0 +1,14 @@
+// Fixed-argument wrappers for the processors the image proxy server (`osprey serve`) needs.
+// Same conventions as osprey_vips.h: 0 on success, -1 on failure (libvips' error buffer says
+// why), inputs are never taken over.
+#ifndef OSPREY_VIPS_SERVER_H
+#define OSPREY_VIPS_SERVER_H
+
+#include <vips/vips.h>
+
+/// The bounding box of what differs from the top-left pixel by more than `threshold`
+/// (vips_find_trim with that pixel as background). An image that is all background gives a
+/// width or height of 0.
+int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height);
+
+#endif

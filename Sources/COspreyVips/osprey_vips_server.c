@@ -1,0 +1,20 @@
+#include "osprey_vips_server.h"
+
+int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height) {
+    // find_trim compares colour bands only: drop an alpha band first.
+    VipsImage *colour = NULL;
+    int bands = vips_image_hasalpha(in) ? in->Bands - 1 : in->Bands;
+    if (vips_extract_band(in, &colour, 0, "n", bands, NULL)) return -1;
+    double *pixel = NULL;
+    int n = 0;
+    if (vips_getpoint(colour, &pixel, &n, 0, 0, NULL)) {
+        g_object_unref(colour);
+        return -1;
+    }
+    VipsArrayDouble *background = vips_array_double_new(pixel, n);
+    g_free(pixel);
+    int status = vips_find_trim(colour, left, top, width, height, "threshold", threshold, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    g_object_unref(colour);
+    return status;
+}
