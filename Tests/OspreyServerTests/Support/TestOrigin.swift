@@ -93,17 +93,20 @@ final class TestOrigin: Sendable {
     }
 }
 
-/// Starts the fixture origin once.
+/// Starts the fixture origin once. The start is a task every caller awaits: the actor is
+/// reentrant across the await, so a stored origin alone let two suites both start one.
 actor FixtureOriginBox {
     static let shared = FixtureOriginBox()
-    private var started: TestOrigin?
+    private var starting: Task<TestOrigin, any Error>?
 
     func origin(port: Int) async throws -> TestOrigin {
-        if let started { return started }
-        let origin = try await TestOrigin.start(port: port)
-        origin.set("/photo.jpg", body: TestImages.photo)
-        started = origin
-        return origin
+        let task = starting ?? Task {
+            let origin = try await TestOrigin.start(port: port)
+            origin.set("/photo.jpg", body: TestImages.photo)
+            return origin
+        }
+        starting = task
+        return try await task.value
     }
 }
 
