@@ -222,6 +222,8 @@ def phase_correctness(names):
         "origin_fetches_total_log": sum(origin.values()),
         "upstream_requests_per_variant_histogram": dict(sorted(dist.items())),
         "variants_with_an_upstream_request": len(upstream_per_variant),
+        "nginx_cache": hit_ratio(rows),
+        "duplicate_origin_fetches": {k: v for k, v in origin.items() if v > 1},
         "instances": per_instance, "variants_processed_total_metrics": encodes, "origin_fetches_total_metrics": fetches,
     }
     if ok["ok"] != len(jobs):
@@ -294,6 +296,9 @@ def phase_failover(names):
         return dict(c)
 
     retried = [r for r in rows if "," in r["upstream"] and killed in r["upstream"]]
+    # in flight on it when it died: started (t - request_time) before the kill; the others are
+    # nginx probing the dead instance again after fail_timeout (a refused connection, retried too)
+    in_flight = [r for r in retried if r["t"] - r["rt"] <= t_kill + 0.05]
     # after the restart: does the restarted instance get requests again (its sources come back)?
     time.sleep(4)  # > fail_timeout
     back = collections.Counter()
@@ -303,7 +308,9 @@ def phase_failover(names):
         back[headers.get("X-Osprey-Upstream", "?")] += 1
     report["phase2"] = {
         "killed": killed, "requests_ok": results["ok"], "client_errors": len(errors), "error_samples": errors[:5],
-        "retried_away_from_killed_instance (in flight on it)": len(retried),
+        "retried_away_from_killed_instance": len(retried),
+        "of_which_in_flight_at_the_kill": len(in_flight),
+        "of_which_probes_after_fail_timeout": len(retried) - len(in_flight),
         "retried_samples": [f'{r["upstream"]} {r["ustatus"]} {r["uri"]}' for r in retried[:3]],
         "share_before_kill": share([r for r in rows if r["t"] < t_kill]),
         "share_while_dead": share([r for r in rows if t_kill <= r["t"] < t_restart]),
