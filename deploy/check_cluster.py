@@ -237,10 +237,12 @@ def phase_correctness(names):
 
 
 # ---------------------------------------------------------------- phase 2: SIGKILL under load
-def phase_failover(names):
+def phase_failover(names, how="kill"):
+    """how: "kill" (SIGKILL) or "stop" (SIGTERM, the server's graceful shutdown)."""
     killed = INSTANCES[KILL - 1].split("//")[1]
     # fresh variants (not in any cache): sizes not used in phase 1, all Accept classes
-    fresh = [(n, (w, h), 0 if k % 2 == 0 else 3, cls) for k, (w, h) in enumerate([(150, 150), (250, 100), (90, 60), (400, 300)])
+    sizes = [(150, 150), (250, 100), (90, 60), (400, 300)] if how == "kill" else [(151, 151), (251, 101), (91, 61), (401, 301)]
+    fresh = [(n, (w, h), 0 if k % 2 == 0 else 3, cls) for k, (w, h) in enumerate(sizes)
              for n in names for cls in ("webp", "legacy")]
     random.Random(7).shuffle(fresh)
     errors = []
@@ -273,7 +275,7 @@ def phase_failover(names):
         t.start()
     time.sleep(4)
     t_kill = time.time()
-    subprocess.run(["bash", os.path.join(HERE, "cluster.sh"), "kill", str(KILL)], check=True)
+    subprocess.run(["bash", os.path.join(HERE, "cluster.sh"), how, str(KILL)], check=True)
     time.sleep(8)
     t_restart = time.time()
     subprocess.run(["bash", os.path.join(HERE, "cluster.sh"), "start", str(KILL)], check=True,
@@ -302,12 +304,12 @@ def phase_failover(names):
     # after the restart: does the restarted instance get requests again (its sources come back)?
     time.sleep(4)  # > fail_timeout
     back = collections.Counter()
-    rejoin_paths = [url_for(n, (77, 77), 0) for n in names]
+    rejoin_paths = [url_for(n, (77, 77) if how == "kill" else (78, 78), 0) for n in names]
     for p in rejoin_paths[:60]:
         status, headers, body = get(LB, p, ACCEPTS["webp"])
         back[headers.get("X-Osprey-Upstream", "?")] += 1
-    report["phase2"] = {
-        "killed": killed, "requests_ok": results["ok"], "client_errors": len(errors), "error_samples": errors[:5],
+    report["phase2" if how == "kill" else "phase2_sigterm"] = {
+        "signal": "SIGKILL" if how == "kill" else "SIGTERM", "killed": killed, "requests_ok": results["ok"], "client_errors": len(errors), "error_samples": errors[:5],
         "retried_away_from_killed_instance": len(retried),
         "of_which_in_flight_at_the_kill": len(in_flight),
         "of_which_probes_after_fail_timeout": len(retried) - len(in_flight),
@@ -320,7 +322,7 @@ def phase_failover(names):
         "origin_fetches_total_after": sum(origin_log().values()),
     }
     if errors:
-        fail(f"phase 2: {len(errors)} client errors while instance {KILL} was killed")
+        fail(f"phase 2 ({how}): {len(errors)} client errors while instance {KILL} was stopped")
     if not any(killed in k for k in back):
         fail(f"phase 2: the restarted instance {killed} gets no requests back")
 
@@ -367,6 +369,8 @@ def main():
         phase_correctness(names)
     if "failover" in phases:
         phase_failover(names)
+    if "sigterm" in phases:
+        phase_failover(names, "stop")
     if "throughput" in phases:
         phase_throughput(names)
     report["failures"] = len(failures)
