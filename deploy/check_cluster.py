@@ -276,6 +276,7 @@ def phase_failover(names, how="kill"):
     time.sleep(4)
     t_kill = time.time()
     subprocess.run(["bash", os.path.join(HERE, "cluster.sh"), how, str(KILL)], check=True)
+    t_killed = time.time()  # the signal was sent between t_kill and t_killed
     time.sleep(8)
     t_restart = time.time()
     subprocess.run(["bash", os.path.join(HERE, "cluster.sh"), "start", str(KILL)], check=True,
@@ -300,7 +301,7 @@ def phase_failover(names, how="kill"):
     retried = [r for r in rows if "," in r["upstream"] and killed in r["upstream"]]
     # in flight on it when it died: started (t - request_time) before the kill; the others are
     # nginx probing the dead instance again after fail_timeout (a refused connection, retried too)
-    in_flight = [r for r in retried if r["t"] - r["rt"] <= t_kill + 0.05]
+    in_flight = [r for r in retried if r["t"] - r["rt"] <= t_killed]
     # after the restart: does the restarted instance get requests again (its sources come back)?
     time.sleep(4)  # > fail_timeout
     back = collections.Counter()
@@ -313,6 +314,8 @@ def phase_failover(names, how="kill"):
         "retried_away_from_killed_instance": len(retried),
         "of_which_in_flight_at_the_kill": len(in_flight),
         "of_which_probes_after_fail_timeout": len(retried) - len(in_flight),
+        "retried_started_seconds_after_kill": [round(r["t"] - r["rt"] - t_kill, 2) for r in retried],
+        "signal_sent_within_seconds": round(t_killed - t_kill, 2),
         "retried_samples": [f'{r["upstream"]} {r["ustatus"]} {r["uri"]}' for r in retried[:3]],
         "share_before_kill": share([r for r in rows if r["t"] < t_kill]),
         "share_while_dead": share([r for r in rows if t_kill <= r["t"] < t_restart]),
