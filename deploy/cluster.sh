@@ -261,6 +261,7 @@ status() {
     local f
     for f in "$CLUSTER_DIR"/run/*.pid; do
         [[ -e $f ]] || continue
+        case $f in *-nginx.pid) continue ;; esac   # nginx's own pid files (same processes)
         local pid; pid=$(cat "$f")
         if kill -0 "$pid" 2>/dev/null; then echo "$(basename "$f" .pid) pid $pid running"; else echo "$(basename "$f" .pid) pid $pid dead"; fi
     done
