@@ -13,6 +13,8 @@ struct FetchedSource: Sendable {
     var validator: CacheValidator?
     /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
     var decodes: SourceDecodes?
+    /// Whether the fetch stage already wrote `data` to the original cache.
+    var originalStored = false
 
     init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
         self.image = image
@@ -211,15 +213,28 @@ extension ImagePipeline {
         load(job, context)
     }
 
-    /// Downloads (or reads the provider of) the source and decodes it, unless only caches may be used.
+    /// Downloads (or reads the provider of) the source, unless only caches may be used. With
+    /// ``OspreyOptions/cacheOriginalImage`` the bytes are written to the original cache before the
+    /// job finishes: a request for another size that comes after the job has left the registry then
+    /// finds them on disk instead of downloading them again.
     private func load(_ job: FetchJob, _ context: StageContext) {
         if context.options.onlyFromCache {
             let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
             return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
         }
         let downloader = context.options.downloader ?? configuration.downloader
+        let storesOriginal = context.fetchKey.key.storesOriginal
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
-            job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
+            guard storesOriginal, case .success(let download) = result else {
+                return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
+            }
+            let store = Task {
+                _ = try? await context.originalCache.storeToDisk(download.data, forKey: context.key)
+                var fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
+                fetched.originalStored = true
+                job.finish(.success(fetched))
+            }
+            job.setStep(.task(store))
         }
         switch context.source {
         case .network(let resource):

@@ -49,7 +49,7 @@ extension ImagePipeline {
             self.identifier = identifier
             toDisk = !options.cacheMemoryOnly
             needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
-            storeOriginal = options.cacheOriginalImage && !identifier.isEmpty && fetched.cacheType == .none && toDisk
+            storeOriginal = options.cacheOriginalImage && !identifier.isEmpty && fetched.cacheType == .none && toDisk && !fetched.originalStored
             validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
             original = identifier.isEmpty ? fetched.data : nil
         }

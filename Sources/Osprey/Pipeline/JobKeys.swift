@@ -21,6 +21,9 @@ struct FetchJobKey: Hashable, Sendable {
     var memoryOnlyLookup: Bool
     var headers: [String: String]
     var user: String?
+    /// The original bytes go to the original cache's disk as soon as they are loaded (the
+    /// processed requests of ``OspreyOptions/cacheOriginalImage`` that store to disk).
+    var storesOriginal: Bool
     /// Non-zero for requests with a modifier, redirect handler or retry strategy: closures cannot
     /// be compared, so such requests share nothing.
     var unshared: UInt64
@@ -48,6 +51,7 @@ struct FetchJobKey: Hashable, Sendable {
         memoryOnlyLookup = options.fromMemoryCacheOrRefresh
         headers = options.requestHeaders
         user = options.credentials?.user
+        storesOriginal = options.cacheOriginalImage && !options.cacheMemoryOnly && !options.processor.identifier.isEmpty
         let hasClosures = options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil
         unshared = hasClosures ? Self.nextUnshared.add(1, ordering: .relaxed).newValue : 0

@@ -28,6 +28,19 @@ struct DecodePlanningPipelineTests {
         }
     }
 
+    @Test("a size requested right after another one's download ended finds the original on disk")
+    func originalStoredBeforeTheFetchEnds() async throws {
+        try await PipelineFixture.run { f in
+            let source = f.source("/image/sequential-sizes")
+            for size in [32, 48, 64] {
+                let result = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Downsample(maxPixelSize: size)),
+                                                                                 .cacheOriginalImage])
+                #expect(result.image.width == size)
+            }
+            #expect(f.server.hits("/image/sequential-sizes") == 1, "the later sizes read the stored original")
+        }
+    }
+
     @Test("a chain that needs the full image shares the full decode with unprocessed requests")
     func fullDecodeShared() async throws {
         try await PipelineFixture.run { f in
