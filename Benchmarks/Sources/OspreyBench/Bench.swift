@@ -15,6 +15,10 @@ struct OspreyBench {
         if arguments.first == "probe2" {
             return try await probe2(Array(arguments.dropFirst()))
         }
+        if arguments.first == "limit8" {
+            try setVipsConcurrency()
+            return try await limit8(Array(arguments.dropFirst()))
+        }
         if arguments.first == "perfile" {
             try setVipsConcurrency()
             return try perFile(directories: Array(arguments.dropFirst()))

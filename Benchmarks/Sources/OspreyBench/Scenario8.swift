@@ -195,11 +195,12 @@ func stockThumbnailJPEG(_ data: Data) -> Int? {
 }
 
 /// The in-process limit of the CLI's image work: Osprey's decoder with the CLI's decoding options
-/// (the defaults) and chain, then the CLI's cache serializer (JPEG q80 when JPEG holds the image).
+/// (first frame only when the spec's format cannot animate, as the CLI decodes) and chain, then the
+/// CLI's cache serializer (JPEG q80 when JPEG holds the image).
 func cliLimitRun(_ datas: [Data], threads: Int) async -> RunResult {
     let spec = try! ProcessingSpec(parsing: cliSpec)
     let serializer = DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: spec.format)
-    let decoder = ImageDecoder()
+    let decoder = ImageDecoder(options: DecodingOptions(firstFrameOnly: spec.format.map { !$0.supportsAnimation } ?? false))
     return await threadsRun(datas, threads: threads) { data in
         let image = try! decoder.decode(data, processedBy: spec.processor)
         blackHole(try! serializer.data(with: image, original: data, processorIdentifier: spec.processor.identifier))
@@ -220,7 +221,12 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
     var notes: [String] = []
     // Every participant processes the same files: those stock libvips can thumbnail too.
     var sets: [(imageClass: ImageClass, urlCount: Int)] = []
+    let excluded = Set((env("S8_EXCLUDE") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     for var imageClass in classes {
+        if !excluded.isEmpty {
+            notes.append("scenario 8, \(imageClass.name): left out (S8_EXCLUDE): \(imageClass.files.filter(excluded.contains).joined(separator: ", "))")
+            imageClass.files.removeAll(where: excluded.contains)
+        }
         let stockFailed = imageClass.files.filter { stockThumbnailJPEG(imageClass.bytes[$0]!) == nil }
         if !stockFailed.isEmpty { notes.append("scenario 8, \(imageClass.name): left out (stock libvips cannot thumbnail): \(stockFailed.joined(separator: ", "))") }
         imageClass.files.removeAll(where: stockFailed.contains)
@@ -232,7 +238,8 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
     let origin = try await NginxOrigin(directories: sets.map(\.imageClass.directory))
     defer { origin.stop() }
     var figures: [Figure] = []
-    var cliMB: [String: [Double]] = [:]
+    // The CLI's own floor: the same number of URLs of the smallest test image.
+    let floorFile = sets.first.flatMap { set in set.imageClass.files.min { set.imageClass.bytes[$0]!.count < set.imageClass.bytes[$1]!.count } }
     for (index, (imageClass, count)) in sets.enumerated() {
         let datas = (0..<imageClass.repeats).flatMap { _ in imageClass.files.map { imageClass.bytes[$0]! } }
         func urls(_ tag: String, limit: Int = .max) -> [String] {
@@ -243,7 +250,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             return Array(urls.prefix(limit))
         }
         var cliRate: [Double] = [], limit: [Double] = [], stock: [Double] = [], peerRate: [Double] = []
-        var ospreyMB: [Double] = [], peerMB: [Double] = [], cliSeconds: [Double] = []
+        var ospreyMB: [Double] = [], peerMB: [Double] = [], cliSeconds: [Double] = [], floorMB: [Double] = []
         // Warm-up (not counted): page cache, nginx, the binaries and the interpreter.
         _ = try cliRun(cli: cli, urls: urls("warm", limit: count / 4 + 1), concurrency: concurrency)
         if let peer { _ = try peerProcessRun(peer, urls: urls("warmpeer", limit: count / 4 + 1), workers: concurrency) }
@@ -251,18 +258,29 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         _ = await stockRun(datas, threads: threads)
         for rep in 0..<reps {
             let n = Double(count)
+            // Each step starts with the previous steps' files written back (sync, not timed): the
+            // CLI and the peer write hundreds of files, whose writeback would otherwise land in
+            // whatever runs next.
+            sync()
             let l = await cliLimitRun(datas, threads: threads)
             limit.append(n / l.seconds)
+            sync()
             let s = await stockRun(datas, threads: threads)
             stock.append(n / s.seconds)
+            sync()
             let c = try cliRun(cli: cli, urls: urls("cli\(rep)"), concurrency: concurrency)
             cliRate.append(n / c.seconds); ospreyMB.append(c.peakMB); cliSeconds.append(c.seconds)
             if let peer {
+                sync()
                 let p = try peerProcessRun(peer, urls: urls("peer\(rep)"), workers: concurrency)
                 peerRate.append(n / p.seconds); peerMB.append(p.peakMB)
             }
+            if index > 0, let floorFile {
+                sync()
+                let floorURLs = (0..<count).map { "http://127.0.0.1:\(origin.port)/d0/\(floorFile)?r=floor\(rep)-\($0)" }
+                floorMB.append(try cliRun(cli: cli, urls: floorURLs, concurrency: concurrency).peakMB)
+            }
         }
-        cliMB[imageClass.name] = ospreyMB
         let isSmall = imageClass.name.hasPrefix("small")
         let label = "\(imageClass.name): \(imageClass.files.count) files × \(imageClass.repeats) = \(count) URLs"
         let cliName = "\(label), osprey prefetch (whole process, \(concurrency) at a time)"
@@ -282,15 +300,32 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         figures.append(Figure(scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
                               baseline: peer != nil ? "peer.py peak RSS (whole process)" : nil, baselineSamples: peer != nil ? peerMB : nil,
                               note: "maximum resident set of the process (/usr/bin/time %M); one 4000×3000 image's full-size pixels are 48 MB (RGBA), \(concurrency) in flight 192 MB"))
-    }
-    // How much more the photos took than the small images: below one full-size photo's pixels
-    // means no decode held them.
-    if let small = cliMB.first(where: { $0.key.hasPrefix("small") })?.value, let large = cliMB.first(where: { !$0.key.hasPrefix("small") })?.value,
-       small.count == large.count {
-        figures.append(Figure(scenario: 8, name: "osprey prefetch peak RSS, photos minus small images", unit: "MB",
-                              samples: zip(large, small).map { $0 - $1 },
-                              goal: "< 48 MB (one 4000×3000 RGBA image)", goalMet: { $0.max < 48 },
-                              note: "per repetition; what decoding \(concurrency) photos at a time adds to the process"))
+        if !floorMB.isEmpty, let floorFile {
+            figures.append(Figure(scenario: 8, name: "\(label), osprey prefetch peak RSS minus the CLI's floor", unit: "MB",
+                                  samples: zip(ospreyMB, floorMB).map { $0 - $1 },
+                                  goal: "< 48 MB (one full-size 4000×3000 RGBA image)", goalMet: { $0.max < 48 },
+                                  note: "per repetition; floor: the CLI over \(count) URLs of \(floorFile) (\(floorMB.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB); the difference also holds the memory cache's \(count) thumbnails and the originals in flight"))
+        }
     }
     return (figures, notes)
+}
+
+/// `OspreyBench limit8 DIR [threads] [rounds]`: scenario 8's in-process baselines alone, interleaved
+/// round by round on the files of DIR (each 8 times): the CLI's image work (the CLI's decoding
+/// options and serializer), scenario 6's (first frame, plain JPEG encode) and stock libvips. Images/s.
+func limit8(_ arguments: [String]) async throws {
+    guard let directory = arguments.first else { throw BenchError("usage: OspreyBench limit8 DIR [threads] [rounds]") }
+    let threads = arguments.count > 1 ? Int(arguments[1]) ?? 2 : 2
+    let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3
+    let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
+    let datas = (0..<8).flatMap { _ in files.compactMap { FileManager.default.contents(atPath: directory + "/" + $0) } }
+        .filter { stockThumbnailJPEG($0) != nil }
+    print("round | CLI's work (CLI's decoding options + serializer) | scenario 6's work (first frame + encode) | stock libvips   [images/s, \(threads) threads, \(datas.count) images]")
+    for round in 0..<rounds {
+        let n = Double(datas.count)
+        let cliWork = await cliLimitRun(datas, threads: threads)
+        let s6Work = await limitRun(datas, threads: threads)
+        let stock = await stockRun(datas, threads: threads)
+        print(String(format: "%d | %.1f | %.1f | %.1f", round, n / cliWork.seconds, n / s6Work.seconds, n / stock.seconds))
+    }
 }
