@@ -53,16 +53,22 @@ extension DiskStorage.Backend {
         let known = state.withLock { state in state.index.hashes.reduce(into: [String: (String, UInt64)]()) { $0[$1] = (state.index[$1]!.fileName, state.index[$1]!.inode) } }
         var seen = Set<String>()
         seen.reserveCapacity(known.count)
-        var adopted: [(String, Entry)] = []
-        var corrupt: [CorruptFile] = []
-        let wallNow = Date().timeIntervalSince1970
+        var unknown: [String] = []
         for name in names where !name.hasPrefix(".") {
             let hash = String(name.prefix { $0 != "." })
             if let (knownName, _) = known[hash], knownName == name {
                 seen.insert(hash)
-                continue
+            } else {
+                unknown.append(name)
             }
-            if let (file, info) = DiskFileIO.readTrailer(dirfd, name), Self.hash(file.key) == hash, fileName(hash: hash, key: file.key) == name || known[hash] == nil {
+        }
+        let trailers = Self.readTrailers(dirfd, unknown)
+        var adopted: [(String, Entry)] = []
+        var corrupt: [CorruptFile] = []
+        let wallNow = Date().timeIntervalSince1970
+        for (name, trailer) in zip(unknown, trailers) {
+            let hash = String(name.prefix { $0 != "." })
+            if let (file, info) = trailer, fileName(hash: hash, key: file.key) == name || known[hash] == nil {
                 adopted.append((hash, Entry(fileName: name, file: file, info: info)))
                 seen.insert(hash)
                 continue
@@ -87,6 +93,26 @@ extension DiskStorage.Backend {
             removed.append(.init(key: nil, fileName: file.fileName, size: file.size, reason: .corrupt))
         }
         return removed
+    }
+
+    /// The trailers of `names` in `dirfd` whose key hashes to the name, read on every core when
+    /// there are many (the open of a large directory is mostly these reads).
+    static func readTrailers(_ dirfd: Int32, _ names: [String]) -> [(DiskEntryFile, DiskFileIO.FileInfo)?] {
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, names.count / 2_000)
+        guard workers > 1 else { return names.map { readTrailer(dirfd, $0) } }
+        let parts = Locked([Int: [(DiskEntryFile, DiskFileIO.FileInfo)?]]())
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let part = stride(from: worker, to: names.count, by: workers).map { readTrailer(dirfd, names[$0]) }
+            parts.withLock { $0[worker] = part }
+        }
+        return parts.withLock { parts in
+            (0..<names.count).map { parts[$0 % workers]![$0 / workers] }
+        }
+    }
+
+    static func readTrailer(_ dirfd: Int32, _ name: String) -> (DiskEntryFile, DiskFileIO.FileInfo)? {
+        guard let found = DiskFileIO.readTrailer(dirfd, name), hash(found.0.key) == name.prefix(while: { $0 != "." }) else { return nil }
+        return found
     }
 
     /// One cleaning pass: writes pending access records, re-synchronises, removes corrupt files,

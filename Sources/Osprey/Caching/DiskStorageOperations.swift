@@ -118,17 +118,19 @@ extension DiskStorage.Backend {
     private func recordAccess(hash: String, entry: Entry, path: String, at now: TimeInterval,
                               extendedTo expires: TimeInterval??, policy: StorageExpiration?) {
         let interval = config.accessRecordInterval
+        var adopted = false
         let (updated, flush) = state.withLock { state -> (Entry?, Bool) in
             var updated = state.index.touch(hash, inode: entry.inode, at: now, extendedTo: expires, policy: policy)
             if updated == nil {
+                adopted = true
                 // A file the index did not know (another instance wrote it): adopt it.
-                var adopted = entry
-                adopted.lastAccess = now
-                if let expires { adopted.expires = expires }
-                if let policy { adopted.policy = policy }
-                adopted.dirty = true
-                state.index.insert(adopted, hash: hash)
-                updated = adopted
+                var new = entry
+                new.lastAccess = now
+                if let expires { new.expires = expires }
+                if let policy { new.policy = policy }
+                new.dirty = true
+                state.index.insert(new, hash: hash)
+                updated = new
             }
             guard interval > 0, !state.flushScheduled, now - state.lastFlush >= interval else { return (updated, false) }
             state.flushScheduled = true
@@ -140,7 +142,7 @@ extension DiskStorage.Backend {
         } else if flush {
             queue.async { [self] in flushAccessRecords() }
         }
-        if entry.size != updated?.size { checkSizeLimit() }
+        if adopted { checkSizeLimit() }
     }
 
     /// Writes the in-memory access records (and extended expiries) to the files' times.
