@@ -77,7 +77,8 @@ struct DiskEntryFile: Sendable, Equatable {
     /// Parses the trailer at the end of `tail`, the last bytes of a file of `fileSize` bytes (the
     /// whole file or only its end). `nil` when the file is not an entry in this format; `needed`
     /// is set when `tail` was too short to hold the trailer it announces.
-    static func parse(tail: UnsafeRawBufferPointer, fileSize: Int, needed: inout Int) -> DiskEntryFile? {
+    /// `verifyingChecksum: false` skips the checksum, for a file already verified (same inode, still sealed).
+    static func parse(tail: UnsafeRawBufferPointer, fileSize: Int, needed: inout Int, verifyingChecksum: Bool = true) -> DiskEntryFile? {
         needed = 0
         let count = tail.count
         guard count >= fixedSize, fileSize >= fixedSize, count <= fileSize else { return nil }
@@ -100,9 +101,11 @@ struct DiskEntryFile: Sendable, Equatable {
             return nil
         }
         let start = count - trailerSize
-        let sum = checksum(UnsafeRawBufferPointer(rebasing: tail[start..<(count - 16)]))
-        guard sum.elementsEqual(UnsafeRawBufferPointer(rebasing: tail[(count - 16)..<(count - 8)])),
-              let policy = decode(kind: kind, value: value),
+        if verifyingChecksum {
+            let sum = checksum(UnsafeRawBufferPointer(rebasing: tail[start..<(count - 16)]))
+            guard sum.elementsEqual(UnsafeRawBufferPointer(rebasing: tail[(count - 16)..<(count - 8)])) else { return nil }
+        }
+        guard let policy = decode(kind: kind, value: value),
               let key = String(validating: UnsafeRawBufferPointer(rebasing: tail[start..<(start + keyLength)]), as: UTF8.self)
         else { return nil }
         let meta = Data(UnsafeRawBufferPointer(rebasing: tail[(start + keyLength)..<(start + keyLength + metaLength)]))

@@ -133,7 +133,7 @@ enum DiskFileIO {
     enum ReadFailure: Error { case missing, unreadable(FileInfo?) }
 
     /// Opens `path` (without touching its atime where allowed: the storage keeps atimes itself)
-    /// and reads it whole.
+    /// and reads it whole when it is a sealed regular file (see ``DiskEntryFile``).
     static func readWhole(_ path: String) -> Result<Contents, ReadFailure> {
         var fd = open(path, O_RDONLY | O_CLOEXEC | noAccessTime)
         if fd < 0, errno == EPERM { fd = open(path, O_RDONLY | O_CLOEXEC) }
@@ -142,7 +142,8 @@ enum DiskFileIO {
         var raw = stat()
         guard fstat(fd, &raw) == 0 else { return .failure(.unreadable(nil)) }
         let info = FileInfo(raw)
-        guard info.isRegular else { return .failure(.unreadable(info)) }
+        // Unsealed (foreign, or modified in place): not an entry, whatever its size; not read.
+        guard info.isSealed else { return .failure(.unreadable(info)) }
         let size = info.size
         guard size > 0, let buffer = malloc(size) else { return .failure(.unreadable(info)) }
         var offset = 0

@@ -62,17 +62,18 @@ extension DiskStorage.Backend {
             if known != nil { state.withLock { _ = $0.index.remove(hash) } }
             return nil
         case .failure(.unreadable(let info)):
-            discardCorrupt(hash: hash, path: path, info: info)
+            discardFile(hash: hash, path: path, info: info)
             return nil
         }
         let info = contents.info
         var needed = 0
-        let parsed = info.isSealed
-            ? DiskEntryFile.parse(tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size, needed: &needed)
-            : nil
+        // The checksum was verified when this instance wrote or adopted this inode; the seal (checked
+        // by the read) says it was not written to since.
+        let parsed = DiskEntryFile.parse(tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size,
+                                         needed: &needed, verifyingChecksum: known?.inode != info.inode)
         guard let file = parsed, file.key == key else {
             contents.discard()
-            discardCorrupt(hash: hash, path: path, info: info)
+            discardFile(hash: hash, path: path, info: info)
             return nil
         }
         let now = config.now().timeIntervalSince1970
@@ -84,7 +85,7 @@ extension DiskStorage.Backend {
         }
         if entry.isExpired(at: now) {
             contents.discard()
-            discardCorrupt(hash: hash, path: path, info: info)
+            discardFile(hash: hash, path: path, info: info)
             return nil
         }
         var extendedExpiry: TimeInterval??
@@ -161,15 +162,13 @@ extension DiskStorage.Backend {
         }
     }
 
-    /// Removes a file that is not (or no longer) a valid entry, when it is still the one examined.
-    func discardCorrupt(hash: String, path: String, info: DiskFileIO.FileInfo?) {
-        if let info {
-            state.withLock { _ = $0.index.remove(hash, ifInode: info.inode) }
-            if !info.isDirectory, DiskFileIO.info(path)?.inode == info.inode {
-                try? DiskFileIO.removeFile(path)
-            }
-        } else {
-            state.withLock { _ = $0.index.remove(hash) }
+    /// Removes a file that is not (or no longer) a valid entry (corrupt, foreign or expired), when it
+    /// is still the one examined.
+    func discardFile(hash: String, path: String, info: DiskFileIO.FileInfo?) {
+        // Whatever the index held for this name is no longer what the name holds.
+        state.withLock { _ = $0.index.remove(hash) }
+        if let info, !info.isDirectory, DiskFileIO.info(path)?.inode == info.inode {
+            try? DiskFileIO.removeFile(path)
         }
     }
 
