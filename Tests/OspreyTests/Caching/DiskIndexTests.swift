@@ -132,4 +132,28 @@ struct DiskIndexTests {
         #expect(other.isCached(forKey: "k"))
         #expect(await other.value(forKey: "forever") == Data([2]))
     }
+
+    @Test func trailerRoundTripsAndRejectsDamage() throws {
+        for policy in [StorageExpiration.never, .seconds(12.5), .days(3), .date(Date(timeIntervalSince1970: 1_800_000_000))] {
+            let entry = DiskEntryFile(key: "https://x.org/é.jpg", dataSize: 10, created: 1_700_000_000.25, policy: policy, meta: Data([7, 8]))
+            let file = Array(repeating: UInt8(9), count: 10) + entry.trailer()
+            var needed = 0
+            let parsed = file.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: file.count, needed: &needed) }
+            #expect(parsed == entry)
+            // Only the end of the file: says how much it needs.
+            let tail = Array(file.suffix(DiskEntryFile.fixedSize))
+            #expect(tail.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: file.count, needed: &needed) } == nil)
+            #expect(needed == entry.trailerSize)
+            // Any flipped byte of the trailer, a missing byte or an extra one: not an entry.
+            for index in stride(from: 10, to: file.count, by: 7) {
+                var damaged = file
+                damaged[index] ^= 0x20
+                #expect(damaged.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: damaged.count, needed: &needed) } == nil)
+            }
+            let short = Array(file.dropFirst())
+            #expect(short.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: short.count, needed: &needed) } == nil)
+            let long = [0] + file
+            #expect(long.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: long.count, needed: &needed) } == nil)
+        }
+    }
 }
