@@ -43,12 +43,17 @@ extension DiskStorage.Backend {
     /// unless `strict`) and returned as removed entries.
     @discardableResult
     func resync(removingCorrupt: Bool, strict: Bool = false) -> [DiskStorage.RemovedEntry] {
+        resyncListing(removingCorrupt: removingCorrupt, strict: strict).removed
+    }
+
+    /// ``resync(removingCorrupt:strict:)``, also returning the directory listing, in its order.
+    func resyncListing(removingCorrupt: Bool, strict: Bool = false) -> (removed: [DiskStorage.RemovedEntry], names: [String]) {
         guard let names = DiskFileIO.list(directory) else {
             state.withLock { $0.index.removeAll() }
-            return []
+            return ([], [])
         }
         let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dirfd >= 0 else { return [] }
+        guard dirfd >= 0 else { return ([], names) }
         defer { close(dirfd) }
         let known = state.withLock { state in state.index.hashes.reduce(into: [String: (String, UInt64)]()) { $0[$1] = (state.index[$1]!.fileName, state.index[$1]!.inode) } }
         var seen = Set<String>()
@@ -87,12 +92,12 @@ extension DiskStorage.Backend {
                 state.index.insert(entry, hash: hash)
             }
         }
-        guard removingCorrupt else { return [] }
+        guard removingCorrupt else { return ([], names) }
         var removed: [DiskStorage.RemovedEntry] = []
         for file in corrupt where unlinkat(dirfd, file.fileName, 0) == 0 {
             removed.append(.init(key: nil, fileName: file.fileName, size: file.size, reason: .corrupt))
         }
-        return removed
+        return (removed, names)
     }
 
     /// The trailers of `names` in `dirfd` whose key hashes to the name, read on every core when
@@ -119,8 +124,8 @@ extension DiskStorage.Backend {
     /// then (optionally) expired entries, then least recently accessed ones while over the limit.
     func clean(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
         flushAccessRecords()
-        let corrupt = resync(removingCorrupt: true)
-        var report = trim(removeExpired: removeExpired, enforceSize: enforceSize)
+        let (corrupt, names) = resyncListing(removingCorrupt: true)
+        var report = trim(removeExpired: removeExpired, enforceSize: enforceSize, listing: names)
         let expiredCount = report.removed.prefix { $0.reason == .expired }.count
         report.removed.insert(contentsOf: corrupt, at: expiredCount)
         return report
@@ -128,7 +133,9 @@ extension DiskStorage.Backend {
 
     /// Removes expired entries (when asked) then, over the size limit, least recently accessed ones
     /// down to `sizeLimit * trimRatio`, choosing from the index alone.
-    func trim(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
+    /// The victims are unlinked in the order of `listing` (the directory's own order) when given:
+    /// the order in which the file system removes them fastest (as `rm` does).
+    func trim(removeExpired: Bool, enforceSize: Bool, listing: [String]? = nil) -> DiskStorage.CleanReport {
         var report = DiskStorage.CleanReport()
         let now = config.now().timeIntervalSince1970
         let limit = config.sizeLimit
@@ -150,11 +157,20 @@ extension DiskStorage.Backend {
                 remaining -= entry.size
             }
         }
+        var failed = Set<String>()
+        if let listing, victims.count > 64 {
+            let names = Set(victims.map(\.entry.fileName))
+            for name in listing where names.contains(name) {
+                if unlink(directory + "/" + name) != 0, errno != ENOENT { failed.insert(name) }
+            }
+        } else {
+            for victim in victims where unlink(directory + "/" + victim.entry.fileName) != 0 && errno != ENOENT {
+                failed.insert(victim.entry.fileName)
+            }
+        }
         var removedHashes: [(String, UInt64)] = []
         removedHashes.reserveCapacity(victims.count)
-        for victim in victims {
-            let path = directory + "/" + victim.entry.fileName
-            guard unlink(path) == 0 || errno == ENOENT else { continue }
+        for victim in victims where !failed.contains(victim.entry.fileName) {
             removedHashes.append((victim.hash, victim.entry.inode))
             report.removed.append(.init(key: victim.entry.key, fileName: victim.entry.fileName, size: victim.entry.size, reason: victim.reason))
         }

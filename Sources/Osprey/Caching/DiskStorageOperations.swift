@@ -138,7 +138,7 @@ extension DiskStorage.Backend {
             return (updated, true)
         }
         if interval <= 0, let updated {
-            state.withLock { _ = $0.index.markClean(hash, inode: updated.inode) }
+            state.withLock { $0.index.markClean(hash, inode: updated.inode) }
             DiskFileIO.setTimes(path, accessed: updated.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: updated.expires))
         } else if flush {
             queue.async { [self] in flushAccessRecords() }
