@@ -21,7 +21,7 @@ extension DiskStorage.Backend {
         let corrupt = resync(removingCorrupt: cleaning, strict: strict)
         if cleaning {
             report = trim(removeExpired: false, enforceSize: true)
-            report.removed.insert(contentsOf: corrupt, at: 0)
+            report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
         } else {
             state.withLock { report.remainingCount = $0.index.count; report.remainingSize = $0.index.totalSize }
         }
