@@ -4,8 +4,8 @@ import Foundation
 /// key) what the size limit, expiry and LRU order need, so that none of them touches the disk.
 ///
 /// Its persistent form is the entry files themselves (their trailers and times, see
-/// ``DiskEntryFile``): it is rebuilt from them at open and re-synchronised with the directory as
-/// ``DiskStorage/Backend`` documents.
+/// ``DiskEntryFile``), with a copy in ``DiskIndexSnapshot`` to avoid reading them all at open: it is
+/// rebuilt from them at open and re-synchronised with the directory as ``DiskStorage/Backend`` documents.
 struct DiskEntryIndex: Sendable {
     struct Entry: Sendable, Equatable {
         var fileName: String
@@ -19,6 +19,9 @@ struct DiskEntryIndex: Sendable {
         var lastAccess: TimeInterval
         /// Whether `lastAccess`/`expires` changed since they were last written to the file's times.
         var dirty = false
+        /// Whether this instance has checked the file's trailer checksum (`false` for a record taken
+        /// from the index snapshot: its first read verifies it).
+        var verified = true
 
         func isExpired(at now: TimeInterval) -> Bool {
             guard let expires else { return false }
@@ -47,6 +50,9 @@ struct DiskEntryIndex: Sendable {
     private(set) var entries: [String: Entry] = [:]
     private(set) var totalSize = 0
     private(set) var dirtyHashes: Set<String> = []
+    /// Bumped by every change a snapshot would show (not by the dirty flags): tells whether the
+    /// snapshot on disk is still current.
+    private(set) var generation = 0
 
     var count: Int { entries.count }
 
@@ -56,6 +62,7 @@ struct DiskEntryIndex: Sendable {
     @discardableResult
     mutating func insert(_ entry: Entry, hash: String) -> Entry? {
         let previous = entries.updateValue(entry, forKey: hash)
+        generation += 1
         totalSize += entry.size - (previous?.size ?? 0)
         if entry.dirty { dirtyHashes.insert(hash) } else if previous?.dirty == true { dirtyHashes.remove(hash) }
         return previous
@@ -64,6 +71,7 @@ struct DiskEntryIndex: Sendable {
     @discardableResult
     mutating func remove(_ hash: String) -> Entry? {
         guard let previous = entries.removeValue(forKey: hash) else { return nil }
+        generation += 1
         totalSize -= previous.size
         if previous.dirty { dirtyHashes.remove(hash) }
         return previous
@@ -81,6 +89,9 @@ struct DiskEntryIndex: Sendable {
     mutating func touch(_ hash: String, inode: UInt64, at now: TimeInterval, extendedTo expires: TimeInterval??, policy: StorageExpiration?) -> Entry? {
         guard var entry = entries[hash], entry.inode == inode else { return nil }
         entry.lastAccess = now
+        generation += 1
+        // Only called after a read that parsed the file (checksum included when it was unverified).
+        entry.verified = true
         if let expires { entry.expires = expires }
         if let policy { entry.policy = policy }
         entry.dirty = true
@@ -112,6 +123,7 @@ struct DiskEntryIndex: Sendable {
     }
 
     mutating func removeAll() {
+        generation += 1
         entries.removeAll()
         totalSize = 0
         dirtyHashes.removeAll()
@@ -125,4 +137,7 @@ struct DiskEntryIndex: Sendable {
     }
 
     var hashes: Dictionary<String, Entry>.Keys { entries.keys }
+
+    /// Every entry by hash (a copy-on-write value: cheap to take under the lock).
+    var all: [String: Entry] { entries }
 }

@@ -231,6 +231,21 @@ enum DiskFileIO {
         return names
     }
 
+    /// The names in a directory with their inode numbers as `readdir` gives them (`d_ino`, no
+    /// `stat`); `nil` when it cannot be listed.
+    static func listWithInodes(_ path: String) -> [(name: String, inode: UInt64)]? {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        var names: [(name: String, inode: UInt64)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append((name, UInt64(entry.pointee.d_ino))) }
+        }
+        return names
+    }
+
     /// Whether a process with this id exists (is not reported missing by `kill(pid, 0)`).
     static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno != ESRCH

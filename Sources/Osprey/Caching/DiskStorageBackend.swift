@@ -73,6 +73,7 @@ extension DiskStorage {
         let legacyIndexDirectory: String
         let queue = DispatchQueue(label: "osprey.disk-storage", qos: .utility, attributes: .concurrent)
         private let stripes: [NSLock] = (0..<32).map { _ in NSLock() }
+        let snapshotLock = NSLock()
         let state: Locked<State>
         private let tempCounter = Atomic<Int>(0)
         private let tempTag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -83,6 +84,11 @@ extension DiskStorage {
             var flushScheduled = false
             /// When access records were last written (config clock, seconds since 1970).
             var lastFlush: TimeInterval = 0
+            /// The index generation the snapshot file holds (-1: none written or adopted whole).
+            var snapshotGeneration = -1
+            /// Whether a snapshot file may exist (removed before this instance writes file times a
+            /// snapshot would not know, see ``DiskStorage/Config/accessRecordInterval`` 0).
+            var snapshotOnDisk = true
             var observers: [UUID: AsyncStream<CleanReport>.Continuation] = [:]
         }
 

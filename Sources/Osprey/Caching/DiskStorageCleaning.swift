@@ -18,13 +18,18 @@ extension DiskStorage.Backend {
             strict = removeLegacyIndex()
         }
         var report = DiskStorage.CleanReport()
-        let corrupt = resync(removingCorrupt: cleaning, strict: strict)
+        // One listing with inode numbers: the snapshot's records of unchanged files are taken as they are.
+        let listing = DiskFileIO.listWithInodes(directory)
+        if let listing { _ = adoptSnapshot(listing: listing) }
+        let corrupt = resyncListing(removingCorrupt: cleaning, strict: strict, listing: listing?.map(\.name)).removed
         if cleaning {
             report = trim(removeExpired: false, enforceSize: true)
             report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
         } else {
             state.withLock { report.remainingCount = $0.index.count; report.remainingSize = $0.index.totalSize }
         }
+        // After a scan (no snapshot, or an outdated one), so that the next open, even after a crash, is quick.
+        writeSnapshotIfStale()
         return report
     }
 
@@ -47,8 +52,9 @@ extension DiskStorage.Backend {
     }
 
     /// ``resync(removingCorrupt:strict:)``, also returning the directory listing, in its order.
-    func resyncListing(removingCorrupt: Bool, strict: Bool = false) -> (removed: [DiskStorage.RemovedEntry], names: [String]) {
-        guard let names = DiskFileIO.list(directory) else {
+    /// `listing`: the directory's names when the caller has just listed it.
+    func resyncListing(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> (removed: [DiskStorage.RemovedEntry], names: [String]) {
+        guard let names = listing ?? DiskFileIO.list(directory) else {
             state.withLock { $0.index.removeAll() }
             return ([], [])
         }
@@ -123,11 +129,12 @@ extension DiskStorage.Backend {
     /// One cleaning pass: writes pending access records, re-synchronises, removes corrupt files,
     /// then (optionally) expired entries, then least recently accessed ones while over the limit.
     func clean(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
-        flushAccessRecords()
+        flushAccessRecords(snapshot: false)
         let (corrupt, names) = resyncListing(removingCorrupt: true)
         var report = trim(removeExpired: removeExpired, enforceSize: enforceSize, listing: names)
         let expiredCount = report.removed.prefix { $0.reason == .expired }.count
         report.removed.insert(contentsOf: corrupt, at: expiredCount)
+        writeSnapshotIfStale()
         return report
     }
 

@@ -67,10 +67,10 @@ extension DiskStorage.Backend {
         }
         let info = contents.info
         var needed = 0
-        // The checksum was verified when this instance wrote or adopted this inode; the seal (checked
-        // by the read) says it was not written to since.
+        // The checksum was verified when this instance wrote or adopted this inode (not for a record
+        // of the snapshot); the seal (checked by the read) says it was not written to since.
         let parsed = DiskEntryFile.parse(tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size,
-                                         needed: &needed, verifyingChecksum: known?.inode != info.inode)
+                                         needed: &needed, verifyingChecksum: known?.inode != info.inode || known?.verified != true)
         guard let file = parsed, file.key == key else {
             contents.discard()
             discardFile(hash: hash, path: path, info: info)
@@ -140,14 +140,19 @@ extension DiskStorage.Backend {
         if interval <= 0, let updated {
             state.withLock { $0.index.markClean(hash, inode: updated.inode) }
             DiskFileIO.setTimes(path, accessed: updated.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: updated.expires))
+            // The file's times are now newer than the snapshot's record: an open must read them instead.
+            if state.withLock({ state in defer { state.snapshotOnDisk = false }; return state.snapshotOnDisk }) {
+                unlink(directory + "/" + DiskIndexSnapshot.fileName)
+            }
         } else if flush {
             queue.async { [self] in flushAccessRecords() }
         }
         if adopted { checkSizeLimit() }
     }
 
-    /// Writes the in-memory access records (and extended expiries) to the files' times.
-    func flushAccessRecords() {
+    /// Writes the in-memory access records (and extended expiries) to the files' times, then (when
+    /// `snapshot`) the index snapshot if it changed.
+    func flushAccessRecords(snapshot: Bool = true) {
         let now = config.now().timeIntervalSince1970
         let dirty = state.withLock { state -> [Entry] in
             state.flushScheduled = false
@@ -160,6 +165,7 @@ extension DiskStorage.Backend {
             guard DiskFileIO.info(path)?.inode == entry.inode else { continue }
             DiskFileIO.setTimes(path, accessed: entry.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: entry.expires))
         }
+        if snapshot { writeSnapshotIfStale() }
     }
 
     /// Removes a file that is not (or no longer) a valid entry (corrupt, foreign or expired), when it
