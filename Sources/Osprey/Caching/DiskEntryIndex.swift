@@ -1,137 +1,143 @@
 import Foundation
 
-/// The index file ("sidecar") of one disk cache entry: what Linux file timestamps cannot hold.
+/// The in-memory index of a ``DiskStorage/Backend``: for each entry file (by the SHA-256 hex of its
+/// key) what the size limit, expiry and LRU order need, so that none of them touches the disk.
 ///
-/// Stored at `<cache dir>/.index/<sha256 hex of key>` as UTF-8 text, one field per line, the key
-/// last so that it may contain newlines:
-///
-/// ```
-/// osprey-cache-entry 1
-/// file 5e884898….jpg
-/// size 48213
-/// inode 1837261
-/// mtime 1763780000123456789     (the data file's modification time, ns)
-/// created 1763780000.123
-/// access 1763780500.5
-/// expires 1764384800.5        (or "never")
-/// policy seconds 604800       (never | seconds <s> | days <d> | date <t>: the entry's own expiration, for extension)
-/// key https://example.com/a.jpg
-/// ```
-///
-/// Times are seconds since 1970. `inode`, `mtime` and `size` identify the exact data file the index
-/// was written for: a data file with another inode, mtime or size (replaced, truncated, or renamed into place
-/// by a store that crashed before its index) does not belong to this index and is never served.
-struct DiskEntryIndex: Sendable, Equatable {
-    var fileName: String
-    var size: Int
-    var stamp: DiskFileIO.Stamp
-    var created: TimeInterval
-    var lastAccess: TimeInterval
-    /// Absolute expiry in seconds since 1970; `nil` = never.
-    var expires: TimeInterval?
-    var policy: StorageExpiration
-    var key: String
+/// Its persistent form is the entry files themselves (their trailers and times, see
+/// ``DiskEntryFile``), with a copy in ``DiskIndexSnapshot`` to avoid reading them all at open: it is
+/// rebuilt from them at open and re-synchronised with the directory as ``DiskStorage/Backend`` documents.
+struct DiskEntryIndex: Sendable {
+    struct Entry: Sendable, Equatable {
+        var fileName: String
+        var inode: UInt64
+        var key: String
+        var size: Int
+        var created: TimeInterval
+        var policy: StorageExpiration
+        /// Absolute expiry in whole seconds since 1970 (the sealed mtime); `nil` = never.
+        var expires: TimeInterval?
+        var lastAccess: TimeInterval
+        /// Whether `lastAccess`/`expires` changed since they were last written to the file's times.
+        var dirty = false
+        /// Whether this instance has checked the file's trailer checksum (`false` for a record taken
+        /// from the index snapshot: its first read verifies it).
+        var verified = true
 
-    static let magic = "osprey-cache-entry 1"
-
-    func isExpired(at now: TimeInterval) -> Bool {
-        guard let expires else { return false }
-        return expires <= now
-    }
-
-    func encoded() -> Data {
-        var text = Self.magic + "\n"
-        text += "file \(fileName)\n"
-        text += "size \(size)\n"
-        text += "inode \(stamp.inode)\n"
-        text += "mtime \(stamp.modifiedNanoseconds)\n"
-        text += "created \(created)\n"
-        text += "access \(lastAccess)\n"
-        text += "expires \(expires.map { "\($0)" } ?? "never")\n"
-        text += "policy \(Self.encode(policy))\n"
-        text += "key \(key)"
-        return Data(text.utf8)
-    }
-
-    /// Parses an index file; `nil` when it is not exactly in the format above.
-    init?(parsing data: Data) {
-        guard let text = String(data: data, encoding: .utf8) else { return nil }
-        var fields: [String: String] = [:]
-        var rest = Substring(text)
-        guard rest.hasPrefix(Self.magic + "\n") else { return nil }
-        rest = rest.dropFirst(Self.magic.count + 1)
-        while !rest.isEmpty {
-            guard let space = rest.firstIndex(of: " ") else { return nil }
-            let name = String(rest[..<space])
-            if name == "key" {
-                fields["key"] = String(rest[rest.index(after: space)...])
-                break
-            }
-            guard let newline = rest.firstIndex(of: "\n") else { return nil }
-            fields[name] = String(rest[rest.index(after: space)..<newline])
-            rest = rest[rest.index(after: newline)...]
+        func isExpired(at now: TimeInterval) -> Bool {
+            guard let expires else { return false }
+            return expires <= now
         }
-        guard let fileName = fields["file"], !fileName.isEmpty, !fileName.contains("/"),
-              let size = fields["size"].flatMap(Int.init), size >= 0,
-              let inode = fields["inode"].flatMap(UInt64.init),
-              let mtime = fields["mtime"].flatMap(Int64.init),
-              let created = fields["created"].flatMap(Double.init),
-              let access = fields["access"].flatMap(Double.init),
-              let expiresText = fields["expires"],
-              let policy = fields["policy"].flatMap(Self.decodePolicy),
-              let key = fields["key"]
-        else { return nil }
-        let expires: TimeInterval?
-        if expiresText == "never" { expires = nil } else {
-            guard let value = Double(expiresText) else { return nil }
-            expires = value
+
+        init(fileName: String, inode: UInt64, key: String, size: Int, created: TimeInterval, policy: StorageExpiration,
+             expires: TimeInterval?, lastAccess: TimeInterval) {
+            self.fileName = fileName
+            self.inode = inode
+            self.key = key
+            self.size = size
+            self.created = created
+            self.policy = policy
+            self.expires = expires
+            self.lastAccess = lastAccess
         }
-        self.init(fileName: fileName, size: size, stamp: .init(inode: inode, modifiedNanoseconds: mtime), created: created, lastAccess: access,
-                  expires: expires, policy: policy, key: key)
-    }
 
-    init(fileName: String, size: Int, stamp: DiskFileIO.Stamp, created: TimeInterval, lastAccess: TimeInterval,
-         expires: TimeInterval?, policy: StorageExpiration, key: String) {
-        self.fileName = fileName
-        self.size = size
-        self.stamp = stamp
-        self.created = created
-        self.lastAccess = lastAccess
-        self.expires = expires
-        self.policy = policy
-        self.key = key
-    }
-
-    /// Absolute expiry (seconds since 1970) of an entry stored or extended at `now` with `expiration`.
-    static func expiry(of expiration: StorageExpiration, from now: TimeInterval) -> TimeInterval? {
-        switch expiration {
-        case .never: nil
-        case .seconds(let s): now + s
-        case .days(let d): now + Double(d) * 86_400
-        case .date(let date): date.timeIntervalSince1970
-        case .expired: -.infinity
+        /// The entry a file holds, from its trailer and its times.
+        init(fileName: String, file: DiskEntryFile, info: DiskFileIO.FileInfo) {
+            self.init(fileName: fileName, inode: info.inode, key: file.key, size: file.dataSize, created: file.created,
+                      policy: file.policy, expires: DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds), lastAccess: info.accessed)
         }
     }
 
-    static func encode(_ expiration: StorageExpiration) -> String {
-        switch expiration {
-        case .never: "never"
-        case .seconds(let s): "seconds \(s)"
-        case .days(let d): "days \(d)"
-        case .date(let date): "date \(date.timeIntervalSince1970)"
-        case .expired: "expired"
+    private(set) var entries: [String: Entry] = [:]
+    private(set) var totalSize = 0
+    private(set) var dirtyHashes: Set<String> = []
+    /// Bumped by every change a snapshot would show (not by the dirty flags): tells whether the
+    /// snapshot on disk is still current.
+    private(set) var generation = 0
+
+    var count: Int { entries.count }
+
+    subscript(hash: String) -> Entry? { entries[hash] }
+
+    /// Adds or replaces the entry of `hash`; returns the one it replaced.
+    @discardableResult
+    mutating func insert(_ entry: Entry, hash: String) -> Entry? {
+        let previous = entries.updateValue(entry, forKey: hash)
+        generation += 1
+        totalSize += entry.size - (previous?.size ?? 0)
+        if entry.dirty { dirtyHashes.insert(hash) } else if previous?.dirty == true { dirtyHashes.remove(hash) }
+        return previous
+    }
+
+    @discardableResult
+    mutating func remove(_ hash: String) -> Entry? {
+        guard let previous = entries.removeValue(forKey: hash) else { return nil }
+        generation += 1
+        totalSize -= previous.size
+        if previous.dirty { dirtyHashes.remove(hash) }
+        return previous
+    }
+
+    /// Removes the entry of `hash` only if it is still the file `inode` (not replaced meanwhile).
+    @discardableResult
+    mutating func remove(_ hash: String, ifInode inode: UInt64) -> Entry? {
+        guard entries[hash]?.inode == inode else { return nil }
+        return remove(hash)
+    }
+
+    /// Records a hit on the file `inode` of `hash`: its last access and (when `extended`) its new
+    /// expiry, in memory. Returns the updated entry, `nil` when the index holds another file.
+    mutating func touch(_ hash: String, inode: UInt64, at now: TimeInterval, extendedTo expires: TimeInterval??, policy: StorageExpiration?) -> Entry? {
+        guard var entry = entries[hash], entry.inode == inode else { return nil }
+        entry.lastAccess = now
+        generation += 1
+        // Only called after a read that parsed the file (checksum included when it was unverified).
+        entry.verified = true
+        if let expires { entry.expires = expires }
+        if let policy { entry.policy = policy }
+        entry.dirty = true
+        entries[hash] = entry
+        dirtyHashes.insert(hash)
+        return entry
+    }
+
+    /// Marks the entry of `hash` as written (when it is still the file `inode`).
+    mutating func markClean(_ hash: String, inode: UInt64) {
+        guard var entry = entries[hash], entry.inode == inode, entry.dirty else { return }
+        entry.dirty = false
+        entries[hash] = entry
+        dirtyHashes.remove(hash)
+    }
+
+    /// The dirty entries, now marked clean (the caller writes their times).
+    mutating func takeDirty() -> [Entry] {
+        var taken: [Entry] = []
+        taken.reserveCapacity(dirtyHashes.count)
+        for hash in dirtyHashes {
+            guard var entry = entries[hash] else { continue }
+            entry.dirty = false
+            entries[hash] = entry
+            taken.append(entry)
+        }
+        dirtyHashes.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    mutating func removeAll() {
+        generation += 1
+        entries.removeAll()
+        totalSize = 0
+        dirtyHashes.removeAll()
+    }
+
+    /// Every entry with its hash, oldest access first (creation breaks ties).
+    func byLastAccess() -> [(hash: String, entry: Entry)] {
+        entries.map { ($0.key, $0.value) }.sorted {
+            ($0.entry.lastAccess, $0.entry.created) < ($1.entry.lastAccess, $1.entry.created)
         }
     }
 
-    static func decodePolicy(_ text: String) -> StorageExpiration? {
-        let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-        switch (parts.first, parts.count) {
-        case ("never", 1): return .never
-        case ("expired", 1): return .expired
-        case ("seconds", 2): return Double(parts[1]).map { .seconds($0) }
-        case ("days", 2): return Int(parts[1]).map { .days($0) }
-        case ("date", 2): return Double(parts[1]).map { .date(Date(timeIntervalSince1970: $0)) }
-        default: return nil
-        }
-    }
+    var hashes: Dictionary<String, Entry>.Keys { entries.keys }
+
+    /// Every entry by hash (a copy-on-write value: cheap to take under the lock).
+    var all: [String: Entry] { entries }
 }

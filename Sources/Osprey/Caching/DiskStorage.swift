@@ -34,18 +34,19 @@ public enum DiskStorage {
         public var extendingExpiration: ExpirationExtending
         /// The path extension of entry files. Default ``FileExtension/none``.
         public var fileExtension: FileExtension
-        /// How old (by modification time) an inconsistent entry (a data file without a matching
-        /// index file) must be before the open-time recovery pass removes it, so that another
-        /// storage instance writing the same directory is not disturbed mid-store. Reads never serve
-        /// such an entry whatever its age. Default 60 s.
+        /// How old (by modification time) a foreign, unsealed file in the directory (maybe being
+        /// written by an older Osprey sharing it) must be before a clean removes it. Reads never
+        /// serve such a file and remove it at once. Default 60 s.
         public var recoveryGracePeriod: TimeInterval
-        /// How stale an entry's recorded last access (and the expiration extended from it) may get
-        /// before a read rewrites its index file. Reads within this interval of the last record
-        /// touch no file, so hits cost a read, not a read plus an atomic index rewrite; LRU order
-        /// and extended expirations are exact to within this interval. Default 60 s; 0 records every read.
+        /// How long a hit's access record (and the expiration it extended) may stay in memory only
+        /// before it is written to the entry file's times (one `utimensat`, nothing rewritten);
+        /// records are also written before every clean and when the storage is deinitialised. LRU
+        /// order across restarts and instances is exact to within this interval. Default 60 s;
+        /// 0 writes at every hit.
         public var accessRecordInterval: TimeInterval
-        /// Whether opening runs the background recovery pass (stale temporary files, inconsistent
-        /// entries, size limit). Default `true`; a read-only inspection (`osprey cache stats`) turns it off.
+        /// Whether the open-time pass also cleans (stale temporary files, corrupt and old-format
+        /// files, size limit) besides building the index. Default `true`; a read-only inspection
+        /// (`osprey cache stats`) turns it off.
         public var cleansOnOpen: Bool
         /// The clock used for expiration and last access. Default `Date()`; tests inject their own.
         public var now: @Sendable () -> Date
@@ -101,17 +102,17 @@ public enum DiskStorage {
         case expired
         /// It was among the least recently used when the total exceeded the size limit.
         case sizeLimit
-        /// Its files were inconsistent or unreadable (e.g. left by a crash).
+        /// Its file was not a valid entry (torn, foreign, modified in place, or of an older format).
         case corrupt
     }
 
     /// One entry a clean removed.
     public struct RemovedEntry: Sendable, Hashable, Codable {
-        /// The entry's key (`nil` when its index file was unreadable).
+        /// The entry's key (`nil` for a file that was not a valid entry).
         public var key: String?
         /// The entry's data file name inside the cache directory.
         public var fileName: String
-        /// The entry's data size in bytes.
+        /// The entry's data size in bytes (the file size for a file that was not a valid entry).
         public var size: Int
         /// Why it went.
         public var reason: RemovalReason
@@ -138,7 +139,7 @@ public enum DiskStorage {
         public var entryCount: Int
         /// The number of expired entries (still on disk until the next clean).
         public var expiredCount: Int
-        /// The summed size of the entries' data files, in bytes.
+        /// The summed size of the entries' data (trailers excluded), in bytes.
         public var totalSize: Int
         /// The configured size limit in bytes; 0 = unlimited.
         public var sizeLimit: Int

@@ -3,41 +3,64 @@ import Foundation
 import Synchronization
 
 extension DiskStorage {
-    /// A directory of cached byte blobs, one file per entry, safe against crashes and shared use.
+    /// A directory of cached byte blobs, one file per entry, with an index in memory; safe against
+    /// crashes and shared use.
     ///
-    /// ## Layout
+    /// ## Layout (format 2)
     /// ```
-    /// <cacheDirectory>/<sha256 hex of key>[.ext]   the entry's bytes, exactly as stored
-    /// <cacheDirectory>/.index/<sha256 hex of key>  its index file (see below)
-    /// <cacheDirectory>/.tmp/<pid>-<uuid>           files being written
+    /// <cacheDirectory>/<sha256 hex of key>[.ext]   the entry: its bytes, then a trailer (key, sizes,
+    ///                                              creation, expiration rule, checksum)
+    /// <cacheDirectory>/.tmp/<pid>-<tag>-<n>        files being written
     /// ```
-    /// Linux cannot set a file's creation date, so expiry and last access live in a small
-    /// per-entry index file ("sidecar"), not in file timestamps. The sidecar is text: the data file
-    /// name, its size, **inode and modification time**, creation, last access and expiry times, the entry's own
-    /// expiration (for extension on access) and the key.
+    /// A file's **mtime** is the entry's expiry in whole seconds with 0 ns (the seal: a file written
+    /// to after the store fails it), its **atime** the entry's last access. ``DiskEntryFile`` has
+    /// the byte layout. Data is not fsynced: this protects against the process dying, not against
+    /// power loss.
+    ///
+    /// ## Index
+    /// Every entry's size, expiry, last access and key are held in memory (``DiskEntryIndex``),
+    /// so a hit is one `open` and one `read` of its file and the size limit and LRU order cost no
+    /// disk access. The index is built at open from the directory listing and each file's trailer
+    /// (one `pread` of its end, not the whole file) and times. It follows this instance's stores and
+    /// removals, and is re-synchronised with the directory, for the work of other instances:
+    /// - on a read: the file is read whatever the index says; one the index did not know (or a
+    ///   newer one, another inode) is adopted, a missing one dropped;
+    /// - on ``isCached(forKey:)``: the file's inode is checked with one `stat`;
+    /// - on every clean, trim and ``statistics()``: the directory is listed; files the index does
+    ///   not know have their trailers read, entries whose file is gone are dropped. Known files are
+    ///   not re-read: an entry another instance replaced keeps its old size until read (approximate).
+    ///
+    /// A hit records its access (and extended expiry) in memory only; the file times are written
+    /// (one `utimensat` per entry, nothing rewritten) at most ``DiskStorage/Config/accessRecordInterval``
+    /// later, before every clean or trim, and when the storage is deinitialised. LRU order across
+    /// restarts and instances is exact to within that interval; an instance that is killed loses
+    /// its unwritten access records, never an entry. Expiry has one-second resolution.
     ///
     /// ## Crash safety
-    /// A store writes the data and its sidecar to temporary files, then renames the data into place,
-    /// then the sidecar. Renames are atomic, so a reader never sees a torn file. The sidecar names the
-    /// inode, modification time and size of the data file it was written for; a data file with no
-    /// sidecar, or whose stamp or size differs from its sidecar's (the state after a SIGKILL between the two renames, or after
-    /// in-place damage), is never served: a read treats it as a miss and removes it. At open, a
-    /// background recovery pass removes temporary files whose writing process is gone (or older than
-    /// an hour), sidecars whose data file is missing, and inconsistent entries older than
-    /// ``DiskStorage/Config/recoveryGracePeriod``. Data is not fsynced: this protects against the
-    /// process dying, not against power loss.
+    /// A store writes the data and trailer to a temporary file in one `writev`, seals its times, then
+    /// renames it into place: a reader sees the whole old entry, the whole new one, or none. A file
+    /// that is torn, truncated, foreign, of the old format or modified in place fails the size, magic,
+    /// checksum, key or seal check: a read treats it as a miss and removes it. Opening removes
+    /// temporary files whose writing process is gone (or older than an hour) and, after
+    /// ``DiskStorage/Config/recoveryGracePeriod``, unsealed foreign files (maybe still being written
+    /// by an older Osprey).
+    ///
+    /// ## Upgrade
+    /// A directory of format 1 (a `.index/` directory of sidecar files) is recognised at open: the
+    /// sidecars and the old data files are removed (none would pass the checks anyway).
     ///
     /// ## Size limit
-    /// Every store adds to a running total; when it exceeds ``DiskStorage/Config/sizeLimit`` a
-    /// background pass rescans the directory (so writes of other instances count too) and removes
-    /// least recently accessed entries until the total is at most `sizeLimit * trimRatio`.
+    /// Every store adds to the index's total; when it exceeds ``DiskStorage/Config/sizeLimit`` a
+    /// background pass re-synchronises with the directory and removes expired entries, then least
+    /// recently accessed ones, until the total is at most `sizeLimit * trimRatio`, from the index.
     ///
     /// ## Concurrency
-    /// All file work runs on a private concurrent dispatch queue, never on the caller's thread or on
-    /// Swift's cooperative pool; the async methods suspend until it is done. Operations on one key are
-    /// serialised; cleans run exclusively. Two instances (in one process or several) may share a
-    /// directory: a store racing another instance's clean or a store of the same key can lose that
-    /// entry (a miss), never serve garbage. If the directory is deleted, the next store recreates it.
+    /// Stores, removals and cleans run on a private concurrent dispatch queue; operations on one key
+    /// are serialised, cleans run exclusively. A read runs on the caller's thread: a hit is one
+    /// `open` and `read` of a file usually in the page cache, cheaper than a hop to the queue. Two
+    /// instances (in one process or several) may share a directory: a store racing another
+    /// instance's clean or a store of the same key can lose that entry (a miss), never serve
+    /// garbage. If the directory is deleted, the next store recreates it.
     public final class Backend: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
@@ -45,38 +68,50 @@ extension DiskStorage {
         public let directoryURL: URL
 
         let directory: String
-        let indexDirectory: String
         let tempDirectory: String
-        private let queue = DispatchQueue(label: "osprey.disk-storage", qos: .utility, attributes: .concurrent)
+        /// Where format 1 kept its sidecar files (removed at open).
+        let legacyIndexDirectory: String
+        let queue = DispatchQueue(label: "osprey.disk-storage", qos: .utility, attributes: .concurrent)
         private let stripes: [NSLock] = (0..<32).map { _ in NSLock() }
-        private let state = Locked(State())
+        let snapshotLock = NSLock()
+        let state: Locked<State>
+        private let tempCounter = Atomic<Int>(0)
+        private let tempTag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
 
         struct State {
-            var estimatedSize = 0
+            var index = DiskEntryIndex()
             var trimScheduled = false
+            var flushScheduled = false
+            /// When access records were last written (config clock, seconds since 1970).
+            var lastFlush: TimeInterval = 0
+            /// The index generation the snapshot file holds (-1: none written or adopted whole).
+            var snapshotGeneration = -1
+            /// Whether a snapshot file may exist (removed before this instance writes file times a
+            /// snapshot would not know, see ``DiskStorage/Config/accessRecordInterval`` 0).
+            var snapshotOnDisk = true
             var observers: [UUID: AsyncStream<CleanReport>.Continuation] = [:]
         }
 
         /// Opens (creating it when needed) the cache directory of `config`. Never throws: a directory
-        /// that cannot be created makes each store throw instead. Unless ``DiskStorage/Config/cleansOnOpen``
-        /// is `false`, a recovery pass (temporary files, inconsistent entries, size limit) runs in the
-        /// background before any other operation of this instance.
+        /// that cannot be created makes each store throw instead. The index is built in the
+        /// background before any other queued operation of this instance runs (reads meanwhile go
+        /// to the files); unless ``DiskStorage/Config/cleansOnOpen`` is `false`, that pass also
+        /// removes stale temporary files, corrupt and format-1 files, and enforces the size limit.
         public init(config: Config = Config()) {
             self.config = config
             self.directoryURL = config.cacheDirectory.standardizedFileURL
             self.directory = directoryURL.path
-            self.indexDirectory = directory + "/.index"
             self.tempDirectory = directory + "/.tmp"
+            self.legacyIndexDirectory = directory + "/.index"
+            self.state = Locked(State(lastFlush: config.now().timeIntervalSince1970))
             try? ensureDirectories()
-            guard config.cleansOnOpen else {
-                // Still learn the current total, read-only, so that the size limit holds.
-                queue.async(flags: .barrier) { [self] in setEstimatedSize(scan().valid.reduce(0) { $0 + $1.index.size }) }
-                return
-            }
             queue.async(flags: .barrier) { [self] in
-                let report = clean(removeExpired: false, recovering: true)
-                publish(report)
+                publish(openPass(cleaning: config.cleansOnOpen))
             }
+        }
+
+        deinit {
+            flushAccessRecords()
         }
 
         // MARK: Public API
@@ -90,23 +125,18 @@ extension DiskStorage {
             try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration) }
         }
 
-        /// The bytes stored under `key`, or `nil` on a miss. Expired, inconsistent or unreadable entries
-        /// are misses and are removed. A hit records the access (for LRU) and extends the expiration
-        /// as `extendingExpiration` says (`nil`, the default, uses the config's).
+        /// The bytes stored under `key`, or `nil` on a miss. Expired, corrupt or foreign files are
+        /// misses and are removed. A hit records the access (for LRU) and extends the expiration
+        /// as `extendingExpiration` says (`nil`, the default, uses the config's), in memory first
+        /// (see ``DiskStorage/Config/accessRecordInterval``). Runs on the caller's thread.
         public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) async -> Data? {
-            await perform { self.valueNow(forKey: key, extendingExpiration: extendingExpiration) }
+            valueNow(forKey: key, extendingExpiration: extendingExpiration)
         }
 
-        /// Whether an unexpired, consistent entry exists for `key`. Reads only its index file and
-        /// examines its data file, synchronously; records no access.
+        /// Whether an unexpired, valid entry exists for `key`: the index plus one `stat` of its file
+        /// (its trailer too when the index did not know the file). Synchronous; records no access.
         public func isCached(forKey key: String) -> Bool {
-            let now = config.now().timeIntervalSince1970
-            let hash = Self.hash(key)
-            guard let raw = DiskFileIO.readFile(indexPath(hash)),
-                  let index = DiskEntryIndex(parsing: raw.data), index.key == key, !index.isExpired(at: now),
-                  let info = DiskFileIO.info(directory + "/" + index.fileName)
-            else { return false }
-            return info.stamp == index.stamp && info.size == index.size
+            isCachedNow(forKey: key)
         }
 
         /// Removes the entry for `key`, if any.
@@ -114,70 +144,65 @@ extension DiskStorage {
         public func remove(forKey key: String) async throws(OspreyError) {
             try await perform { () throws(OspreyError) in
                 let hash = Self.hash(key)
-                try self.withKeyLock(hash) { () throws(OspreyError) in try self.removeEntry(hash: hash, fileName: self.fileName(hash: hash, key: key)) }
+                try self.withKeyLock(hash) { () throws(OspreyError) in
+                    let name = self.state.withLock { $0.index[hash]?.fileName } ?? self.fileName(hash: hash, key: key)
+                    try self.removeEntry(hash: hash, fileName: name)
+                }
             }
         }
 
         /// Removes every entry (files being written by others are left alone).
         /// - Throws: ``OspreyError/CacheReason/cannotRemoveFile(path:message:)`` for the first file that could not be removed.
         public func removeAll() async throws(OspreyError) {
-            try await perform(barrier: true) { () throws(OspreyError) in
-                var firstError: OspreyError?
-                for name in DiskFileIO.list(self.indexDirectory) ?? [] {
-                    do throws(FileIOError) { try DiskFileIO.removeFile(self.indexPath(name)) } catch { firstError = firstError ?? .cache(.cannotRemoveFile(path: self.indexPath(name), message: error.message)) }
-                }
-                for name in DiskFileIO.list(self.directory) ?? [] where !name.hasPrefix(".") {
-                    let path = self.directory + "/" + name
-                    do throws(FileIOError) { try DiskFileIO.removeFile(path) } catch { firstError = firstError ?? .cache(.cannotRemoveFile(path: path, message: error.message)) }
-                }
-                self.state.withLock { $0.estimatedSize = 0 }
-                if let firstError { throw firstError }
-            }
+            try await perform(barrier: true) { () throws(OspreyError) in try self.removeAllNow() }
         }
 
-        /// Removes expired entries (and inconsistent ones); returns what went and publishes it.
+        /// Removes expired entries (and corrupt ones); returns what went and publishes it.
         @discardableResult
         public func removeExpired() async -> CleanReport {
-            await perform(barrier: true) { self.publish(self.clean(removeExpired: true, recovering: false, enforceSize: false)) }
+            await perform(barrier: true) { self.publish(self.clean(removeExpired: true, enforceSize: false)) }
         }
 
         /// Removes least recently accessed entries down to `sizeLimit * trimRatio` when the total
         /// exceeds the limit (a no-op for an unlimited storage); returns what went and publishes it.
         @discardableResult
         public func removeSizeExceeded() async -> CleanReport {
-            await perform(barrier: true) { self.publish(self.clean(removeExpired: false, recovering: false)) }
+            await perform(barrier: true) { self.publish(self.clean(removeExpired: false, enforceSize: true)) }
         }
 
-        /// Removes expired, inconsistent and over-limit entries: ``removeExpired()`` then
+        /// Removes expired, corrupt and over-limit entries: ``removeExpired()`` then
         /// ``removeSizeExceeded()`` in one pass. Returns what went and publishes it.
         @discardableResult
         public func clean() async -> CleanReport {
-            await perform(barrier: true) { self.publish(self.clean(removeExpired: true, recovering: false)) }
+            await perform(barrier: true) { self.publish(self.clean(removeExpired: true, enforceSize: true)) }
         }
 
-        /// The summed size of all entries' data files, in bytes, from a scan of the directory.
+        /// The summed size of all entries' data, in bytes, from the index re-synchronised with the directory.
         public func totalSize() async -> Int {
             await statistics().totalSize
         }
 
-        /// Entry count, expired count, total size and limit, from a scan of the directory.
+        /// Entry count, expired count, total size and limit, from the index re-synchronised with the directory.
         public func statistics() async -> Statistics {
-            await perform {
+            await perform(barrier: true) {
+                _ = self.resync(removingCorrupt: false)
                 let now = self.config.now().timeIntervalSince1970
-                var stats = Statistics(directory: self.directory, entryCount: 0, expiredCount: 0, totalSize: 0, sizeLimit: self.config.sizeLimit)
-                for entry in self.scan().valid {
-                    stats.entryCount += 1
-                    stats.totalSize += entry.index.size
-                    if entry.index.isExpired(at: now) { stats.expiredCount += 1 }
+                return self.state.withLock { state in
+                    var stats = Statistics(directory: self.directory, entryCount: state.index.count, expiredCount: 0,
+                                           totalSize: state.index.totalSize, sizeLimit: self.config.sizeLimit)
+                    for hash in state.index.hashes where state.index[hash]?.isExpired(at: now) == true { stats.expiredCount += 1 }
+                    return stats
                 }
-                return stats
             }
         }
 
-        /// The size total kept up to date by this instance's stores and cleans, without touching the disk.
-        public var estimatedTotalSize: Int { state.withLock { $0.estimatedSize } }
+        /// The size total of the in-memory index (this instance's stores and cleans, and what it has
+        /// learnt of other instances'), without touching the disk.
+        public var estimatedTotalSize: Int { state.withLock { $0.index.totalSize } }
 
-        /// Where the bytes of `key` are (or would be) stored. The file exists only while the entry does.
+        /// The file of `key`'s entry (it exists only while the entry does). It starts with the
+        /// stored bytes, followed by a trailer (format 2, see ``DiskStorage/Backend``): read entries
+        /// with ``value(forKey:extendingExpiration:)``, not from this file.
         public func fileURL(forKey key: String) -> URL {
             directoryURL.appendingPathComponent(fileName(hash: Self.hash(key), key: key), isDirectory: false)
         }
@@ -199,7 +224,7 @@ extension DiskStorage {
         }
 
         /// Waits until every operation submitted so far (including background size-limit passes and
-        /// the open-time recovery) has finished.
+        /// the open-time index build) has finished.
         public func waitForPendingWork() async {
             await perform(barrier: true) {}
         }
@@ -228,14 +253,14 @@ extension DiskStorage {
             return ext.map { "\(hash).\($0)" } ?? hash
         }
 
-        func indexPath(_ hash: String) -> String { indexDirectory + "/" + hash }
-
-        func tempPath() -> String { tempDirectory + "/\(getpid())-\(UUID().uuidString)" }
+        func tempPath() -> String {
+            tempDirectory + "/\(getpid())-\(tempTag)-\(tempCounter.add(1, ordering: .relaxed).newValue)"
+        }
 
         // MARK: Plumbing
 
         func ensureDirectories() throws(OspreyError) {
-            for path in [directory, indexDirectory, tempDirectory] {
+            for path in [directory, tempDirectory] {
                 do throws(FileIOError) { try DiskFileIO.makeDirectories(path) } catch {
                     throw .cache(.cannotCreateDirectory(path: path, message: error.message))
                 }
@@ -264,25 +289,20 @@ extension DiskStorage {
             }
         }
 
-        /// Adds `delta` to the running total and schedules a size pass when it goes over the limit.
-        func account(_ delta: Int) {
+        /// Schedules a size pass when the index's total is over the limit (and none is pending).
+        func checkSizeLimit() {
             let limit = config.sizeLimit
             let schedule = state.withLock { state -> Bool in
-                state.estimatedSize = max(0, state.estimatedSize + delta)
-                guard limit > 0, state.estimatedSize > limit, !state.trimScheduled else { return false }
+                guard limit > 0, state.index.totalSize > limit, !state.trimScheduled else { return false }
                 state.trimScheduled = true
                 return true
             }
             guard schedule else { return }
             queue.async(flags: .barrier) { [self] in
-                let report = clean(removeExpired: false, recovering: false)
+                let report = clean(removeExpired: true, enforceSize: true)
                 state.withLock { $0.trimScheduled = false }
                 publish(report)
             }
-        }
-
-        func setEstimatedSize(_ size: Int) {
-            state.withLock { $0.estimatedSize = size }
         }
 
         @discardableResult

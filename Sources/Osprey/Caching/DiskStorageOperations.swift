@@ -1,48 +1,40 @@
 import Foundation
 
-/// The synchronous file work of ``DiskStorage/Backend``, run on its queue.
+/// The synchronous file work of ``DiskStorage/Backend``: stores and removals on its queue, reads
+/// on the caller's thread.
 extension DiskStorage.Backend {
+    typealias Entry = DiskEntryIndex.Entry
+
     func storeNow(_ data: Data, forKey key: String, expiration: StorageExpiration?) throws(OspreyError) {
         let now = config.now().timeIntervalSince1970
         let policy = expiration ?? config.expiration
-        let expires = DiskEntryIndex.expiry(of: policy, from: now)
+        let expiry = DiskEntryFile.expiry(of: policy, from: now)
         let hash = Self.hash(key)
         let name = fileName(hash: hash, key: key)
         try withKeyLock(hash) { () throws(OspreyError) in
-            if let expires, expires <= now {
-                try removeEntry(hash: hash, fileName: name)
+            if let expiry, expiry <= now {
+                try removeEntry(hash: hash, fileName: state.withLock { $0.index[hash]?.fileName } ?? name)
                 return
             }
             let dataPath = directory + "/" + name
-            let previous = DiskFileIO.readFile(indexPath(hash)).flatMap { DiskEntryIndex(parsing: $0.data) }
+            let seal = DiskEntryFile.sealSeconds(expiry: expiry)
+            let trailer = DiskEntryFile(key: key, dataSize: data.count, created: now, policy: policy).trailer()
             var retried = false
             while true {
+                let temp = tempPath()
                 do throws(FileIOError) {
-                    let tempData = tempPath()
-                    let stamp = try DiskFileIO.writeNew(tempData, data)
-                    let index = DiskEntryIndex(fileName: name, size: data.count, stamp: stamp, created: now,
-                                               lastAccess: now, expires: expires, policy: policy, key: key)
-                    let tempIndex = tempPath()
-                    do throws(FileIOError) { _ = try DiskFileIO.writeNew(tempIndex, index.encoded()) } catch {
-                        try? DiskFileIO.removeFile(tempData)
+                    let inode = try DiskFileIO.writeNew(temp, data, trailer: trailer, accessed: now, mtimeSeconds: seal)
+                    do throws(FileIOError) { try DiskFileIO.renameFile(temp, dataPath) } catch {
+                        try? DiskFileIO.removeFile(temp)
                         throw error
                     }
-                    do throws(FileIOError) { try DiskFileIO.renameFile(tempData, dataPath) } catch {
-                        try? DiskFileIO.removeFile(tempData)
-                        try? DiskFileIO.removeFile(tempIndex)
-                        throw error
-                    }
-                    do throws(FileIOError) { try DiskFileIO.renameFile(tempIndex, indexPath(hash)) } catch {
-                        // The data in place has no index of its own: take the whole entry out.
-                        try? DiskFileIO.removeFile(tempIndex)
-                        try? DiskFileIO.removeFile(indexPath(hash))
-                        try? DiskFileIO.removeFile(dataPath)
-                        throw error
-                    }
+                    let entry = Entry(fileName: name, inode: inode, key: key, size: data.count, created: now, policy: policy,
+                                      expires: DiskEntryFile.expiry(sealSeconds: seal), lastAccess: now)
+                    let previous = state.withLock { $0.index.insert(entry, hash: hash) }
                     if let previous, previous.fileName != name {
                         try? DiskFileIO.removeFile(directory + "/" + previous.fileName)
                     }
-                    account(data.count - (previous?.size ?? 0))
+                    checkSizeLimit()
                     return
                 } catch {
                     // The directory was deleted under us: recreate it (or say why not) and try once more.
@@ -58,176 +50,146 @@ extension DiskStorage.Backend {
     }
 
     func valueNow(forKey key: String, extendingExpiration: ExpirationExtending?) -> Data? {
+        let hash = Self.hash(key)
+        let known = state.withLock { $0.index[hash] }
+        let name = known?.fileName ?? fileName(hash: hash, key: key)
+        let path = directory + "/" + name
+        let contents: DiskFileIO.Contents
+        switch DiskFileIO.readWhole(path) {
+        case .success(let read):
+            contents = read
+        case .failure(.missing):
+            if known != nil { state.withLock { _ = $0.index.remove(hash) } }
+            return nil
+        case .failure(.unreadable(let info)):
+            discardFile(hash: hash, path: path, info: info)
+            return nil
+        }
+        let info = contents.info
+        var needed = 0
+        // The checksum was verified when this instance wrote or adopted this inode (not for a record
+        // of the snapshot); the seal (checked by the read) says it was not written to since.
+        let parsed = DiskEntryFile.parse(tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size,
+                                         needed: &needed, verifyingChecksum: known?.inode != info.inode || known?.verified != true)
+        guard let file = parsed, file.key == key else {
+            contents.discard()
+            discardFile(hash: hash, path: path, info: info)
+            return nil
+        }
+        let now = config.now().timeIntervalSince1970
+        // The file's expiry, or this instance's newer one not yet written to it.
+        var entry = Entry(fileName: name, file: file, info: info)
+        if let known, known.inode == info.inode {
+            entry.expires = Self.later(known.expires, entry.expires)
+            entry.policy = known.policy
+        }
+        if entry.isExpired(at: now) {
+            contents.discard()
+            discardFile(hash: hash, path: path, info: info)
+            return nil
+        }
+        var extendedExpiry: TimeInterval??
+        var extendedPolicy: StorageExpiration?
+        if let policy = (extendingExpiration ?? config.extendingExpiration).extended(entry.policy) {
+            extendedPolicy = policy
+            extendedExpiry = .some(DiskEntryFile.expiry(sealSeconds: DiskEntryFile.sealSeconds(expiry: DiskEntryFile.expiry(of: policy, from: now))))
+        }
+        recordAccess(hash: hash, entry: entry, path: path, at: now, extendedTo: extendedExpiry, policy: extendedPolicy)
+        return contents.data(count: file.dataSize)
+    }
+
+    func isCachedNow(forKey key: String) -> Bool {
         let now = config.now().timeIntervalSince1970
         let hash = Self.hash(key)
-        return try? withKeyLock(hash) { () throws(OspreyError) -> Data? in
-            guard let raw = DiskFileIO.readFile(indexPath(hash)) else { return nil }
-            guard let index = DiskEntryIndex(parsing: raw.data), index.key == key else {
-                try? removeEntry(hash: hash, fileName: fileName(hash: hash, key: key))
-                return nil
-            }
-            if index.isExpired(at: now) {
-                try? removeEntry(hash: hash, fileName: index.fileName)
-                return nil
-            }
-            let dataPath = directory + "/" + index.fileName
-            guard let file = DiskFileIO.readFile(dataPath), file.stamp == index.stamp, file.data.count == index.size else {
-                // Another instance may be between its two renames (a fresh data file of another
-                // inode): a miss, but leave its entry alone while it is young.
-                if let info = DiskFileIO.info(dataPath), info.stamp.inode != index.stamp.inode, !info.isDirectory,
-                   Date().timeIntervalSince1970 - info.modified < config.recoveryGracePeriod {
-                    return nil
-                }
-                try? removeEntry(hash: hash, fileName: index.fileName)
-                return nil
-            }
-            var updated = index
-            updated.lastAccess = now
-            if let extended = (extendingExpiration ?? config.extendingExpiration).extended(index.policy) {
-                updated.policy = extended
-                updated.expires = DiskEntryIndex.expiry(of: extended, from: now)
-            }
-            // Record the access only when the stored one is stale (or the rule changed): a hit then
-            // costs one read instead of a read plus an atomic index rewrite.
-            if now - index.lastAccess >= config.accessRecordInterval || updated.policy != index.policy {
-                writeIndex(updated, hash: hash)
-            }
-            return file.data
+        let known = state.withLock { $0.index[hash] }
+        let name = known?.fileName ?? fileName(hash: hash, key: key)
+        if let known, known.key == key, let info = DiskFileIO.info(directory + "/" + name), info.inode == known.inode, info.isSealed {
+            let expires = Self.later(known.expires, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds))
+            return expires.map { $0 > now } ?? true
         }
+        let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dirfd >= 0 else { return false }
+        defer { close(dirfd) }
+        guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key else { return false }
+        return !Entry(fileName: name, file: file, info: info).isExpired(at: now)
     }
 
-    /// Rewrites an index file atomically; best effort (a failure only loses the access record).
-    func writeIndex(_ index: DiskEntryIndex, hash: String) {
-        let temp = tempPath()
-        do {
-            _ = try DiskFileIO.writeNew(temp, index.encoded())
-            try DiskFileIO.renameFile(temp, indexPath(hash))
-        } catch {
-            try? DiskFileIO.removeFile(temp)
-        }
-    }
-
-    /// Removes an entry's index, then its data (so that no index is left pointing at nothing).
-    func removeEntry(hash: String, fileName: String) throws(OspreyError) {
-        let size = DiskFileIO.info(directory + "/" + fileName)?.size ?? 0
-        for path in [indexPath(hash), directory + "/" + fileName] {
-            do throws(FileIOError) { try DiskFileIO.removeFile(path) } catch {
-                throw .cache(.cannotRemoveFile(path: path, message: error.message))
+    /// Updates the index after a hit; writes the access record now when the interval is 0, else
+    /// schedules the batch write once the interval has passed.
+    private func recordAccess(hash: String, entry: Entry, path: String, at now: TimeInterval,
+                              extendedTo expires: TimeInterval??, policy: StorageExpiration?) {
+        let interval = config.accessRecordInterval
+        var adopted = false
+        let (updated, flush) = state.withLock { state -> (Entry?, Bool) in
+            var updated = state.index.touch(hash, inode: entry.inode, at: now, extendedTo: expires, policy: policy)
+            if updated == nil {
+                adopted = true
+                // A file the index did not know (another instance wrote it): adopt it.
+                var new = entry
+                new.lastAccess = now
+                if let expires { new.expires = expires }
+                if let policy { new.policy = policy }
+                new.dirty = true
+                state.index.insert(new, hash: hash)
+                updated = new
             }
+            guard interval > 0, !state.flushScheduled, now - state.lastFlush >= interval else { return (updated, false) }
+            state.flushScheduled = true
+            return (updated, true)
         }
-        if size > 0 { account(-size) }
-    }
-
-    // MARK: Scanning and cleaning
-
-    struct ScannedEntry {
-        var hash: String
-        var index: DiskEntryIndex
-    }
-
-    struct Scan {
-        var valid: [ScannedEntry] = []
-        /// Entries whose files are inconsistent: an index file (readable or not) without its exact data
-        /// file (`hasIndex`), or a data file no index names.
-        var broken: [(hash: String, fileName: String, hasIndex: Bool, index: DiskEntryIndex?, size: Int)] = []
-    }
-
-    /// Reads every index file and checks it against its data file; lists data files without an index.
-    /// Inconsistencies younger than the grace period (maybe a store in flight elsewhere) are ignored
-    /// unless `strict`.
-    func scan(strict: Bool = false) -> Scan {
-        var result = Scan()
-        let wallNow = Date().timeIntervalSince1970
-        func young(_ info: DiskFileIO.FileInfo?) -> Bool {
-            !strict && info.map { wallNow - $0.modified < config.recoveryGracePeriod } ?? false
-        }
-        var indexed = Set<String>()
-        for hash in DiskFileIO.list(indexDirectory) ?? [] {
-            let raw = DiskFileIO.readFile(indexPath(hash))
-            guard let raw, let index = DiskEntryIndex(parsing: raw.data) else {
-                if !young(DiskFileIO.info(indexPath(hash))) {
-                    result.broken.append((hash, hash, true, nil, 0))
-                }
-                continue
+        if interval <= 0, let updated {
+            state.withLock { $0.index.markClean(hash, inode: updated.inode) }
+            DiskFileIO.setTimes(path, accessed: updated.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: updated.expires))
+            // The file's times are now newer than the snapshot's record: an open must read them instead.
+            if state.withLock({ state in defer { state.snapshotOnDisk = false }; return state.snapshotOnDisk }) {
+                unlink(directory + "/" + DiskIndexSnapshot.fileName)
             }
-            indexed.insert(index.fileName)
-            let info = DiskFileIO.info(directory + "/" + index.fileName)
-            if let info, info.stamp == index.stamp, info.size == index.size {
-                result.valid.append(ScannedEntry(hash: hash, index: index))
-            } else if let info, info.stamp.inode != index.stamp.inode, young(info) {
-                continue
-            } else {
-                result.broken.append((hash, index.fileName, true, index, info?.size ?? 0))
-            }
+        } else if flush {
+            queue.async { [self] in flushAccessRecords() }
         }
-        for name in DiskFileIO.list(directory) ?? [] where !name.hasPrefix(".") && !indexed.contains(name) {
-            let info = DiskFileIO.info(directory + "/" + name)
-            guard let info, !info.isDirectory, !young(info) else { continue }
-            let hash = String(name.prefix { $0 != "." })
-            result.broken.append((hash, name, false, nil, info.size))
-        }
-        return result
+        if adopted { checkSizeLimit() }
     }
 
-    /// One cleaning pass: removes inconsistent entries, then (optionally) expired ones, then
-    /// least recently accessed ones while over the size limit. Resets the running total.
-    func clean(removeExpired: Bool, recovering: Bool, enforceSize: Bool = true) -> DiskStorage.CleanReport {
-        if recovering { removeStaleTemporaryFiles() }
-        var report = DiskStorage.CleanReport()
-        let scanned = scan()
+    /// Writes the in-memory access records (and extended expiries) to the files' times, then (when
+    /// `snapshot`) the index snapshot if it changed.
+    func flushAccessRecords(snapshot: Bool = true) {
         let now = config.now().timeIntervalSince1970
-        var live: [ScannedEntry] = []
-        var expired: [DiskStorage.RemovedEntry] = []
-        for entry in scanned.valid {
-            if removeExpired, entry.index.isExpired(at: now) {
-                if (try? removeEntry(hash: entry.hash, fileName: entry.index.fileName)) != nil {
-                    expired.append(.init(key: entry.index.key, fileName: entry.index.fileName, size: entry.index.size, reason: .expired))
-                }
-            } else {
-                live.append(entry)
-            }
+        let dirty = state.withLock { state -> [Entry] in
+            state.flushScheduled = false
+            state.lastFlush = now
+            return state.index.takeDirty()
         }
-        report.removed += expired
-        for broken in scanned.broken {
-            if broken.hasIndex { try? DiskFileIO.removeFile(indexPath(broken.hash)) }
-            try? DiskFileIO.removeFile(directory + "/" + broken.fileName)
-            report.removed.append(.init(key: broken.index?.key, fileName: broken.fileName, size: broken.size, reason: .corrupt))
+        for entry in dirty {
+            let path = directory + "/" + entry.fileName
+            // Only the file the record is for (another instance may have replaced it).
+            guard DiskFileIO.info(path)?.inode == entry.inode else { continue }
+            DiskFileIO.setTimes(path, accessed: entry.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: entry.expires))
         }
-        var total = live.reduce(0) { $0 + $1.index.size }
-        let limit = config.sizeLimit
-        if enforceSize, limit > 0, total > limit {
-            let target = Int(Double(limit) * min(max(config.trimRatio, 0), 1))
-            live.sort { ($0.index.lastAccess, $0.index.created) < ($1.index.lastAccess, $1.index.created) }
-            var kept = 0
-            for entry in live {
-                if total > target, (try? removeEntry(hash: entry.hash, fileName: entry.index.fileName)) != nil {
-                    total -= entry.index.size
-                    report.removed.append(.init(key: entry.index.key, fileName: entry.index.fileName, size: entry.index.size, reason: .sizeLimit))
-                } else {
-                    kept += 1
-                }
-            }
-            report.remainingCount = kept
-        } else {
-            report.remainingCount = live.count
-        }
-        report.remainingSize = total
-        setEstimatedSize(total)
-        return report
+        if snapshot { writeSnapshotIfStale() }
     }
 
-    /// Removes temporary files whose writer is gone (its pid no longer exists) or older than an hour.
-    func removeStaleTemporaryFiles() {
-        let me = getpid()
-        let wallNow = Date().timeIntervalSince1970
-        for name in DiskFileIO.list(tempDirectory) ?? [] {
-            let path = tempDirectory + "/" + name
-            let pid = Int32(name.prefix { $0 != "-" })
-            let writerGone = pid.map { $0 != me && !DiskFileIO.processExists($0) } ?? true
-            let old = DiskFileIO.info(path).map { wallNow - $0.modified > 3_600 } ?? false
-            if writerGone || old {
-                try? DiskFileIO.removeFile(path)
-            }
+    /// Removes a file that is not (or no longer) a valid entry (corrupt, foreign or expired), when it
+    /// is still the one examined.
+    func discardFile(hash: String, path: String, info: DiskFileIO.FileInfo?) {
+        // Whatever the index held for this name is no longer what the name holds.
+        state.withLock { _ = $0.index.remove(hash) }
+        if let info, !info.isDirectory, DiskFileIO.info(path)?.inode == info.inode {
+            try? DiskFileIO.removeFile(path)
         }
+    }
+
+    /// Removes an entry's file and its index record.
+    func removeEntry(hash: String, fileName: String) throws(OspreyError) {
+        let path = directory + "/" + fileName
+        do throws(FileIOError) { try DiskFileIO.removeFile(path) } catch {
+            throw .cache(.cannotRemoveFile(path: path, message: error.message))
+        }
+        state.withLock { _ = $0.index.remove(hash) }
+    }
+
+    /// The later of two expiries (`nil` = never is the latest).
+    static func later(_ a: TimeInterval?, _ b: TimeInterval?) -> TimeInterval? {
+        guard let a, let b else { return nil }
+        return max(a, b)
     }
 }

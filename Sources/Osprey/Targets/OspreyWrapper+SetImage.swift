@@ -137,8 +137,8 @@ extension ImagePipeline {
         let cache = options.targetCache ?? configuration.cache
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
-        guard cache.isCached(forKey: key, processorIdentifier: identifier),
-              let data = try? Data(contentsOf: cache.diskStorage.fileURL(forKey: ImageCache.computedKey(key, processorIdentifier: identifier))),
+        // The storage's own read: its files carry a trailer after the bytes.
+        guard let data = cache.diskStorage.valueNow(forKey: ImageCache.computedKey(key, processorIdentifier: identifier), extendingExpiration: nil),
               let image = try? configuration.decoder.decode(data, options: options.decodingOptions) else { return nil }
         _ = try? cache.memoryStorage.store(image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
                                            expiration: options.memoryCacheExpiration)

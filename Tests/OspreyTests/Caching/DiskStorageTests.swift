@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("DiskStorage")
+@Suite("DiskStorage", .timeLimit(.minutes(5)))
 struct DiskStorageTests {
     func makeStorage(_ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(), sizeLimit: Int = 0,
                      expiration: StorageExpiration = .days(7), extending: ExpirationExtending = .cacheTime,
@@ -43,9 +43,11 @@ struct DiskStorageTests {
         #expect(await storage.value(forKey: "a") == data)
         #expect(await storage.value(forKey: "missing") == nil)
         #expect(storage.isCached(forKey: "a") && !storage.isCached(forKey: "missing"))
-        // The file for a key holds exactly the stored bytes, named by the key's SHA-256.
+        // The file for a key starts with the stored bytes (a trailer follows), named by the key's SHA-256.
         let url = storage.fileURL(forKey: "a")
-        #expect(try Data(contentsOf: url) == data)
+        let file = try Data(contentsOf: url)
+        #expect(file.prefix(data.count) == data)
+        #expect(file.count == data.count + DiskEntryFile(key: "a", dataSize: data.count, created: 0, policy: .never).trailerSize)
         #expect(url.lastPathComponent == "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb")
         #expect(await storage.totalSize() == 1_500)
         #expect(storage.estimatedTotalSize == 1_500)
@@ -55,7 +57,6 @@ struct DiskStorageTests {
         try await storage.removeAll()
         #expect(await storage.statistics().entryCount == 0)
         #expect(files(in: storage.directory).filter { !$0.hasPrefix(".") }.isEmpty)
-        #expect(files(in: storage.indexDirectory).isEmpty)
     }
 
     @Test func pathExtensions() async throws {
@@ -124,18 +125,23 @@ struct DiskStorageTests {
         let dir = TemporaryDirectory()
         let storage = await makeStorage(dir, clock: clock, accessRecordInterval: 60)
         try await storage.store(Data([1, 2, 3]), forKey: "lazy")
-        let indexDirectory = storage.directoryURL.appendingPathComponent(".index")
-        func indexInode() throws -> Int {
-            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: indexDirectory.path).first)
-            return try #require(try FileManager.default.attributesOfItem(atPath: indexDirectory.appendingPathComponent(name).path)[.systemFileNumber] as? Int)
+        let path = storage.fileURL(forKey: "lazy").path
+        func accessed() throws -> TimeInterval {
+            var info = stat()
+            try #require(stat(path, &info) == 0)
+            return TimeInterval(info.st_atim.tv_sec)
         }
-        let written = try indexInode()
+        let inode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int)
+        #expect(try accessed() == clock.now.timeIntervalSince1970)
         clock.advance(by: 30)
         #expect(await storage.value(forKey: "lazy") == Data([1, 2, 3]))
-        #expect(try indexInode() == written, "a read within the interval rewrites nothing")
+        await storage.waitForPendingWork()
+        #expect(try accessed() == clock.now.timeIntervalSince1970 - 30, "a read within the interval writes nothing")
         clock.advance(by: 31)
         #expect(await storage.value(forKey: "lazy") == Data([1, 2, 3]))
-        #expect(try indexInode() != written, "a read after the interval records the access (atomic rewrite)")
+        await storage.waitForPendingWork()
+        #expect(try accessed() == clock.now.timeIntervalSince1970, "a read after the interval has the records written (file times)")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == inode, "nothing is rewritten")
     }
 
     @Test func sizeLimitHoldsAfterManyWrites() async throws {
@@ -179,16 +185,19 @@ struct DiskStorageTests {
         #expect(!storage.isCached(forKey: "a"))
         #expect(await storage.value(forKey: "a") == nil)
         #expect(!FileManager.default.fileExists(atPath: aURL.path))
-        #expect(!FileManager.default.fileExists(atPath: storage.indexPath(DiskStorage.Backend.hash("a"))))
-        // A damaged index file.
-        try Data("osprey-cache-entry 1\nfile x\n".utf8).write(to: URL(fileURLWithPath: storage.indexPath(DiskStorage.Backend.hash("b"))))
+        // A truncated file (its trailer cut off).
+        let bURL = storage.fileURL(forKey: "b")
+        let handle = try FileHandle(forWritingTo: bURL)
+        try handle.truncate(atOffset: 3_000)
+        try handle.close()
         #expect(await storage.value(forKey: "b") == nil)
-        #expect(!FileManager.default.fileExists(atPath: storage.fileURL(forKey: "b").path))
+        #expect(!FileManager.default.fileExists(atPath: bURL.path))
         // An unreadable data file (a directory in its place).
         try FileManager.default.removeItem(at: storage.fileURL(forKey: "c"))
         try FileManager.default.createDirectory(at: storage.fileURL(forKey: "c"), withIntermediateDirectories: false)
         #expect(await storage.value(forKey: "c") == nil)
-        #expect(!FileManager.default.fileExists(atPath: storage.indexPath(DiskStorage.Backend.hash("c"))))
+        #expect(!storage.isCached(forKey: "c"))
+        #expect(await storage.statistics().entryCount == 0)
     }
 
     @Test func recoversWhenTheDirectoryIsDeleted() async throws {
@@ -226,7 +235,7 @@ struct DiskStorageTests {
         let dir = TemporaryDirectory()
         let storage = await makeStorage(dir)
         try await storage.store(Data([1]), forKey: "kept")
-        for path in [storage.directory, storage.tempDirectory, storage.indexDirectory] {
+        for path in [storage.directory, storage.tempDirectory] {
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: path)
         }
         do {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Osprey
 
-@Suite("ImageCache")
+@Suite("ImageCache", .timeLimit(.minutes(5)))
 struct ImageCacheTests {
     func makeCache(_ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(),
                    memoryLimit: Int = 512 << 20, diskDirectory: URL? = nil) async -> ImageCache {
@@ -57,17 +57,17 @@ struct ImageCacheTests {
         let image = try Image(data: jpeg)
         // Unprocessed with known original: the bytes as they came.
         await cache.store(image, original: jpeg, forKey: "a")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: cache.cachePath(forKey: "a"))) == jpeg)
+        #expect(await cache.diskStorage.value(forKey: "a") == jpeg)
         // Processed: re-encoded in the original format.
         await cache.store(image, original: jpeg, forKey: "a", processorIdentifier: "p")
-        let processed = try Data(contentsOf: URL(fileURLWithPath: cache.cachePath(forKey: "a", processorIdentifier: "p")))
+        let processed = try #require(await cache.diskStorage.value(forKey: ImageCache.computedKey("a", processorIdentifier: "p")))
         #expect(processed != jpeg)
         #expect(ImageFormat(sniffing: processed) == .jpeg)
         // No format known: PNG with alpha, JPEG without.
         await cache.store(try rgbaImage(alpha: 128), forKey: "alpha")
-        #expect(ImageFormat(sniffing: try Data(contentsOf: URL(fileURLWithPath: cache.cachePath(forKey: "alpha")))) == .png)
+        #expect(ImageFormat(sniffing: try #require(await cache.diskStorage.value(forKey: "alpha"))) == .png)
         await cache.store(try rgbaImage(alpha: 255).frame(at: 0)!, forKey: "opaque", processorIdentifier: "x")
-        let opaqueFormat = ImageFormat(sniffing: try Data(contentsOf: URL(fileURLWithPath: cache.cachePath(forKey: "opaque", processorIdentifier: "x"))))
+        let opaqueFormat = ImageFormat(sniffing: try #require(await cache.diskStorage.value(forKey: ImageCache.computedKey("opaque", processorIdentifier: "x"))))
         #expect(opaqueFormat == (try rgbaImage(alpha: 255).hasAlpha ? .png : .jpeg))
         #expect(DefaultCacheSerializer.format(for: try rgbaImage(alpha: 0), originalFormat: nil) == .png)
         #expect(DefaultCacheSerializer.format(for: image, originalFormat: nil) == .jpeg)
@@ -107,7 +107,7 @@ struct ImageCacheTests {
         let jpeg = try TestImages.data("hopper.jpg")
         await cache.store(try Image(data: jpeg), original: jpeg, forKey: "k")
         cache.clearMemoryCache()
-        // Same size, damaged in place: the disk level cannot tell, decoding can.
+        // Damaged in place: the broken seal makes it a miss at the disk level.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cache.cachePath(forKey: "k")))
         try handle.write(contentsOf: Data(repeating: 0x42, count: jpeg.count))
         try handle.close()

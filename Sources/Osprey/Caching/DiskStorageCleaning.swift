@@ -1,0 +1,221 @@
+import Foundation
+
+/// Building the index, re-synchronising it with the directory, and cleaning: the exclusive
+/// (barrier) work of ``DiskStorage/Backend``.
+extension DiskStorage.Backend {
+    /// A file in the directory that is not a valid entry.
+    struct CorruptFile {
+        var fileName: String
+        var size: Int
+    }
+
+    /// The open-time pass: removes format-1 files and stale temporaries (when `cleaning`), builds the
+    /// index, and (when `cleaning`) removes corrupt files and enforces the size limit.
+    func openPass(cleaning: Bool) -> DiskStorage.CleanReport {
+        var strict = false
+        if cleaning {
+            removeStaleTemporaryFiles()
+            strict = removeLegacyIndex()
+        }
+        var report = DiskStorage.CleanReport()
+        // One listing with inode numbers: the snapshot's records of unchanged files are taken as they are.
+        let listing = DiskFileIO.listWithInodes(directory)
+        if let listing { _ = adoptSnapshot(listing: listing) }
+        let corrupt = resyncListing(removingCorrupt: cleaning, strict: strict, listing: listing?.map(\.name)).removed
+        if cleaning {
+            report = trim(removeExpired: false, enforceSize: true)
+            report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
+        } else {
+            state.withLock { report.remainingCount = $0.index.count; report.remainingSize = $0.index.totalSize }
+        }
+        // After a scan (no snapshot, or an outdated one), so that the next open, even after a crash, is quick.
+        writeSnapshotIfStale()
+        return report
+    }
+
+    /// Removes the `.index/` directory of format 1, if any; `true` when there was one (its data
+    /// files are then removed whatever their age).
+    func removeLegacyIndex() -> Bool {
+        guard let names = DiskFileIO.list(legacyIndexDirectory) else { return false }
+        for name in names { try? DiskFileIO.removeFile(legacyIndexDirectory + "/" + name) }
+        rmdir(legacyIndexDirectory)
+        return true
+    }
+
+    /// Lists the directory and brings the index in line with it: files it does not know have their
+    /// trailers read (adopted when valid), entries whose file is gone are dropped. Invalid files
+    /// are removed when `removingCorrupt` (unsealed ones only once older than the grace period,
+    /// unless `strict`) and returned as removed entries.
+    @discardableResult
+    func resync(removingCorrupt: Bool, strict: Bool = false) -> [DiskStorage.RemovedEntry] {
+        resyncListing(removingCorrupt: removingCorrupt, strict: strict).removed
+    }
+
+    /// ``resync(removingCorrupt:strict:)``, also returning the directory listing, in its order.
+    /// `listing`: the directory's names when the caller has just listed it.
+    func resyncListing(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> (removed: [DiskStorage.RemovedEntry], names: [String]) {
+        guard let names = listing ?? DiskFileIO.list(directory) else {
+            state.withLock { $0.index.removeAll() }
+            return ([], [])
+        }
+        let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dirfd >= 0 else { return ([], names) }
+        defer { close(dirfd) }
+        let known = state.withLock { state in state.index.hashes.reduce(into: [String: (String, UInt64)]()) { $0[$1] = (state.index[$1]!.fileName, state.index[$1]!.inode) } }
+        var seen = Set<String>()
+        seen.reserveCapacity(known.count)
+        var unknown: [String] = []
+        for name in names where !name.hasPrefix(".") {
+            let hash = String(name.prefix { $0 != "." })
+            if let (knownName, _) = known[hash], knownName == name {
+                seen.insert(hash)
+            } else {
+                unknown.append(name)
+            }
+        }
+        let trailers = Self.readTrailers(dirfd, unknown)
+        var adopted: [(String, Entry)] = []
+        var corrupt: [CorruptFile] = []
+        let wallNow = Date().timeIntervalSince1970
+        for (name, trailer) in zip(unknown, trailers) {
+            let hash = String(name.prefix { $0 != "." })
+            if let (file, info) = trailer, fileName(hash: hash, key: file.key) == name || known[hash] == nil {
+                adopted.append((hash, Entry(fileName: name, file: file, info: info)))
+                seen.insert(hash)
+                continue
+            }
+            var raw = stat()
+            guard fstatat(dirfd, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            let info = DiskFileIO.FileInfo(raw)
+            if info.isDirectory { continue }
+            // An unsealed young file may be another (older) writer's: leave it until the grace period is over.
+            if !strict, !info.isSealed, wallNow - info.modified < config.recoveryGracePeriod { continue }
+            corrupt.append(CorruptFile(fileName: name, size: info.size))
+        }
+        state.withLock { state in
+            for (hash, _) in known where !seen.contains(hash) { state.index.remove(hash) }
+            for (hash, entry) in adopted where state.index[hash] == nil || known[hash] != nil {
+                state.index.insert(entry, hash: hash)
+            }
+        }
+        guard removingCorrupt else { return ([], names) }
+        var removed: [DiskStorage.RemovedEntry] = []
+        for file in corrupt where unlinkat(dirfd, file.fileName, 0) == 0 {
+            removed.append(.init(key: nil, fileName: file.fileName, size: file.size, reason: .corrupt))
+        }
+        return (removed, names)
+    }
+
+    /// The trailers of `names` in `dirfd` whose key hashes to the name, read on every core when
+    /// there are many (the open of a large directory is mostly these reads).
+    static func readTrailers(_ dirfd: Int32, _ names: [String]) -> [(DiskEntryFile, DiskFileIO.FileInfo)?] {
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, names.count / 2_000)
+        guard workers > 1 else { return names.map { readTrailer(dirfd, $0) } }
+        let parts = Locked([Int: [(DiskEntryFile, DiskFileIO.FileInfo)?]]())
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let part = stride(from: worker, to: names.count, by: workers).map { readTrailer(dirfd, names[$0]) }
+            parts.withLock { $0[worker] = part }
+        }
+        return parts.withLock { parts in
+            (0..<names.count).map { parts[$0 % workers]![$0 / workers] }
+        }
+    }
+
+    static func readTrailer(_ dirfd: Int32, _ name: String) -> (DiskEntryFile, DiskFileIO.FileInfo)? {
+        guard let found = DiskFileIO.readTrailer(dirfd, name), hash(found.0.key) == name.prefix(while: { $0 != "." }) else { return nil }
+        return found
+    }
+
+    /// One cleaning pass: writes pending access records, re-synchronises, removes corrupt files,
+    /// then (optionally) expired entries, then least recently accessed ones while over the limit.
+    func clean(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
+        flushAccessRecords(snapshot: false)
+        let (corrupt, names) = resyncListing(removingCorrupt: true)
+        var report = trim(removeExpired: removeExpired, enforceSize: enforceSize, listing: names)
+        let expiredCount = report.removed.prefix { $0.reason == .expired }.count
+        report.removed.insert(contentsOf: corrupt, at: expiredCount)
+        writeSnapshotIfStale()
+        return report
+    }
+
+    /// Removes expired entries (when asked) then, over the size limit, least recently accessed ones
+    /// down to `sizeLimit * trimRatio`, choosing from the index alone.
+    /// The victims are unlinked in the order of `listing` (the directory's own order) when given:
+    /// the order in which the file system removes them fastest (as `rm` does).
+    func trim(removeExpired: Bool, enforceSize: Bool, listing: [String]? = nil) -> DiskStorage.CleanReport {
+        var report = DiskStorage.CleanReport()
+        let now = config.now().timeIntervalSince1970
+        let limit = config.sizeLimit
+        let (ordered, total) = state.withLock { ($0.index.byLastAccess(), $0.index.totalSize) }
+        var remaining = total
+        var victims: [(hash: String, entry: Entry, reason: DiskStorage.RemovalReason)] = []
+        var chosen = Set<String>()
+        if removeExpired || (enforceSize && limit > 0 && total > limit) {
+            for (hash, entry) in ordered where entry.isExpired(at: now) {
+                victims.append((hash, entry, .expired))
+                chosen.insert(hash)
+                remaining -= entry.size
+            }
+        }
+        if enforceSize, limit > 0, remaining > limit {
+            let target = Int(Double(limit) * min(max(config.trimRatio, 0), 1))
+            for (hash, entry) in ordered where remaining > target && !chosen.contains(hash) {
+                victims.append((hash, entry, .sizeLimit))
+                remaining -= entry.size
+            }
+        }
+        var failed = Set<String>()
+        if let listing, victims.count > 64 {
+            let names = Set(victims.map(\.entry.fileName))
+            for name in listing where names.contains(name) {
+                if unlink(directory + "/" + name) != 0, errno != ENOENT { failed.insert(name) }
+            }
+        } else {
+            for victim in victims where unlink(directory + "/" + victim.entry.fileName) != 0 && errno != ENOENT {
+                failed.insert(victim.entry.fileName)
+            }
+        }
+        var removedHashes: [(String, UInt64)] = []
+        removedHashes.reserveCapacity(victims.count)
+        for victim in victims where !failed.contains(victim.entry.fileName) {
+            removedHashes.append((victim.hash, victim.entry.inode))
+            report.removed.append(.init(key: victim.entry.key, fileName: victim.entry.fileName, size: victim.entry.size, reason: victim.reason))
+        }
+        state.withLock { state in
+            for (hash, inode) in removedHashes { state.index.remove(hash, ifInode: inode) }
+            report.remainingCount = state.index.count
+            report.remainingSize = state.index.totalSize
+        }
+        return report
+    }
+
+    func removeAllNow() throws(OspreyError) {
+        var firstError: OspreyError?
+        _ = removeLegacyIndex()
+        for name in DiskFileIO.list(directory) ?? [] where !name.hasPrefix(".") {
+            let path = directory + "/" + name
+            if DiskFileIO.info(path)?.isDirectory == true { continue }
+            do throws(FileIOError) { try DiskFileIO.removeFile(path) } catch {
+                firstError = firstError ?? .cache(.cannotRemoveFile(path: path, message: error.message))
+            }
+        }
+        state.withLock { $0.index.removeAll() }
+        if let firstError { throw firstError }
+    }
+
+    /// Removes temporary files whose writer is gone (its pid no longer exists) or older than an hour.
+    func removeStaleTemporaryFiles() {
+        let me = getpid()
+        let wallNow = Date().timeIntervalSince1970
+        for name in DiskFileIO.list(tempDirectory) ?? [] {
+            let path = tempDirectory + "/" + name
+            let pid = Int32(name.prefix { $0 != "-" })
+            let writerGone = pid.map { $0 != me && !DiskFileIO.processExists($0) } ?? true
+            // ctime, not mtime: a sealed temporary file's mtime is its entry's expiry.
+            let old = DiskFileIO.info(path).map { wallNow - $0.changed > 3_600 } ?? false
+            if writerGone || old {
+                try? DiskFileIO.removeFile(path)
+            }
+        }
+    }
+}
