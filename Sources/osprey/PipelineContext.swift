@@ -21,8 +21,10 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// A pipeline over the chosen cache directory with a downloader of its own (shut down by `finish`).
+    /// Its memory cache is small (32 MiB): the process ends after its sources, so memory only
+    /// serves repeats within one run; a large one held every decoded image until exit.
     func makePipeline() -> (ImagePipeline, DataLoader) {
-        let cache = ImageCache(name: "default", diskConfig: DiskStorage.Config(
+        let cache = ImageCache(name: "default", memoryConfig: MemoryStorage.Config(totalCostLimit: 32 << 20), diskConfig: DiskStorage.Config(
             name: "default", directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }))
         let loader = DataLoader()
         let downloader = ImageDownloader(loader: loader)
