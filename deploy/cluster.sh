@@ -212,8 +212,9 @@ start_instance() {
     # shellcheck disable=SC2086
     start_bg "osprey-$i" "$i" "$bin" serve --host "$(inst_bind $i)" --port "$(inst_port $i)" \
         --cache-dir "$CLUSTER_DIR/cache/$i" --workers "$OSPREY_WORKERS" --queue "$OSPREY_QUEUE" \
+        --instance-name "osprey-$i" --drain-seconds "${OSPREY_DRAIN_SECONDS:-2}" \
         $SOURCE_FLAGS $EXTRA_SERVE_ARGS
-    wait_http "http://$(inst_addr $i)/health" 60
+    wait_http "http://$(inst_addr $i)/health/ready" 60
 }
 
 stop_pid() {  # name signal

@@ -80,6 +80,10 @@ struct ServeCommand: AsyncParsableCommand {
     var ignoreOriginCacheControl = false
     @Option(help: "Default output quality 1...100 [OSPREY_QUALITY] (default 80).")
     var quality: Int?
+    @Option(help: "Seconds SIGTERM drains before shutting down: /health/ready answers 503 while requests are still served [OSPREY_DRAIN_SECONDS] (default 0).")
+    var drainSeconds: Double?
+    @Option(help: "The instance's name, sent as X-Osprey-Instance [OSPREY_INSTANCE_NAME] (default: the host name).")
+    var instanceName: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -134,6 +138,8 @@ struct ServeCommand: AsyncParsableCommand {
         config.errorMaxAge = int(errorMaxAge, "ERROR_MAX_AGE") ?? config.errorMaxAge
         config.originTTL = int(originTtl, "ORIGIN_TTL") ?? config.originTTL
         config.quality = int(quality, "QUALITY") ?? config.quality
+        config.drainTimeout = seconds(drainSeconds, "DRAIN_SECONDS") ?? config.drainTimeout
+        config.instanceName = instanceName ?? env("INSTANCE_NAME") ?? config.instanceName
         config.respectOriginCacheControl = !flag(ignoreOriginCacheControl, "IGNORE_ORIGIN_CACHE_CONTROL")
         guard (1...100).contains(config.quality) else { throw ValidationError("--quality must be 1...100") }
         guard config.workers > 0, config.queue >= 0 else { throw ValidationError("--workers must be > 0 and --queue >= 0") }

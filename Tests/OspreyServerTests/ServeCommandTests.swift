@@ -67,4 +67,42 @@ struct ServeCommandTests {
         let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
         #expect(status == 0)
     }
+    @Test("SIGTERM with --drain-seconds: readiness turns 503 while requests are still served, then a clean exit; X-Osprey-Instance names it")
+    func drainOnSigterm() async throws {
+        let executable = try #require(Self.executable)
+        let fixtures = ClientFixtures.shared
+        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0", "--allow-loopback-sources", "--drain-seconds", "3", "--instance-name", "alpha"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["OSPREY_THUMBOR_KEY"] = fixtures.thumbor_key
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let line = try await Task.detached { () -> String in
+            var bytes = Data()
+            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
+        let server = ServerHarnessClient(port: port)
+        let ready = try await server.get("/health/ready")
+        #expect(ready.status == 200 && ready.header("X-Osprey-Instance") == "alpha")
+        process.terminate()   // SIGTERM
+        var draining = false
+        for _ in 0..<100 where !draining {
+            draining = try await server.get("/health/ready").status == 503
+            if !draining { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(draining, "readiness reports the drain")
+        #expect(try await server.get("/health/live").status == 200, "still alive while draining")
+        let reply = try await server.get(fixtures.thumbor[0].path)
+        #expect(reply.status == 200 && reply.image?.width == fixtures.thumbor[0].width, "requests are still served while draining")
+        let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
+        #expect(status == 0)
+    }
 }

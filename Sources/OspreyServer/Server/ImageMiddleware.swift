@@ -5,7 +5,7 @@ import NIOCore
 import Osprey
 
 /// Serves the image URLs of both grammars, each under its prefix; other paths go on to the router
-/// (`/health`, `/metrics`). The raw request path is used as received (percent-encoding kept),
+/// (`/health`, `/health/live`, `/health/ready`, `/metrics`). The raw request path is used as received (percent-encoding kept),
 /// since that is what signatures cover.
 struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
     let service: ImageService
@@ -13,9 +13,12 @@ struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
     let imgproxy: ImgproxyURLParser
     let configuration: ServerConfiguration
 
+    /// Paths the router answers, never read as image URLs.
+    static var statusPaths: Set<String> { ["/health", "/health/live", "/health/ready", "/metrics", "/favicon.ico"] }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path == "/metrics" || path == "/favicon.ico" { return try await next(request, context) }
+        if Self.statusPaths.contains(path) { return try await next(request, context) }
         let started = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }

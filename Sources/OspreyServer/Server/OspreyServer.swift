@@ -15,6 +15,7 @@ public struct OspreyServer: Sendable {
     public let configuration: ServerConfiguration
     let service: ImageService
     let logger: Logger
+    let drain = DrainState()
 
     /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`).
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
@@ -27,8 +28,9 @@ public struct OspreyServer: Sendable {
     /// listening channel (its local address tells the port when ``ServerConfiguration/port`` is 0).
     public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol & Service {
         let router = Router()
+        router.add(middleware: InstanceHeaderMiddleware(name: configuration.instanceName))
         router.add(middleware: ImageMiddleware(service: service, thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration))
-        StatusRoutes.add(to: router, service: service)
+        StatusRoutes.add(to: router, service: service, drain: drain)
         return Application(router: router,
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
                            onServerRunning: onServerRunning, logger: logger)
@@ -62,15 +64,20 @@ public struct OspreyServer: Sendable {
 
     /// The service group ``run()`` runs: the application, then the HTTP client's shutdown, with a
     /// graceful-shutdown deadline of ``ServerConfiguration/shutdownTimeout``. `signals` trigger
-    /// the graceful shutdown (tests pass none and call `triggerGracefulShutdown()`).
+    /// the graceful shutdown (tests pass none and call `triggerGracefulShutdown()`); with a
+    /// ``ServerConfiguration/drainTimeout``, SIGTERM first drains (``DrainService``).
     public func makeServiceGroup(signals: [UnixSignal], onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> ServiceGroup {
-        var configuration = ServiceGroupConfiguration(
-            services: [
-                .init(service: ClientShutdownService(service: service)),
-                .init(service: makeApplication(onServerRunning: onServerRunning)),
-            ],
-            gracefulShutdownSignals: signals,
-            logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: ClientShutdownService(service: service)),
+            .init(service: makeApplication(onServerRunning: onServerRunning)),
+        ]
+        var shutdownSignals = signals
+        if self.configuration.drainTimeout > .zero, signals.contains(.sigterm) {
+            shutdownSignals.removeAll { $0 == .sigterm }
+            services.append(.init(service: DrainService(state: drain, drain: self.configuration.drainTimeout),
+                                  successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger)
         configuration.maximumGracefulShutdownDuration = self.configuration.shutdownTimeout
         return ServiceGroup(configuration: configuration)
     }

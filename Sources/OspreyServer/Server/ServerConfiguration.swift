@@ -67,6 +67,11 @@ public struct ServerConfiguration: Sendable {
     public var quality = 80
     /// Graceful-shutdown deadline for in-flight requests. Default 10 s.
     public var shutdownTimeout: Duration = .seconds(10)
+    /// How long SIGTERM drains before the graceful shutdown: `/health/ready` answers 503 while
+    /// requests are still served, so a load balancer moves traffic away first. Default 0: none.
+    public var drainTimeout: Duration = .zero
+    /// The instance's name, sent as `X-Osprey-Instance` in every response. Default: the host name.
+    public var instanceName = ProcessInfo.processInfo.hostName
 
     /// The defaults.
     public init() {}
