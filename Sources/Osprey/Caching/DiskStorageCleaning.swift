@@ -152,6 +152,12 @@ extension DiskStorage.Backend {
         var chosen = Set<String>()
         if removeExpired || (enforceSize && limit > 0 && total > limit) {
             for (hash, entry) in ordered where entry.isExpired(at: now) {
+                // Another instance may have extended it since this record was read or snapshotted: the seal says.
+                if let info = DiskFileIO.info(directory + "/" + entry.fileName), info.inode == entry.inode, info.isSealed,
+                   DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds).map({ $0 > now }) ?? true {
+                    state.withLock { $0.index.setExpiry(hash, inode: entry.inode, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds)) }
+                    continue
+                }
                 victims.append((hash, entry, .expired))
                 chosen.insert(hash)
                 remaining -= entry.size
