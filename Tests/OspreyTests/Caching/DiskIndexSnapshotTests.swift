@@ -102,6 +102,25 @@ struct DiskIndexSnapshotTests {
         #expect(await reopened.value(forKey: "new") == entryBytes("new", size: 700))
     }
 
+    @Test func anExpiryExtendedAfterTheSnapshotIsNotCleanedAway() async throws {
+        let dir = TemporaryDirectory()
+        let clock = TestClock()
+        let url = dir.url.appendingPathComponent("c")
+        let first = await open(url, clock: clock)
+        try await first.store(entryBytes("x", size: 100), forKey: "x", expiration: .seconds(100))
+        first.flushAccessRecords()
+        // Another instance extends it (file times only, no new snapshot): the snapshot says expired at +100.
+        let path = first.fileURL(forKey: "x").path
+        #expect(DiskFileIO.setTimes(path, accessed: 1_700_000_050, mtimeSeconds: 1_700_000_150))
+        clock.advance(by: 120)
+        let reopened = await open(url, clock: clock)
+        #expect(record(reopened, "x")?.expires == 1_700_000_100)
+        let report = await reopened.removeExpired()
+        #expect(report.removed.isEmpty)
+        #expect(record(reopened, "x")?.expires == 1_700_000_150)
+        #expect(await reopened.value(forKey: "x") == entryBytes("x", size: 100))
+    }
+
     @Test func theSnapshotRoundTripsEveryField() throws {
         var entry = DiskEntryIndex.Entry(fileName: DiskStorage.Backend.hash("k") + ".png", inode: 42, key: "k/é", size: 12,
                                          created: 1.5, policy: .days(3), expires: nil, lastAccess: 7.25)
