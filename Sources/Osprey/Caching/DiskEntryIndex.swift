@@ -100,6 +100,14 @@ struct DiskEntryIndex: Sendable {
         return entry
     }
 
+    /// Sets the expiry of the entry of `hash` to what its file `inode` says (another instance extended it).
+    mutating func setExpiry(_ hash: String, inode: UInt64, _ expires: TimeInterval?) {
+        guard var entry = entries[hash], entry.inode == inode else { return }
+        entry.expires = expires
+        entries[hash] = entry
+        generation += 1
+    }
+
     /// Marks the entry of `hash` as written (when it is still the file `inode`).
     mutating func markClean(_ hash: String, inode: UInt64) {
         guard var entry = entries[hash], entry.inode == inode, entry.dirty else { return }

@@ -102,7 +102,7 @@ enum DiskIndexSnapshot {
                                              expires: load(offset + 55, UInt8.self) == 0 ? nil : Double(bitPattern: load(offset + 24, UInt64.self)),
                                              lastAccess: Double(bitPattern: load(offset + 32, UInt64.self)))
             entry.verified = false
-            entries[String(name.prefix { $0 != "." })] = entry
+            entries[DiskStorage.Backend.hashPart(name)] = entry
             offset = nameStart + nameLength + keyLength
         }
         guard offset == body else { throw .corrupt }
@@ -149,7 +149,7 @@ extension DiskStorage.Backend {
         return state.withLock { state in
             var adopted = 0
             for (name, inode) in listing where !name.hasPrefix(".") {
-                let hash = String(name.prefix { $0 != "." })
+                let hash = Self.hashPart(name)
                 // An entry already known (a read that ran before this pass) is fresher than the snapshot.
                 guard let record = records[hash], record.fileName == name, record.inode == inode, state.index[hash] == nil else { continue }
                 state.index.insert(record, hash: hash)

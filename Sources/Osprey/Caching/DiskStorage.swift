@@ -41,8 +41,9 @@ public enum DiskStorage {
         /// How long a hit's access record (and the expiration it extended) may stay in memory only
         /// before it is written to the entry file's times (one `utimensat`, nothing rewritten);
         /// records are also written before every clean and when the storage is deinitialised. LRU
-        /// order across restarts and instances is exact to within this interval. Default 60 s;
-        /// 0 writes at every hit.
+        /// order across restarts and instances is exact to within this interval. Each such write also
+        /// rewrites the index snapshot (see ``DiskStorage/Backend``) when the index changed. Default
+        /// 60 s; 0 writes at every hit (and removes the snapshot, which would then be older than the files).
         public var accessRecordInterval: TimeInterval
         /// Whether the open-time pass also cleans (stale temporary files, corrupt and old-format
         /// files, size limit) besides building the index. Default `true`; a read-only inspection

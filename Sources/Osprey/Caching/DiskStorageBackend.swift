@@ -11,6 +11,7 @@ extension DiskStorage {
     /// <cacheDirectory>/<sha256 hex of key>[.ext]   the entry: its bytes, then a trailer (key, sizes,
     ///                                              creation, expiration rule, checksum)
     /// <cacheDirectory>/.tmp/<pid>-<tag>-<n>        files being written
+    /// <cacheDirectory>/.osprey-index-v2            the index snapshot (see below)
     /// ```
     /// A file's **mtime** is the entry's expiry in whole seconds with 0 ns (the seal: a file written
     /// to after the store fails it), its **atime** the entry's last access. ``DiskEntryFile`` has
@@ -20,8 +21,9 @@ extension DiskStorage {
     /// ## Index
     /// Every entry's size, expiry, last access and key are held in memory (``DiskEntryIndex``),
     /// so a hit is one `open` and one `read` of its file and the size limit and LRU order cost no
-    /// disk access. The index is built at open from the directory listing and each file's trailer
-    /// (one `pread` of its end, not the whole file) and times. It follows this instance's stores and
+    /// disk access. The index is built at open from the directory listing, the index snapshot, and
+    /// for files the snapshot does not cover, their trailer (one `pread` of its end, not the whole
+    /// file) and times. It follows this instance's stores and
     /// removals, and is re-synchronised with the directory, for the work of other instances:
     /// - on a read: the file is read whatever the index says; one the index did not know (or a
     ///   newer one, another inode) is adopted, a missing one dropped;
@@ -36,6 +38,28 @@ extension DiskStorage {
     /// restarts and instances is exact to within that interval; an instance that is killed loses
     /// its unwritten access records, never an entry. Expiry has one-second resolution.
     ///
+    /// ## Index snapshot
+    /// `.osprey-index-v2` holds a copy of the index (``DiskIndexSnapshot``: every record's file name,
+    /// inode, key, size, creation, expiration rule, expiry and last access, under a version header
+    /// and a SHA-256). It is written whole to a temporary file then renamed into place, when the
+    /// index changed: at the end of an open that had to read trailers, after every clean or trim,
+    /// with each lazy access-record write, and when the storage is deinitialised.
+    /// - **Trusted** per file: at open, a listed file whose name and inode (`d_ino` from `readdir`,
+    ///   no `stat`) are those of a snapshot record gets that record without being opened (entry
+    ///   files are only ever replaced by a rename, which gives a new inode).
+    /// - **Not trusted** otherwise: a file of another name or inode (written by another instance
+    ///   since) has its trailer read as before; a record whose file is not listed is dropped; a
+    ///   snapshot that is missing, torn, truncated, of another magic or version, or fails its
+    ///   checksum is ignored whole (the open reads every trailer, as after a crash, and then
+    ///   writes a new snapshot).
+    /// - **Never served from**: a read still opens the file and checks its size, magic, key and seal,
+    ///   and the trailer checksum the first time a snapshot record is read, so a stale record costs
+    ///   a miss at worst. What a snapshot can get wrong is limited to sizes and times: a file whose
+    ///   times another instance changed later (access records, extensions) keeps the snapshot's
+    ///   until read (a clean checks the seal before removing an entry as expired), and an inode
+    ///   reused for a new file of the same name keeps the old size until read. This instance
+    ///   removes the snapshot before writing file times immediately (`accessRecordInterval` 0).
+    ///
     /// ## Crash safety
     /// A store writes the data and trailer to a temporary file in one `writev`, seals its times, then
     /// renames it into place: a reader sees the whole old entry, the whole new one, or none. A file
@@ -47,7 +71,8 @@ extension DiskStorage {
     ///
     /// ## Upgrade
     /// A directory of format 1 (a `.index/` directory of sidecar files) is recognised at open: the
-    /// sidecars and the old data files are removed (none would pass the checks anyway).
+    /// sidecars and the old data files are removed (none would pass the checks anyway). Only that
+    /// directory is taken for format 1: the snapshot file `.osprey-index-v2` is not.
     ///
     /// ## Size limit
     /// Every store adds to the index's total; when it exceeds ``DiskStorage/Config/sizeLimit`` a
@@ -241,6 +266,13 @@ extension DiskStorage {
                 hex.append(digits[Int(byte & 0x0F)])
             }
             return String(decoding: hex, as: UTF8.self)
+        }
+
+        /// The hash part of an entry's file name (before any extension), by UTF-8 bytes: iterating
+        /// characters would cost a grapheme break per byte, 100,000 names at open.
+        static func hashPart(_ name: String) -> String {
+            guard let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) else { return name }
+            return String(name[..<dot])
         }
 
         func fileName(hash: String, key: String) -> String {

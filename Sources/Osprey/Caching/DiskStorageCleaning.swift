@@ -61,13 +61,14 @@ extension DiskStorage.Backend {
         let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dirfd >= 0 else { return ([], names) }
         defer { close(dirfd) }
-        let known = state.withLock { state in state.index.hashes.reduce(into: [String: (String, UInt64)]()) { $0[$1] = (state.index[$1]!.fileName, state.index[$1]!.inode) } }
+        // A copy-on-write value: taking it is O(1).
+        let known = state.withLock { $0.index.all }
         var seen = Set<String>()
         seen.reserveCapacity(known.count)
         var unknown: [String] = []
         for name in names where !name.hasPrefix(".") {
-            let hash = String(name.prefix { $0 != "." })
-            if let (knownName, _) = known[hash], knownName == name {
+            let hash = Self.hashPart(name)
+            if known[hash]?.fileName == name {
                 seen.insert(hash)
             } else {
                 unknown.append(name)
@@ -78,7 +79,7 @@ extension DiskStorage.Backend {
         var corrupt: [CorruptFile] = []
         let wallNow = Date().timeIntervalSince1970
         for (name, trailer) in zip(unknown, trailers) {
-            let hash = String(name.prefix { $0 != "." })
+            let hash = Self.hashPart(name)
             if let (file, info) = trailer, fileName(hash: hash, key: file.key) == name || known[hash] == nil {
                 adopted.append((hash, Entry(fileName: name, file: file, info: info)))
                 seen.insert(hash)
@@ -122,7 +123,7 @@ extension DiskStorage.Backend {
     }
 
     static func readTrailer(_ dirfd: Int32, _ name: String) -> (DiskEntryFile, DiskFileIO.FileInfo)? {
-        guard let found = DiskFileIO.readTrailer(dirfd, name), hash(found.0.key) == name.prefix(while: { $0 != "." }) else { return nil }
+        guard let found = DiskFileIO.readTrailer(dirfd, name), hash(found.0.key) == hashPart(name) else { return nil }
         return found
     }
 
@@ -146,12 +147,25 @@ extension DiskStorage.Backend {
         var report = DiskStorage.CleanReport()
         let now = config.now().timeIntervalSince1970
         let limit = config.sizeLimit
-        let (ordered, total) = state.withLock { ($0.index.byLastAccess(), $0.index.totalSize) }
-        var remaining = total
+        let (total, count) = state.withLock { ($0.index.totalSize, $0.index.count) }
+        // Nothing to choose: spare the sort (an open of an unlimited or small enough storage).
+        guard removeExpired || (enforceSize && limit > 0 && total > limit) else {
+            report.remainingCount = count
+            report.remainingSize = total
+            return report
+        }
+        let (ordered, current) = state.withLock { ($0.index.byLastAccess(), $0.index.totalSize) }
+        var remaining = current
         var victims: [(hash: String, entry: Entry, reason: DiskStorage.RemovalReason)] = []
         var chosen = Set<String>()
-        if removeExpired || (enforceSize && limit > 0 && total > limit) {
+        if removeExpired || (enforceSize && limit > 0 && current > limit) {
             for (hash, entry) in ordered where entry.isExpired(at: now) {
+                // Another instance may have extended it since this record was read or snapshotted: the seal says.
+                if let info = DiskFileIO.info(directory + "/" + entry.fileName), info.inode == entry.inode, info.isSealed,
+                   DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds).map({ $0 > now }) ?? true {
+                    state.withLock { $0.index.setExpiry(hash, inode: entry.inode, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds)) }
+                    continue
+                }
                 victims.append((hash, entry, .expired))
                 chosen.insert(hash)
                 remaining -= entry.size
