@@ -17,6 +17,35 @@ struct ServeCommandTests {
         return nil
     }
 
+    /// Starts `osprey serve` on a free port with the fixtures' thumbor key, loopback sources
+    /// allowed and `arguments`, beside the fixture origin; returns it once it listens.
+    static func launch(_ arguments: [String]) async throws -> (Process, ServerHarnessClient) {
+        let executable = try #require(Self.executable)
+        let fixtures = ClientFixtures.shared
+        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0", "--allow-loopback-sources"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["OSPREY_THUMBOR_KEY"] = fixtures.thumbor_key
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line names the port: "osprey serve: listening on http://127.0.0.1:PORT".
+        let line = try await Task.detached { () -> String in
+            var bytes = Data()
+            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+        guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
+            process.terminate()
+            throw OriginError(message: "osprey serve printed no port: \(line)")
+        }
+        return (process, ServerHarnessClient(port: port))
+    }
+
     @Test("--help documents the flags scripts rely on, with defaults")
     func help() throws {
         let executable = try #require(Self.executable)
@@ -37,28 +66,9 @@ struct ServeCommandTests {
 
     @Test("serves a libthumbor-signed URL from a loopback origin, then exits 0 on SIGTERM")
     func serveAndTerminate() async throws {
-        let executable = try #require(Self.executable)
         let fixtures = ClientFixtures.shared
-        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--allow-loopback-sources", "--workers", "2"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["OSPREY_THUMBOR_KEY"] = fixtures.thumbor_key
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, server) = try await Self.launch(["--workers", "2"])
         defer { if process.isRunning { process.terminate() } }
-        // The first line names the port: "osprey serve: listening on http://127.0.0.1:PORT".
-        let line = try await Task.detached { () -> String in
-            var bytes = Data()
-            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
-            return String(decoding: bytes, as: UTF8.self)
-        }.value
-        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
-        let server = ServerHarnessClient(port: port)
         let reply = try await server.get(fixtures.thumbor[0].path)
         #expect(reply.status == 200)
         #expect(reply.image?.width == fixtures.thumbor[0].width)
@@ -69,27 +79,9 @@ struct ServeCommandTests {
     }
     @Test("SIGTERM with --drain-seconds: readiness turns 503 while requests are still served, then a clean exit; X-Osprey-Instance names it")
     func drainOnSigterm() async throws {
-        let executable = try #require(Self.executable)
         let fixtures = ClientFixtures.shared
-        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--allow-loopback-sources", "--drain-seconds", "3", "--instance-name", "alpha"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["OSPREY_THUMBOR_KEY"] = fixtures.thumbor_key
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, server) = try await Self.launch(["--drain-seconds", "3", "--instance-name", "alpha"])
         defer { if process.isRunning { process.terminate() } }
-        let line = try await Task.detached { () -> String in
-            var bytes = Data()
-            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
-            return String(decoding: bytes, as: UTF8.self)
-        }.value
-        let port = try #require(line.split(separator: ":").last.flatMap { Int($0) }, "\(line)")
-        let server = ServerHarnessClient(port: port)
         let ready = try await server.get("/health/ready")
         #expect(ready.status == 200 && ready.header("X-Osprey-Instance") == "alpha")
         process.terminate()   // SIGTERM
