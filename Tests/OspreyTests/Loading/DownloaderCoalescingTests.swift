@@ -17,7 +17,11 @@ struct DownloaderCoalescingTests {
             server.openGate("g100")
             let outcomes = await results.wait(for: 100)
             #expect(outcomes.count == 100)
-            #expect(outcomes.allSatisfy { $0.value?.data == server.image })
+            let failures = outcomes.compactMap { outcome -> String? in
+                if case .failure(let error) = outcome { return error.description }
+                return outcome.value?.data == server.image ? nil : "other bytes"
+            }
+            #expect(failures.isEmpty, "\(failures.count) callers failed: \(Set(failures))")
             #expect(server.hits("/gated/g100/one") == 1)
         }
     }
