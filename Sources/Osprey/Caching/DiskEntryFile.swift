@@ -114,12 +114,13 @@ struct DiskEntryFile: Sendable, Equatable {
 
     // MARK: Times
 
-    /// The sealed mtime (whole seconds) for an absolute expiry: `ceil`, 0 for never, clamped to
-    /// 1...Int32.max (so that every file system can hold it; a later expiry comes earlier).
+    /// The sealed mtime (whole seconds) for an absolute expiry: rounded down, so an entry expires
+    /// up to a second early, never late (a source whose TTL ran out is fetched again on time);
+    /// 0 for never, clamped to 1...Int32.max (so that every file system can hold it).
     static func sealSeconds(expiry: TimeInterval?) -> Int64 {
         guard let expiry else { return 0 }
         guard expiry.isFinite else { return expiry > 0 ? 0 : 1 }
-        return Int64(min(max(expiry.rounded(.up), 1), Double(Int32.max)))
+        return Int64(min(max(expiry.rounded(.down), 1), Double(Int32.max)))
     }
 
     /// The expiry a sealed mtime stands for (`nil` = never).
