@@ -86,9 +86,7 @@ public struct ImageDecoder: Sendable {
     /// otherwise this is ``decode(_:)`` followed by `processor`. The pipeline plans every decode
     /// this way.
     public func decode(_ data: Data, processedBy processor: any ImageProcessing) throws(OspreyError) -> Image {
-        let processors = ImagePipeline.stages(of: processor)
-        let (image, folded) = try decode(data, plan: DecodePlan(processors: processors, decoding: options))
-        return try ImageProcessors.Composition(Array(processors.dropFirst(folded ? 1 : 0))).process(image)
+        try decode(data, options: options, processedBy: processor)
     }
 
     /// Reads and decodes the file at `url`.

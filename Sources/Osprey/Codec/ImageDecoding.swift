@@ -34,4 +34,13 @@ extension ImageDecoding {
         }
         return (try decode(data, options: options), false)
     }
+
+    /// Decodes `data` and runs `processor` over it, the first step folded into the decode when it
+    /// shrinks the source: the one path of ``ImageDecoder/decode(_:processedBy:)`` and of the
+    /// pipeline's unshared work (revalidation).
+    func decode(_ data: Data, options: DecodingOptions, processedBy processor: any ImageProcessing) throws(OspreyError) -> Image {
+        let processors = ImagePipeline.stages(of: processor)
+        let (image, folded) = try decode(data, options: options, plan: DecodePlan(processors: processors, decoding: options))
+        return try ImageProcessors.Composition(Array(processors.dropFirst(folded ? 1 : 0))).process(image)
+    }
 }

@@ -51,7 +51,9 @@ extension ImagePipeline {
             return nil
         }
         let queue = options.processingQueue ?? configuration.processingQueue
-        guard let image = try? await Self.run(on: queue, { () throws(OspreyError) in try self.decodeAndProcess(download.data, options: options) }) else {
+        guard let image = try? await Self.run(on: queue, { () throws(OspreyError) in
+            try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)
+        }) else {
             return nil
         }
         await cache.store(image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,

@@ -287,15 +287,6 @@ extension ImagePipeline {
 
     // MARK: - Helpers
 
-    /// Decodes `data` and runs the options' processor over it, the first step folded into the
-    /// decode when it shrinks (``DecodePlan``): for work that shares no stage (revalidation).
-    func decodeAndProcess(_ data: Data, options: OspreyOptions) throws(OspreyError) -> Image {
-        if configuration.decoder is ImageDecoder {
-            return try ImageDecoder(options: options.decodingOptions).decode(data, processedBy: options.processor)
-        }
-        return try options.processor.process(try configuration.decoder.decode(data, options: options.decodingOptions))
-    }
-
     /// A processor split into its stages (a composition's parts).
     static func stages(of processor: any ImageProcessing) -> [any ImageProcessing] {
         if let composition = processor as? ImageProcessors.Composition { return composition.processors }
