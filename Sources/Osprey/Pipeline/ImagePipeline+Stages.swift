@@ -13,8 +13,6 @@ struct FetchedSource: Sendable {
     var validator: CacheValidator?
     /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
     var decodes: SourceDecodes?
-    /// Whether the fetch stage already wrote `data` to the original cache.
-    var originalStored = false
 
     init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
         self.image = image
@@ -230,9 +228,7 @@ extension ImagePipeline {
             }
             let store = Task {
                 _ = try? await context.originalCache.storeToDisk(download.data, forKey: context.key)
-                var fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
-                fetched.originalStored = true
-                job.finish(.success(fetched))
+                job.finish(.success(FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)))
             }
             job.setStep(.task(store))
         }

@@ -1,8 +1,8 @@
 import Foundation
 
 extension ImagePipeline {
-    /// The last step of the deliver stage: stores the processed image (and, when asked, the
-    /// original bytes and the validators), then finishes `job` with `CacheCallbackCoordinator`'s
+    /// The last step of the deliver stage: stores the processed image and the validators (the
+    /// original bytes of ``OspreyOptions/cacheOriginalImage`` were stored by the fetch), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
     func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
@@ -27,10 +27,8 @@ extension ImagePipeline {
             _ = cache.storeInMemory(image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
                                     expiration: context.options.memoryCacheExpiration)
         }
-        if plan.storeOriginal || plan.validator != nil {
-            let originalData = plan.storeOriginal ? fetched.data : nil
-            let validator = plan.validator
-            Task.detached { await self.writeExtras(originalData, validator: validator, key: key, cache: cache, originalCache: originalCache) }
+        if let validator = plan.validator {
+            Task.detached { await self.storeValidator(validator, key: key, cache: cache) }
         }
         job.finish(.success(delivered))
     }
@@ -41,7 +39,6 @@ extension ImagePipeline {
         var toDisk: Bool
         /// An unprocessed image read from the target cache itself needs no new write.
         var needsStore: Bool
-        var storeOriginal: Bool
         var validator: CacheValidator?
         var original: Data?
 
@@ -49,7 +46,6 @@ extension ImagePipeline {
             self.identifier = identifier
             toDisk = !options.cacheMemoryOnly
             needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
-            storeOriginal = options.cacheOriginalImage && !identifier.isEmpty && fetched.cacheType == .none && toDisk && !fetched.originalStored
             validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
             original = identifier.isEmpty ? fetched.data : nil
         }
@@ -64,14 +60,7 @@ extension ImagePipeline {
             await cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
                               options: options.cacheOptions, toDisk: plan.toDisk)
         }
-        await writeExtras(plan.storeOriginal ? fetched.data : nil, validator: plan.validator, key: key, cache: cache, originalCache: originalCache)
-    }
-
-    private func writeExtras(_ originalData: Data?, validator: CacheValidator?, key: String, cache: ImageCache, originalCache: ImageCache) async {
-        if let originalData {
-            _ = try? await originalCache.storeToDisk(originalData, forKey: key)
-        }
-        if let validator {
+        if let validator = plan.validator {
             await storeValidator(validator, key: key, cache: cache)
         }
     }
