@@ -6,7 +6,8 @@ import Foundation
 /// ```
 /// data          dataSize bytes, exactly as stored (so the file starts with the entry's bytes)
 /// key           keyLength bytes, UTF-8
-/// meta          metaLength bytes, opaque (reserved; empty today)
+/// meta          metaLength bytes: the HTTP validators of the download the entry came from
+///               (`CacheValidator.diskMeta`), empty when it had none
 /// dataSize      UInt64 LE
 /// created       Float64 LE bits, seconds since 1970
 /// policyValue   Float64 LE bits  ┐ the entry's own expiration, for extension on read:

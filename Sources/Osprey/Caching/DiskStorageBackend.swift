@@ -147,7 +147,19 @@ extension DiskStorage {
         /// - Throws: ``OspreyError/CacheReason/cannotWriteFile(key:path:message:)`` (read-only or full
         ///   disk...) or ``OspreyError/CacheReason/cannotCreateDirectory(path:message:)``.
         public func store(_ data: Data, forKey key: String, expiration: StorageExpiration? = nil) async throws(OspreyError) {
-            try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration) }
+            try await store(data, forKey: key, expiration: expiration, meta: Data())
+        }
+
+        /// ``store(_:forKey:expiration:)`` with `meta` kept in the entry's trailer (the pipeline keeps
+        /// a download's HTTP validators there), read back by ``meta(forKey:)``.
+        func store(_ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data) async throws(OspreyError) {
+            try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }
+        }
+
+        /// The `meta` stored with `key`'s entry (empty when none was), or `nil` on a miss; reads the
+        /// trailer only and records no access.
+        func meta(forKey key: String) -> Data? {
+            metaNow(forKey: key)
         }
 
         /// The bytes stored under `key`, or `nil` on a miss. Expired, corrupt or foreign files are

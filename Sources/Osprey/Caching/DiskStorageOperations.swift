@@ -5,7 +5,7 @@ import Foundation
 extension DiskStorage.Backend {
     typealias Entry = DiskEntryIndex.Entry
 
-    func storeNow(_ data: Data, forKey key: String, expiration: StorageExpiration?) throws(OspreyError) {
+    func storeNow(_ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data = Data()) throws(OspreyError) {
         let now = config.now().timeIntervalSince1970
         let policy = expiration ?? config.expiration
         let expiry = DiskEntryFile.expiry(of: policy, from: now)
@@ -18,7 +18,7 @@ extension DiskStorage.Backend {
             }
             let dataPath = directory + "/" + name
             let seal = DiskEntryFile.sealSeconds(expiry: expiry)
-            let trailer = DiskEntryFile(key: key, dataSize: data.count, created: now, policy: policy).trailer()
+            let trailer = DiskEntryFile(key: key, dataSize: data.count, created: now, policy: policy, meta: meta).trailer()
             var retried = false
             while true {
                 let temp = tempPath()
@@ -112,6 +112,19 @@ extension DiskStorage.Backend {
         defer { close(dirfd) }
         guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key else { return false }
         return !Entry(fileName: name, file: file, info: info).isExpired(at: now)
+    }
+
+    /// The `meta` of `key`'s unexpired entry, read from its trailer alone (the data is not read);
+    /// `nil` on a miss. Records no access.
+    func metaNow(forKey key: String) -> Data? {
+        let hash = Self.hash(key)
+        let name = state.withLock { $0.index[hash]?.fileName } ?? fileName(hash: hash, key: key)
+        let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dirfd >= 0 else { return nil }
+        defer { close(dirfd) }
+        guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key,
+              !Entry(fileName: name, file: file, info: info).isExpired(at: config.now().timeIntervalSince1970) else { return nil }
+        return file.meta
     }
 
     /// Updates the index after a hit; writes the access record now when the interval is 0, else

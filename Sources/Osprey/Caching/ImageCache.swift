@@ -53,11 +53,19 @@ public final class ImageCache: Sendable {
     @discardableResult
     public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
                       options: CacheOptions = CacheOptions(), toDisk: Bool = true) async -> CacheStoreResult {
+        await store(image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
+                    toDisk: toDisk, validator: nil)
+    }
+
+    /// ``store(_:original:forKey:processorIdentifier:options:toDisk:)`` with the download's HTTP
+    /// validators kept in the disk entry (for ``OspreyOptions/refreshCached``).
+    func store(_ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
+               options: CacheOptions, toDisk: Bool, validator: CacheValidator?) async -> CacheStoreResult {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else { return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(())) }
         let disk = await storeOnDisk(image, original: original, computedKey: computed,
-                                     processorIdentifier: processorIdentifier, options: options)
+                                     processorIdentifier: processorIdentifier, options: options, validator: validator)
         return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)
     }
 
@@ -66,6 +74,14 @@ public final class ImageCache: Sendable {
     public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
                       options: CacheOptions = CacheOptions(), toDisk: Bool = true,
                       completion: (@Sendable (CacheStoreResult) -> Void)?) {
+        store(image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
+              toDisk: toDisk, validator: nil, completion: completion)
+    }
+
+    /// The background store with the download's HTTP validators kept in the disk entry.
+    func store(_ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
+               options: CacheOptions, toDisk: Bool, validator: CacheValidator?,
+               completion: (@Sendable (CacheStoreResult) -> Void)?) {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else {
@@ -76,7 +92,7 @@ public final class ImageCache: Sendable {
         }
         Task {
             let disk = await storeOnDisk(image, original: original, computedKey: computed,
-                                         processorIdentifier: processorIdentifier, options: options)
+                                         processorIdentifier: processorIdentifier, options: options, validator: validator)
             if let completion {
                 options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
             }
@@ -90,6 +106,16 @@ public final class ImageCache: Sendable {
         try await diskStorage.store(data, forKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: expiration)
     }
 
+    /// ``storeToDisk(_:forKey:processorIdentifier:expiration:)`` of downloaded bytes with their HTTP validators.
+    func storeToDisk(_ data: Data, forKey key: String, validator: CacheValidator?) async throws(OspreyError) {
+        try await diskStorage.store(data, forKey: key, expiration: nil, meta: validator?.diskMeta ?? Data())
+    }
+
+    /// The HTTP validators stored with the disk entry of `key` + `processorIdentifier`, if any.
+    func storedValidator(forKey key: String, processorIdentifier: String) -> CacheValidator? {
+        diskStorage.meta(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier)).flatMap(CacheValidator.init(diskMeta:))
+    }
+
     /// Stores `image` in memory under `computedKey` (the key with the processor identifier).
     func storeInMemory(_ image: Image, computedKey: String, expiration: StorageExpiration?) -> Result<Void, OspreyError> {
         Result { () throws(OspreyError) in
@@ -98,7 +124,7 @@ public final class ImageCache: Sendable {
     }
 
     private func storeOnDisk(_ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
-                             options: CacheOptions) async -> Result<Void, OspreyError> {
+                             options: CacheOptions, validator: CacheValidator?) async -> Result<Void, OspreyError> {
         let serializer = options.serializer ?? self.serializer
         let data: Data
         do throws(OspreyError) {
@@ -107,7 +133,7 @@ public final class ImageCache: Sendable {
             return .failure(.cache(.serializationFailed(key: computedKey, message: error.description)))
         }
         do throws(OspreyError) {
-            try await diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration)
+            try await diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data())
             return .success(())
         } catch {
             return .failure(error)

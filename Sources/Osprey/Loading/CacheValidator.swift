@@ -14,3 +14,25 @@ public struct CacheValidator: Sendable, Hashable {
         self.lastModified = lastModified
     }
 }
+
+extension CacheValidator {
+    /// The validators as a disk entry's `meta` (``DiskEntryFile``): an `etag:` and a
+    /// `last-modified:` line; a value with a line break (no valid header has one) is left out.
+    var diskMeta: Data {
+        var text = ""
+        if let etag, !etag.contains(where: \.isNewline) { text += "etag:\(etag)\n" }
+        if let lastModified, !lastModified.contains(where: \.isNewline) { text += "last-modified:\(lastModified)\n" }
+        return Data(text.utf8)
+    }
+
+    /// The validators kept in a disk entry's `meta`; `nil` when it holds none.
+    init?(diskMeta: Data) {
+        var etag: String?, lastModified: String?
+        for line in String(decoding: diskMeta, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("etag:") { etag = String(line.dropFirst(5)) }
+            if line.hasPrefix("last-modified:") { lastModified = String(line.dropFirst(14)) }
+        }
+        guard etag != nil || lastModified != nil else { return nil }
+        self.init(etag: etag, lastModified: lastModified)
+    }
+}

@@ -2,30 +2,11 @@ import Foundation
 
 /// ``OspreyOptions/refreshCached``: revalidating a cached image with its stored validators.
 ///
-/// The validators (ETag, Last-Modified) of a downloaded image are stored beside its disk entry, as
-/// a small JSON entry under the same source key with the reserved identifier ``validatorIdentifier``.
+/// The validators (ETag, Last-Modified) of a download are kept in the trailer of the disk entries
+/// written from it (``DiskEntryFile``'s `meta`): the processed image's and, with
+/// ``OspreyOptions/cacheOriginalImage``, the original's. A processed entry made from a cached
+/// original has none of its own and is revalidated with the original's.
 extension ImagePipeline {
-    /// The processor identifier the validators entry of a source key is stored under.
-    static let validatorIdentifier = "osprey.validators"
-
-    private struct StoredValidator: Codable {
-        var etag: String?
-        var lastModified: String?
-    }
-
-    func storeValidator(_ validator: CacheValidator, key: String, cache: ImageCache) async {
-        guard validator.etag != nil || validator.lastModified != nil,
-              let data = try? JSONEncoder().encode(StoredValidator(etag: validator.etag, lastModified: validator.lastModified)) else { return }
-        _ = try? await cache.storeToDisk(data, forKey: key, processorIdentifier: Self.validatorIdentifier)
-    }
-
-    func storedValidator(key: String, cache: ImageCache) async -> CacheValidator? {
-        let computed = ImageCache.computedKey(key, processorIdentifier: Self.validatorIdentifier)
-        guard let data = await cache.diskStorage.value(forKey: computed),
-              let stored = try? JSONDecoder().decode(StoredValidator.self, from: data) else { return nil }
-        return CacheValidator(etag: stored.etag, lastModified: stored.lastModified)
-    }
-
     /// Revalidates in the background. `refresh` gets the new result when the server sent new bytes,
     /// `nil` when the cached image is still good (a `304`: its entries are extended) or on failure.
     func startRevalidation(_ source: ImageSource, key: String, options: OspreyOptions,
@@ -40,14 +21,14 @@ extension ImagePipeline {
         let cache = options.targetCache ?? configuration.cache
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
-        let validator = await storedValidator(key: key, cache: cache)
+        let validator = cache.storedValidator(forKey: key, processorIdentifier: identifier)
+            ?? (options.originalCache ?? cache).storedValidator(forKey: key, processorIdentifier: "")
         guard let download = try? await load(source, options: options, validator: validator, progress: { _, _ in }) else {
             return nil
         }
         if download.isNotModified {
             _ = cache.memoryStorage.value(forKey: computed, extendingExpiration: .cacheTime)
             _ = await cache.diskStorage.value(forKey: computed, extendingExpiration: .cacheTime)
-            _ = await cache.diskStorage.value(forKey: ImageCache.computedKey(key, processorIdentifier: Self.validatorIdentifier), extendingExpiration: .cacheTime)
             return nil
         }
         let queue = options.processingQueue ?? configuration.processingQueue
@@ -56,13 +37,11 @@ extension ImagePipeline {
         }) else {
             return nil
         }
+        let newValidator = download.response.validator
         await cache.store(image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
-                          options: options.cacheOptions, toDisk: !options.cacheMemoryOnly)
+                          options: options.cacheOptions, toDisk: !options.cacheMemoryOnly, validator: newValidator)
         if options.cacheOriginalImage, !identifier.isEmpty, !options.cacheMemoryOnly {
-            _ = try? await (options.originalCache ?? cache).storeToDisk(download.data, forKey: key)
-        }
-        if let newValidator = download.response.validator, !options.cacheMemoryOnly {
-            await storeValidator(newValidator, key: key, cache: cache)
+            _ = try? await (options.originalCache ?? cache).storeToDisk(download.data, forKey: key, validator: newValidator)
         }
         return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .none, source: source, originalSource: source,
                            data: options.returnsData ? download.data : nil, isRefresh: true)

@@ -227,7 +227,7 @@ extension ImagePipeline {
                 return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
             }
             let store = Task {
-                _ = try? await context.originalCache.storeToDisk(download.data, forKey: context.key)
+                _ = try? await context.originalCache.storeToDisk(download.data, forKey: context.key, validator: download.response.validator)
                 job.finish(.success(FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)))
             }
             job.setStep(.task(store))

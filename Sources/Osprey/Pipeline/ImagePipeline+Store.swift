@@ -1,8 +1,9 @@
 import Foundation
 
 extension ImagePipeline {
-    /// The last step of the deliver stage: stores the processed image and the validators (the
-    /// original bytes of ``OspreyOptions/cacheOriginalImage`` were stored by the fetch), then finishes `job` with `CacheCallbackCoordinator`'s
+    /// The last step of the deliver stage: stores the processed image, with the download's
+    /// validators in its disk entry (the original bytes of ``OspreyOptions/cacheOriginalImage``
+    /// were stored by the fetch), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
     /// ``OspreyOptions/waitForCache``, else while they run in the background.
     func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
@@ -21,14 +22,11 @@ extension ImagePipeline {
                              originalCache: originalCache, options: context.options)
         if plan.needsStore && plan.toDisk {
             cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
-                        toDisk: true, completion: nil)
+                        toDisk: true, validator: plan.validator, completion: nil)
         } else if plan.needsStore {
             // Memory only: no cache options to build.
             _ = cache.storeInMemory(image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
                                     expiration: context.options.memoryCacheExpiration)
-        }
-        if let validator = plan.validator {
-            Task.detached { await self.storeValidator(validator, key: key, cache: cache) }
         }
         job.finish(.success(delivered))
     }
@@ -58,10 +56,7 @@ extension ImagePipeline {
                              originalCache: originalCache, options: options)
         if plan.needsStore {
             await cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
-                              options: options.cacheOptions, toDisk: plan.toDisk)
-        }
-        if let validator = plan.validator {
-            await storeValidator(validator, key: key, cache: cache)
+                              options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator)
         }
     }
 }

@@ -156,4 +156,41 @@ struct DiskIndexTests {
             #expect(long.withUnsafeBytes { DiskEntryFile.parse(tail: $0, fileSize: long.count, needed: &needed) } == nil)
         }
     }
+
+    @Test func metaIsKeptInTheTrailerApartFromTheData() async throws {
+        let dir = TemporaryDirectory()
+        let clock = TestClock()
+        let url = dir.url.appendingPathComponent("c")
+        let storage = await open(url, clock: clock)
+        let validator = CacheValidator(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
+        try await storage.store(entryBytes("a", size: 2_000), forKey: "a", expiration: .seconds(100), meta: validator.diskMeta)
+        try await storage.store(entryBytes("b", size: 10), forKey: "b")
+        // The data is given back as stored; the meta is read without it, also by a new instance.
+        #expect(await storage.value(forKey: "a") == entryBytes("a", size: 2_000))
+        #expect(storage.meta(forKey: "a").flatMap(CacheValidator.init(diskMeta:)) == validator)
+        #expect(storage.meta(forKey: "b") == Data())
+        #expect(storage.meta(forKey: "missing") == nil)
+        let other = await open(url, clock: clock)
+        #expect(other.meta(forKey: "a").flatMap(CacheValidator.init(diskMeta:)) == validator)
+        // One file per entry: the validators have no entry of their own.
+        #expect(try entryFiles(in: url).count == 2)
+        clock.advance(by: 101)
+        #expect(storage.meta(forKey: "a") == nil)
+    }
+
+    @Test func validatorsOutsideHeaderSyntaxAreLeftOut() {
+        #expect(CacheValidator(etag: "\"a\"\nx", lastModified: "Wed").diskMeta == Data("last-modified:Wed\n".utf8))
+        #expect(CacheValidator(diskMeta: Data()) == nil)
+        #expect(CacheValidator(diskMeta: Data("etag:\"e:1\"\n".utf8)) == CacheValidator(etag: "\"e:1\""))
+    }
+
+}
+
+/// The entry files of a cache directory (not its snapshot, not its temporary directory).
+func entryFiles(in url: URL) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: url.path).filter { name in
+        var isDirectory: ObjCBool = false
+        return !name.hasPrefix(".") && FileManager.default.fileExists(atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory)
+            && !isDirectory.boolValue
+    }
 }

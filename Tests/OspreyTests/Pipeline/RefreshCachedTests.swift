@@ -56,4 +56,43 @@ struct RefreshCachedTests {
             #expect((try? values[1].get())?.isRefresh == true)
         }
     }
+
+    @Test("the validators live in the disk entries: one file each, and a restarted pipeline revalidates with them")
+    func validatorsInTheEntry() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/conditional/restart"
+            let source = f.source(path)
+            let processor = ImageProcessors.Resize(width: 10, height: 10)
+            let options: [OspreyOption] = [.processor(processor), .cacheOriginalImage]
+            _ = try await f.pipeline.image(for: source, options: options + [.waitForCache])
+            await f.cache.diskStorage.waitForPendingWork()
+            // The original and the processed image: no validators entry beside them.
+            #expect(try entryFiles(in: f.cache.diskStorage.directoryURL).count == 2)
+            // A new process on the same directory: memory empty, validators read from the entry.
+            let cache = ImageCache(name: "restarted", diskConfig: DiskStorage.Config(name: "test", directory: f.directory))
+            let pipeline = ImagePipeline(cache: cache, downloader: makeDownloader(f.loader))
+            let results = try await Self.events(pipeline, source, options + [.refreshCached])
+            #expect(results.count == 1)
+            #expect(results.first?.cacheType == .disk)
+            #expect(f.server.hits(path) == 2)
+            #expect(f.server.snapshot.headers[path]?["if-none-match"] == "\"v1\"")
+        }
+    }
+
+    @Test("a processed image made from a cached original is revalidated with the original's validators")
+    func processedFromCachedOriginal() async throws {
+        try await PipelineFixture.run { f in
+            let path = "/conditional/derived"
+            let source = f.source(path)
+            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            let processor = ImageProcessors.Resize(width: 10, height: 10)
+            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .waitForCache])
+            #expect(f.server.hits(path) == 1)
+            f.cache.clearMemoryCache()
+            let results = try await Self.events(f.pipeline, source, [.processor(processor), .refreshCached])
+            #expect(results.count == 1)
+            #expect(f.server.hits(path) == 2)
+            #expect(f.server.snapshot.headers[path]?["if-none-match"] == "\"v1\"")
+        }
+    }
 }
