@@ -126,6 +126,18 @@ int osprey_insert(VipsImage *main, VipsImage *sub, int x, int y, VipsImage **out
     return vips_insert(main, sub, out, x, y, NULL);
 }
 
+int osprey_band_percent(VipsImage *in, int band, double percent, int *threshold) {
+    VipsImage *one = NULL;
+    if (vips_extract_band(in, &one, band, NULL)) return -1;
+    int r = vips_percent(one, percent, threshold, NULL);
+    g_object_unref(one);
+    return r;
+}
+
+int osprey_replicate(VipsImage *in, int across, int down, VipsImage **out) {
+    return vips_replicate(in, out, across, down, NULL);
+}
+
 int osprey_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {
     return vips_multiply(left, right, out, NULL);
 }

@@ -93,8 +93,15 @@ struct ThumborServerTests {
         #expect(refused.status == 403, "\(refused.text)")
         let missing = try await server.get("/unsafe/200x150/filters:watermark(\(origin.url("/none.png")),0,0,0)/\(src)")
         #expect(missing.status == 404, "\(missing.text)")
-        #expect(try await server.get("/unsafe/200x150/filters:watermark(\(mark),repeat,0,0)/\(src)").status == 400)
-        #expect(try await server.get("/unsafe/200x150/filters:fill(blur)/\(src)").status == 400)
+        let tiled = try await server.get("/unsafe/200x150/filters:watermark(\(mark),repeat,0,0)/\(src)")
+        #expect(tiled.status == 200 && tiled.body != marked.body, "\(tiled.text)")
+        // fill(blur): the bands above and below the fitted image are the image, blurred (not white).
+        let blurred = try #require(try await server.get("/unsafe/fit-in/200x200/filters:fill(blur)/\(src)").image)
+        #expect(blurred.width == 200 && blurred.height == 200)
+        let top = try blurred.rgbaPixels()
+        #expect(top[0] < 250 || top[1] < 250 || top[2] < 250)
+        let auto = try await server.get("/unsafe/fit-in/200x200/filters:fill(auto)/\(src)")
+        #expect(auto.status == 200 && auto.image?.height == 200, "\(auto.text)")
         await server.stop()
         await origin.stop()
     }

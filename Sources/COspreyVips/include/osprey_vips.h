@@ -67,6 +67,10 @@ int osprey_composite2(VipsImage *base, VipsImage *overlay, int mode, VipsImage *
 int osprey_moreeq_const1(VipsImage *in, double c, VipsImage **out);
 /// A `width` x `height` image of `bands` uchar bands, every pixel `value`.
 int osprey_constant(int width, int height, const double *value, int bands, VipsImage **out);
+/// The value below which `percent` of band `band`'s pixels fall (50: the band's median).
+int osprey_band_percent(VipsImage *in, int band, double percent, int *threshold);
+/// `in` repeated `across` x `down` times.
+int osprey_replicate(VipsImage *in, int across, int down, VipsImage **out);
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height);
 int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
 

@@ -85,7 +85,9 @@ public struct Image: Sendable {
                     return out == nil ? -1 : 0
                 }
             }
-            let srgb = try ref.apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
+            // The bytes are sRGB by definition: tagged so (a conversion from libvips' untagged
+            // "multiband" leaves the tag, and processors that composite or flatten then fail).
+            let srgb = try ref.apply { osprey_retag($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
             self.init(storage: try srgb.materialised(), frameHeight: height, format: nil, frameDelays: [], loopCount: 0, orientation: .up)
         } catch {
             throw .decoding(.corruptData(format: .png, message: error.message))

@@ -3,7 +3,7 @@ import COspreyVips
 extension ImageProcessors {
     /// Draws another image over this one (thumbor's `watermark` filter): placed at ``x``/``y``,
     /// made ``transparency`` percent transparent, optionally scaled down to fit a share of the
-    /// image. The watermark's first frame is used; every frame of an animation gets it.
+    /// image, or tiled along an axis whose position is ``Position/repeat``. The watermark's first frame is used; every frame of an animation gets it.
     /// Identifier `watermark:NAME:X:Y:T:W:H` (`NAME` names the watermark source, e.g. its URL).
     public struct Watermark: FrameProcessor {
         /// Where the watermark sits along one axis.
@@ -14,18 +14,22 @@ extension ImageProcessors {
             case percent(Double)
             /// Centred.
             case center
+            /// Tiled along this axis from the image's edge (thumbor's `repeat`).
+            case `repeat`
 
             public var description: String {
                 switch self {
                 case .pixels(let value): String(value)
                 case .percent(let value): identifierNumber(value) + "p"
                 case .center: "center"
+                case .repeat: "repeat"
                 }
             }
 
             func offset(image: Int, mark: Int) -> Int {
                 switch self {
                 case .center: return (image - mark) / 2
+                case .repeat: return 0
                 case .pixels(let value): return value >= 0 ? value : image - mark + value
                 case .percent(let value):
                     let pixels = Int((Double(image) * abs(value) / 100).rounded())
@@ -90,6 +94,11 @@ extension ImageProcessors {
                 }
             }
             let left = x.offset(image: frame.width, mark: overlay.width), top = y.offset(image: frame.height, mark: overlay.height)
+            let across = x == .repeat ? (frame.width + overlay.width - 1) / overlay.width : 1
+            let down = y == .repeat ? (frame.height + overlay.height - 1) / overlay.height : 1
+            if across > 1 || down > 1 {
+                overlay = try overlay.apply { osprey_replicate($0, Int32(across), Int32(down), &$1) }
+            }
             let clear = [0.0, 0, 0, 0]
             let canvas = try overlay.apply { input, out in
                 clear.withUnsafeBufferPointer {

@@ -8,6 +8,8 @@ struct ImgproxyOptions {
     var height = 0
     var enlarge = false
     var gravity: ImageProcessors.Gravity = .center
+    var gravityOffset = (x: 0, y: 0)
+    var focusPoint: (x: Double, y: Double)?
     var smart = false
     var crop: (width: Int, height: Int, gravity: ImageProcessors.Gravity?)?
     var quality: Int?
@@ -69,7 +71,22 @@ struct ImgproxyOptions {
         case "el", "enlarge": enlarge = try bool(0) ?? false
         case "g", "gravity":
             guard let value = arguments.first else { throw .badRequest("imgproxy option \(name) needs a gravity") }
-            if value == "sm" { smart = true } else { gravity = try Self.gravity(value); smart = false }
+            smart = false
+            focusPoint = nil
+            gravityOffset = (0, 0)
+            switch value {
+            case "sm": smart = true
+            case "fp":
+                // g:fp:X:Y, the point in fractions of the source.
+                guard let x = try double(1, in: 0...1), let y = try double(2, in: 0...1) else {
+                    throw .badRequest("imgproxy option \(name):fp needs x and y between 0 and 1")
+                }
+                focusPoint = (x, y)
+            default:
+                // g:TYPE[:X_OFFSET:Y_OFFSET], offsets in pixels.
+                gravity = try Self.gravity(value)
+                gravityOffset = (try int(1, in: -side.upperBound...side.upperBound) ?? 0, try int(2, in: -side.upperBound...side.upperBound) ?? 0)
+            }
         case "c", "crop":
             let w = try int(0, in: side) ?? 0, h = try int(1, in: side) ?? 0
             crop = (w, h, arguments.count > 2 && !arguments[2].isEmpty ? try Self.gravity(arguments[2]) : nil)
@@ -108,7 +125,7 @@ struct ImgproxyOptions {
         case "nowe": .topLeft
         case "soea": .bottomRight
         case "sowe": .bottomLeft
-        default: throw .badRequest("imgproxy gravity \"\(value)\" is not one of ce, no, so, ea, we, noea, nowe, soea, sowe, sm")
+        default: throw .badRequest("imgproxy gravity \"\(value)\" is not one of ce, no, so, ea, we, noea, nowe, soea, sowe, sm, fp")
         }
     }
 
@@ -121,6 +138,8 @@ struct ImgproxyOptions {
         step.upscale = enlarge
         step.gravity = gravity
         step.smart = smart
+        step.focus = focusPoint.map { .point(x: $0.x, y: $0.y) }
+        (step.offsetX, step.offsetY) = gravityOffset
         switch resizingType {
         case "fill", "fill-down", "auto": step.mode = .fill
         case "force": step.mode = .force

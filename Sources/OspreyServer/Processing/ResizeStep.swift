@@ -37,10 +37,25 @@ public struct ResizeStep: ImageProcessing, Hashable {
     /// thumbor's `adaptive-fit-in`: the box is turned when the image's orientation differs from
     /// it. Default `false`.
     public var adaptive = false
+    /// What a ``Mode/fill`` crop centres on instead of ``gravity``. Default `nil`.
+    public var focus: Focus?
+    /// Pixels (of the resized image) the ``Mode/fill`` crop moves from its ``gravity`` position,
+    /// as imgproxy's `g:TYPE:X:Y`: away from the gravity's edge, or right/down for the centre. Default 0.
+    public var offsetX = 0
+    /// See ``offsetX``. Default 0.
+    public var offsetY = 0
     /// Mirror left-right (thumbor's negative width). Default `false`.
     public var flipHorizontally = false
     /// Mirror top-bottom (thumbor's negative height). Default `false`.
     public var flipVertically = false
+
+    /// A point a crop centres on.
+    public enum Focus: Sendable, Hashable {
+        /// The centre of a region of the source, in source pixels (thumbor's `focal`).
+        case region(left: Int, top: Int, right: Int, bottom: Int)
+        /// A point in fractions (0...1) of the source's width and height (imgproxy's `g:fp:X:Y`).
+        case point(x: Double, y: Double)
+    }
 
     /// A step with every default: no resize at all.
     public init() {}
@@ -54,7 +69,19 @@ public struct ResizeStep: ImageProcessing, Hashable {
         let w = originalWidth ? "orig" : String(width), h = originalHeight ? "orig" : String(height)
         return "geometry:\(w)x\(h):\(mode.rawValue):\(upscale ? "up" : "noup"):\(smart ? "smart" : gravity.rawValue)"
             + (adaptive ? ":adaptive" : "") + (flipHorizontally ? ":fliph" : "") + (flipVertically ? ":flipv" : "")
+            + focusIdentifier + (offsetX != 0 || offsetY != 0 ? ":offset:\(offsetX):\(offsetY)" : "")
     }
+
+    private var focusIdentifier: String {
+        switch focus {
+        case nil: ""
+        case .region(let left, let top, let right, let bottom): ":focal:\(left)x\(top):\(right)x\(bottom)"
+        case .point(let x, let y): ":fp:\(identifierNumber(x)):\(identifierNumber(y))"
+        }
+    }
+
+    /// Whether the crop of ``Mode/fill`` is placed by ``gravity`` alone.
+    private var placedByGravity: Bool { focus == nil && offsetX == 0 && offsetY == 0 }
 
     /// The library processors for this step, first the resize.
     public var processors: [any ImageProcessing] {
@@ -64,8 +91,8 @@ public struct ResizeStep: ImageProcessing, Hashable {
         let sized = width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive
         if sized {
             switch mode {
-            case .fill where smart && upscale: return [ImageProcessors.SmartResize(width: width, height: height)] + flips
-            case .fill where gravity == .center && upscale: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fill)] + flips
+            case .fill where smart && upscale && placedByGravity: return [ImageProcessors.SmartResize(width: width, height: height)] + flips
+            case .fill where gravity == .center && upscale && placedByGravity: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fill)] + flips
             case .fit where upscale: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fit)] + flips
             case .fit: return [ImageProcessors.Downsample(width: width, height: height)] + flips
             case .force: return [ImageProcessors.Resize(width: width, height: height, contentMode: .stretch)] + flips
@@ -105,11 +132,39 @@ public struct ResizeStep: ImageProcessing, Hashable {
         if mode == .fill, w > 0, h > 0 {
             let cropWidth = min(scaledWidth, max(1, Int(w.rounded()))), cropHeight = min(scaledHeight, max(1, Int(h.rounded())))
             if cropWidth < scaledWidth || cropHeight < scaledHeight {
-                steps.append(smart ? ImageProcessors.SmartResize(width: cropWidth, height: cropHeight)
-                                   : ImageProcessors.Crop(width: cropWidth, height: cropHeight, gravity: gravity))
+                if smart && placedByGravity {
+                    steps.append(ImageProcessors.SmartResize(width: cropWidth, height: cropHeight))
+                } else if placedByGravity {
+                    steps.append(ImageProcessors.Crop(width: cropWidth, height: cropHeight, gravity: gravity))
+                } else {
+                    let (x, y) = cropOrigin(scaled: (scaledWidth, scaledHeight), crop: (cropWidth, cropHeight), scale: scale)
+                    steps.append(ImageProcessors.Crop(.rect(x: x, y: y, width: cropWidth, height: cropHeight)))
+                }
             }
         }
         return steps
+    }
+
+    /// The top-left corner of a `crop` cut from the `scaled` image: centred on ``focus``, or placed
+    /// by ``gravity`` and moved by the offsets (imgproxy's rule); kept inside the image.
+    func cropOrigin(scaled: (width: Int, height: Int), crop: (width: Int, height: Int), scale: Double) -> (Int, Int) {
+        var left: Int, top: Int
+        switch focus {
+        case .region(let l, let t, let r, let b):
+            left = Int((Double(l + r) / 2 * scale).rounded()) - crop.width / 2
+            top = Int((Double(t + b) / 2 * scale).rounded()) - crop.height / 2
+        case .point(let x, let y):
+            left = Int((x * Double(scaled.width)).rounded()) - crop.width / 2
+            top = Int((y * Double(scaled.height)).rounded()) - crop.height / 2
+        case nil:
+            left = (scaled.width - crop.width + 1) / 2 + offsetX
+            top = (scaled.height - crop.height + 1) / 2 + offsetY
+            if [.top, .topLeft, .topRight].contains(gravity) { top = offsetY }
+            if [.bottom, .bottomLeft, .bottomRight].contains(gravity) { top = scaled.height - crop.height - offsetY }
+            if [.left, .topLeft, .bottomLeft].contains(gravity) { left = offsetX }
+            if [.right, .topRight, .bottomRight].contains(gravity) { left = scaled.width - crop.width - offsetX }
+        }
+        return (min(max(0, left), scaled.width - crop.width), min(max(0, top), scaled.height - crop.height))
     }
 
     /// Runs the step on `image` (the size-dependent cases of ``processors``).

@@ -17,6 +17,8 @@ struct ThumborFilter: Sendable, Equatable {
         var explicitUpscale = false
         /// The fit-in box, for `fill` (`nil` without fit-in).
         var box: (width: Int, height: Int)?
+        /// The `focal` region, in source pixels.
+        var focal: (left: Int, top: Int, right: Int, bottom: Int)?
     }
 
     /// Parses `name(args):name(args)…`; arguments may themselves hold `:` and `(…)` (URLs).
@@ -110,8 +112,32 @@ struct ThumborFilter: Sendable, Equatable {
         case "upscale":
             adjustments.explicitUpscale = true
         case "fill":
-            let color = try Self.color(try string(0))
-            processors.append(ImageProcessors.Pad(width: adjustments.box?.width ?? 0, height: adjustments.box?.height ?? 0, background: color))
+            let width = adjustments.box?.width ?? 0, height = adjustments.box?.height ?? 0
+            switch try string(0).lowercased() {
+            case "blur": processors.append(ImageProcessors.Backdrop(width: width, height: height, style: .blurred(sigma: 50)))
+            case "auto": processors.append(ImageProcessors.Backdrop(width: width, height: height, style: .medianColor))
+            case let text: processors.append(ImageProcessors.Pad(width: width, height: height, background: try Self.color(text)))
+            }
+        case "focal":
+            // focal(AxB:CxD) in source pixels (several rectangles joined by commas, or a point AxB):
+            // fill crops centre on their union.
+            var union: (left: Int, top: Int, right: Int, bottom: Int)?
+            for argument in arguments {
+                let rect: (left: Int, top: Int, right: Int, bottom: Int)
+                if let r = ThumborURLParser.parseCrop(argument) {
+                    rect = r
+                } else if let point = ThumborURLParser.parseCrop(argument + ":" + argument) {
+                    rect = point
+                } else {
+                    throw invalid("\"\(argument)\" is not a rectangle AxB:CxD or a point AxB")
+                }
+                guard rect.right >= rect.left, rect.bottom >= rect.top, rect.right <= 100_000, rect.bottom <= 100_000 else {
+                    throw invalid("rectangle \"\(argument)\" is empty or out of range")
+                }
+                union = union.map { (min($0.left, rect.left), min($0.top, rect.top), max($0.right, rect.right), max($0.bottom, rect.bottom)) } ?? rect
+            }
+            guard let union else { throw invalid("needs a rectangle AxB:CxD") }
+            adjustments.focal = union
         case "watermark":
             // watermark(url, x, y, transparency[, w_ratio, h_ratio])
             guard arguments.count >= 4 else { throw invalid("needs url, x, y and transparency") }
@@ -131,7 +157,7 @@ struct ThumborFilter: Sendable, Equatable {
     private func position(_ index: Int) throws(ServerError) -> ImageProcessors.Watermark.Position {
         let text = try string(index)
         if text == "center" { return .center }
-        if text == "repeat" { throw invalid("repeat positions are not supported") }
+        if text == "repeat" { return .repeat }
         if text.hasSuffix("p"), let percent = Double(text.dropLast()), abs(percent) <= 100 { return .percent(percent) }
         guard let pixels = Int(text), abs(pixels) <= 100_000 else { throw invalid("position \"\(text)\" is not pixels, NNp or center") }
         return .pixels(pixels)
@@ -146,7 +172,6 @@ struct ThumborFilter: Sendable, Equatable {
         case "red": return RGBAColor(red: 255, green: 0, blue: 0)
         case "green": return RGBAColor(red: 0, green: 128, blue: 0)
         case "blue": return RGBAColor(red: 0, green: 0, blue: 255)
-        case "auto", "blur": throw .badRequest("thumbor filter fill: \(text) is not supported yet; give a colour")
         default:
             var hex = text
             if hex.count == 3 { hex = hex.map { "\($0)\($0)" }.joined() }

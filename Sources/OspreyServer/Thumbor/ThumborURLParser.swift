@@ -51,8 +51,10 @@ public struct ThumborURLParser: Sendable {
             }
             leading.append(ImageProcessors.Trim(threshold: threshold))
         }
+        var cropOrigin = (x: 0, y: 0)
         if let crop = segments.peek, let rect = Self.parseCrop(crop) {
             segments.advance()
+            cropOrigin = (rect.left, rect.top)
             guard rect.right > rect.left, rect.bottom > rect.top else {
                 throw .badRequest("thumbor crop \(crop) is empty: the right/bottom corner must be beyond the left/top one")
             }
@@ -87,6 +89,11 @@ public struct ThumborURLParser: Sendable {
         // no_upscale() asks.
         step.upscale = step.mode == .fill ? adjustments.upscale : adjustments.explicitUpscale
         step.adaptive = adaptive
+        if let focal = adjustments.focal {
+            // Given in the source's pixels: moved with a manual crop (not with trim, which is found later).
+            step.focus = .region(left: focal.left - cropOrigin.x, top: focal.top - cropOrigin.y,
+                                 right: focal.right - cropOrigin.x, bottom: focal.bottom - cropOrigin.y)
+        }
         let resize = step.processors
         job.processors = leading + resize + processors
         // Watermark positions were counted among the filters' processors.
