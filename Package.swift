@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // `swift package generate-documentation` for the DocC catalog (Sources/Osprey/Osprey.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // libvips, found through pkg-config (apt: libvips-dev, Homebrew: vips).

@@ -14,12 +14,12 @@ extension DiskStorage {
     /// <cacheDirectory>/.osprey-index-v2            the index snapshot (see below)
     /// ```
     /// A file's **mtime** is the entry's expiry in whole seconds with 0 ns (the seal: a file written
-    /// to after the store fails it), its **atime** the entry's last access. ``DiskEntryFile`` has
+    /// to after the store fails it), its **atime** the entry's last access. `DiskEntryFile` has
     /// the byte layout. Data is not fsynced: this protects against the process dying, not against
     /// power loss.
     ///
     /// ## Index
-    /// Every entry's size, expiry, last access and key are held in memory (``DiskEntryIndex``),
+    /// Every entry's size, expiry, last access and key are held in memory (`DiskEntryIndex`),
     /// so a hit is one `open` and one `read` of its file and the size limit and LRU order cost no
     /// disk access. The index is built at open from the directory listing, the index snapshot, and
     /// for files the snapshot does not cover, their trailer (one `pread` of its end, not the whole
@@ -39,7 +39,7 @@ extension DiskStorage {
     /// its unwritten access records, never an entry. Expiry has one-second resolution.
     ///
     /// ## Index snapshot
-    /// `.osprey-index-v2` holds a copy of the index (``DiskIndexSnapshot``: every record's file name,
+    /// `.osprey-index-v2` holds a copy of the index (`DiskIndexSnapshot`: every record's file name,
     /// inode, key, size, creation, expiration rule, expiry and last access, under a version header
     /// and a SHA-256). It is written whole to a temporary file then renamed into place, when the
     /// index changed: at the end of an open that had to read trailers, after every clean or trim,

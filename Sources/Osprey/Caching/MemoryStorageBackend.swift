@@ -70,8 +70,12 @@ extension MemoryStorage {
 
         /// Stores `value` under `key`, charging `cost`, replacing any value already there.
         ///
-        /// - Parameter expiration: the entry's expiration; `nil` (the default) uses the config's.
-        ///   An already-expired expiration stores nothing (and removes the key's previous value).
+        /// - Parameters:
+        ///   - value: the value to store.
+        ///   - key: its key.
+        ///   - cost: what it counts against the cost limit (e.g. ``Image/cost``).
+        ///   - expiration: the entry's expiration; `nil` (the default) uses the config's. An
+        ///     already-expired expiration stores nothing (and removes the key's previous value).
         /// - Throws: ``OspreyError/CacheReason/entryTooLarge(key:cost:limit:)`` when `cost` exceeds
         ///   the per-entry limit; the key's previous value is removed too.
         @_specialize(where Value == Image)

@@ -42,9 +42,12 @@ extension OspreyWrapper {
     /// The target is held weakly: a released target's result is dropped.
     ///
     /// - Parameters:
+    ///   - source: what to load; `nil` sets the placeholder and loads nothing.
+    ///   - placeholder: set at once while the image loads. Default `nil` (nothing set).
     ///   - options: per-call pipeline options (see ``OspreyOption``). Default none.
     ///   - settings: target settings. Default ``TargetLoadSettings/init(keepCurrentImageWhileLoading:failureImage:indicator:transition:keepsPreviousLoad:operationKey:)`` defaults.
     ///   - pipeline: the pipeline to load with. Default ``ImagePipeline/shared``.
+    ///   - progress: called with the bytes received and expected while downloading. Default `nil`.
     ///   - completion: called on the options' callback queue; with ``OspreyOptions/refreshCached``
     ///     possibly twice. Default `nil`.
     /// - Returns: the request's task, or `nil` for a `nil` source.
