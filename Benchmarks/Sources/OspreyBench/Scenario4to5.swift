@@ -17,7 +17,7 @@ func scenario4(reps: Int) async throws -> [Figure] {
     let smallMB = Double(small.count) / 1_048_576
     var wO: [Double] = [], wSafe: [Double] = [], wPlain: [Double] = [], rO: [Double] = [], rP: [Double] = []
     var sO: [Double] = [], sP: [Double] = [], tO: [Double] = [], tP: [Double] = [], oO: [Double] = []
-    for _ in 0..<reps {
+    for rep in 0..<reps {
         let dir = makeTempDir("s4")
         let disk = DiskStorage.Backend(config: DiskStorage.Config(name: "s4", directory: dir, sizeLimit: Int.max / 4, cleansOnOpen: false))
         await disk.waitForPendingWork()
@@ -25,13 +25,22 @@ func scenario4(reps: Int) async throws -> [Figure] {
         let plainDir = makeTempDir("s4plain")
         let safeDir = makeTempDir("s4safe")
         try FileManager.default.createDirectory(at: safeDir.appendingPathComponent(".tmp"), withIntermediateDirectories: true)
-        // interleave: the two hand-written baselines first, then Osprey
-        wPlain.append(Double(writes) * mb / (try await time { for i in 0..<writes { try posixWrite(payload, to: plainDir.path + "/f\(i)") } }))
-        wSafe.append(Double(writes) * mb / (try await time {
-            for i in 0..<writes { try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)") }
-        }))
-        wO.append(Double(writes) * mb / (try await time { for key in keys { try await disk.store(payload, forKey: key) } }))
-        await disk.waitForPendingWork()
+        // Interleaved, the order rotating each repetition, each write phase starting after a
+        // sync: the one measured last would otherwise meet the writeback of the others' dirty pages.
+        for phase in 0..<3 {
+            sync()
+            switch (phase + rep) % 3 {
+            case 0:
+                wPlain.append(Double(writes) * mb / (try await time { for i in 0..<writes { try posixWrite(payload, to: plainDir.path + "/f\(i)") } }))
+            case 1:
+                wSafe.append(Double(writes) * mb / (try await time {
+                    for i in 0..<writes { try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)") }
+                }))
+            default:
+                wO.append(Double(writes) * mb / (try await time { for key in keys { try await disk.store(payload, forKey: key) } }))
+                await disk.waitForPendingWork()
+            }
+        }
         let files = keys.map { disk.fileURL(forKey: $0) }
         var bytes = 0
         rP.append(Double(reads) * mb / (try await time { for i in 0..<reads { bytes &+= try Data(contentsOf: files[i % writes]).count } }))
