@@ -3,7 +3,7 @@ import Osprey
 
 /// Counts origin fetches (and the `304`s among them) and the bytes they bring, times each
 /// download (the `download` phase: from sending the request to the body's last byte), and
-/// records each source's `Cache-Control` (from `2xx` and `304` answers, which may change it).
+/// records each source's `Cache-Control` (from `2xx` answers, and from `304`s that carry one).
 struct MeteredLoader: DataLoading {
     let base: any DataLoading
     let metrics: ServerMetrics
@@ -15,8 +15,10 @@ struct MeteredLoader: DataLoading {
         metrics.originFetches.increment()
         let status = answer.response.statusCode
         if status == 304 { metrics.originNotModified.increment() }
-        if (200..<300).contains(status) || status == 304 {
-            policies.record(OriginPolicy(cacheControl: answer.response.value(forHTTPHeaderField: "Cache-Control")), for: request.url)
+        let cacheControl = answer.response.value(forHTTPHeaderField: "Cache-Control")
+        // A 304 without Cache-Control leaves the policy of the 200 it confirms.
+        if (200..<300).contains(status) || (status == 304 && cacheControl != nil) {
+            policies.record(OriginPolicy(cacheControl: cacheControl), for: request.url)
         }
         let metrics = self.metrics
         answer.body = DataChunks(TimedBody(base: answer.body, started: started, metrics: metrics))

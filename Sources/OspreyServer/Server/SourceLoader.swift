@@ -21,7 +21,9 @@ import Synchronization
 ///
 /// An origin that fails while a cached copy is revalidated (unreachable, 5xx, 4xx, bytes that do
 /// not decode) leaves the cached copy in use (the pipeline's stale-if-error), validated again on
-/// the next request after the freshness time.
+/// the next request after the freshness time. The conditional request needs the probe's cache
+/// entry: when the disk cache has dropped the probe but kept the original, that validation reuses
+/// the original without asking the origin (the next one, a freshness time later, asks).
 final class SourceLoader: Sendable {
     /// What the last validation of a source found.
     struct Validation: Sendable {
