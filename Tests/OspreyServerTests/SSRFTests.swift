@@ -21,6 +21,20 @@ struct SSRFTests {
         #expect(SourceGuard().refusal(for: .v4([10, 1, 2, 3])) != nil, "off by default")
     }
 
+    @Test("allowPrivateSources reaches the server's guard: private literals pass its check, link-local does not (no traffic sent)")
+    func privateConfigured() async throws {
+        let path = "/unsafe/50x50/http://10.255.255.1/photo.jpg"
+        let strict = try await ServerHarness.start { $0.allowLoopbackSources = false }
+        #expect(try await strict.get(path).status == 403)
+        await strict.stop()
+        let lan = try await ServerHarness.start { $0.allowPrivateSources = true }
+        let guardian = lan.server.service.sourceGuard
+        let addresses = try await guardian.checkedAddresses(try #require(URL(string: "http://10.255.255.1/photo.jpg")))
+        #expect(addresses == [.v4([10, 255, 255, 1])])
+        #expect(try await lan.get("/unsafe/50x50/http://169.254.169.254/latest").status == 403, "link-local stays refused")
+        await lan.stop()
+    }
+
     @Test("http requests are pinned to the checked address, the Host header keeping the name")
     func pinnedRequest() throws {
         var request = DownloadRequest(url: try #require(URL(string: "http://images.example.com:8080/a/b.jpg?w=1")))
