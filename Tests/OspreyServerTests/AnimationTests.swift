@@ -42,7 +42,7 @@ struct AnimationTests {
         await origin.stop()
     }
 
-    @Test("over --max-animation-frames: 422 with a reason before decoding, unless a still format is asked for")
+    @Test("over --max-animation-frames: 422 with a reason (from the header once cached), unless a still format is asked for")
     func frameLimit() async throws {
         let origin = try await Self.origin()
         let server = try await ServerHarness.start { $0.maxAnimationFrames = 10 }
@@ -51,7 +51,13 @@ struct AnimationTests {
         #expect(refused.text.contains("42 animation frames") && refused.text.contains("limit of 10"), "\(refused.text)")
         let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.url("/iss.gif"))")
         #expect(still.status == 200 && still.image?.frameCount == 1)
-        #expect(origin.hits("/iss.gif") == 1, "one download for both")
+        // Cached now: refused from its header, before any decode.
+        let again = try await server.get("/unsafe/fit-in/90x90/\(origin.url("/iss.gif"))")
+        #expect(again.status == 422 && again.text.contains("42 animation frames"))
+        #expect(origin.hits("/iss.gif") == 1, "one download for all")
+        let metrics = try await server.get("/metrics").text
+        #expect(metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 2") && metrics.contains("osprey_decodes_total{shrunk_on_load=\"false\"} 0"),
+                "two decodes (animation, first frame), none for the refusal from the header")
         await server.stop()
         await origin.stop()
     }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import Osprey
+@testable import Osprey
 import Testing
 @testable import OspreyServer
 
@@ -28,6 +28,8 @@ struct MetricsAndConnectionTests {
                      "osprey_origin_fetches_total 2", "osprey_origin_not_modified_total 0"] {
             #expect(text.contains(line), "\(line)")
         }
+        // One decode per variant made: validating and caching a source decodes nothing.
+        #expect(server.server.service.pipeline.decodeCount.load(ordering: .relaxed) == 3)
         for phase in ["queue", "download", "process", "encode", "total"] {
             #expect(text.contains("osprey_request_duration_seconds_count{phase=\"\(phase)\"}"), "\(phase)")
         }

@@ -14,8 +14,8 @@ struct RevalidationTests {
         let origin = try await TestOrigin.start()
         origin.set("/photo.jpg", Self.resource(TestImages.photo, ["ETag": "\"v1\""]))
         let server = try await ServerHarness.start { $0.originTTL = 1 }
-        let path = "/unsafe/60x0/\(origin.url("/photo.jpg"))"
-        let small = "/unsafe/30x0/\(origin.url("/photo.jpg"))"
+        let path = "/unsafe/fit-in/60x60/\(origin.url("/photo.jpg"))"
+        let small = "/unsafe/fit-in/30x30/\(origin.url("/photo.jpg"))"
         let first = try await server.get(path)
         #expect(first.status == 200 && first.image?.height == 45)
         try await Task.sleep(for: .milliseconds(1300))

@@ -89,21 +89,24 @@ final class ImageService: Sendable {
                 let mark = try await watermarkImage(watermark.url)
                 processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
+            let started = ContinuousClock.now
             let (validation, validated) = try await sources.validate(job.source)
-            if let size = validation.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
+            if let size = validation?.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
             let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
             // A still output format (named by the URL) needs the first frame only; an animated
-            // output keeps every frame, up to the limit, checked from the header before decoding.
+            // output keeps every frame, up to the limit, checked from the header of a cached
+            // source before decoding (and after decoding the first time).
             let still = job.format.map { !$0.supportsAnimation } ?? false
-            if !still, let frames = validation.frames, frames > configuration.maxAnimationFrames {
+            if !still, let frames = validation?.frames, frames > configuration.maxAnimationFrames {
                 throw tooManyFrames(frames)
             }
             let processStart = ContinuousClock.now
-            let result = try await sources.image(for: job.source, processor: processor, firstFrameOnly: still)
+            let result = try await sources.image(for: job.source, processor: processor, firstFrameOnly: still,
+                                                 validation: validation, started: started)
             metrics.record("process", ContinuousClock.now - processStart)
             if let decoded = result.decoded { metrics.decode(shrunkOnLoad: decoded.shrunkOnLoad) }
             // A miss: this request waited for the source's bytes to come from the origin.
-            metrics.cache(result.cacheType == .none || (validated && validation.downloaded) ? "miss" : "original")
+            metrics.cache(result.cacheType == .none || (validated && validation?.downloaded == true) ? "miss" : "original")
             let image = result.image
             if !still, image.frameCount > configuration.maxAnimationFrames { throw tooManyFrames(image.frameCount) }
             guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
@@ -119,7 +122,7 @@ final class ImageService: Sendable {
             }
             // A result lives no longer than its source stays fresh: after that the source is
             // revalidated, and a changed source makes new results.
-            let fresh = validation.at + sources.freshness(of: job.source) - ContinuousClock.now
+            let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
             let lifetime = min(Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
                                Double(entry.policy.maxAge ?? .max))
             if !entry.policy.noStore, lifetime > 0 {
@@ -152,8 +155,10 @@ final class ImageService: Sendable {
     private func watermarkImage(_ url: URL) async throws(ServerError) -> Image {
         do throws(ServerError) {
             try await sourceGuard.check(url)
-            _ = try await sources.validate(url)
-            return try await sources.image(for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true).image
+            let started = ContinuousClock.now
+            let (validation, _) = try await sources.validate(url)
+            return try await sources.image(for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true,
+                                           validation: validation, started: started).image
         } catch {
             var failure = error
             failure.reason = "watermark: " + failure.reason
