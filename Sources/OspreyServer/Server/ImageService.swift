@@ -136,7 +136,8 @@ final class ImageService: Sendable {
     /// by gravity, `adaptive-fit-in`…) replaced by the fixed steps it amounts to for a source of
     /// this size, so that the pipeline can fold the first of them into the decode
     /// (shrink-on-load, ``ImagePipeline``'s decode planning) as it does for fixed sizes. The
-    /// result is the same as the step's own ``ResizeStep/process(_:)`` on the decoded source.
+    /// result has the step's size (``ResizeStep/process(_:)`` on the decoded source); its pixels
+    /// can differ in the last bits, shrink-on-load resampling differently from a full decode.
     static func planned(_ processors: [any ImageProcessing], sourceWidth: Int, sourceHeight: Int) -> [any ImageProcessing] {
         guard let step = processors.first as? ResizeStep else { return processors }
         var fixed = step.concrete(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
