@@ -49,9 +49,10 @@ public struct ServerConfiguration: Sendable {
     /// Largest source resolution, pixels summed over animation frames. Default 50,000,000.
     public var maxSourcePixels = 50_000_000
     /// Most animation frames an animated result keeps. A source with more is refused with 422
-    /// (read from its header, before its pixels are decoded) when the output may be animated
-    /// (GIF, WebP, or negotiated); a URL naming a still format (JPEG, PNG, AVIF) gets the first
-    /// frame of any animation. Frames count towards ``maxSourcePixels``. Default 100.
+    /// when the output may be animated (GIF, WebP, or negotiated): from its header before any
+    /// decode once it is cached, after decoding on its first request. A URL naming a still
+    /// format (JPEG, PNG, AVIF) gets the first frame of any animation. Frames count towards
+    /// ``maxSourcePixels``. Default 100.
     public var maxAnimationFrames = 100
     /// Largest result width or height. Default 8192.
     public var maxResultDimension = 8192
