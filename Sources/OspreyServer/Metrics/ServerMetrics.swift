@@ -11,7 +11,8 @@ import Synchronization
 /// - `osprey_requests_total{status}`;
 /// - `osprey_request_duration_seconds{phase}` (histogram): `queue` (waiting for a worker),
 ///   `download` (each origin request, sent to last byte, `304`s included), `process` (decode and
-///   processors, from the cached original), `encode`, `total` (the whole request, hits included);
+///   processors from the cached original; on a source's first request also its download, which
+///   `download` times on its own), `encode`, `total` (the whole request, hits included);
 /// - `osprey_cache_hits_total{level}`: `result_memory`, `result_disk` (encoded results),
 ///   `original` (a variant made from the cached original, no download), `miss` (downloaded);
 /// - `osprey_origin_fetches_total` (every request sent to an origin, redirect hops and
