@@ -44,7 +44,7 @@ final class SourceLoader: Sendable {
     /// (a 1x1 downsample of the first frame, folded into the decode).
     static let probe = ImageProcessors.Downsample(width: 1, height: 1)
     /// The probe entry stored beside a new original (no decode needed to make it).
-    private static let placeholder = try! Image(rgba: [0, 0, 0, 0], width: 1, height: 1)
+    private static let placeholder = try? Image(rgba: [0, 0, 0, 0], width: 1, height: 1)
 
     let pipeline: ImagePipeline
     /// The pipeline's cache: probes in memory, originals, validators and probes on disk.
@@ -115,7 +115,9 @@ final class SourceLoader: Sendable {
     /// `started`): its probe placeholder is stored and its header read, for later requests.
     private func downloaded(_ url: URL, at started: ContinuousClock.Instant) async {
         let key = pipeline.cacheKey(for: .url(url))
-        await cache.store(Self.placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
+        if let placeholder = Self.placeholder {
+            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
+        }
         validations.set(url.absoluteString, await withHeader(Validation(at: started), key: key), keepingFor: freshness(of: url))
     }
 
@@ -123,8 +125,8 @@ final class SourceLoader: Sendable {
         let started = ContinuousClock.now
         // An original cached without its probe (the disk cache dropped it) gets a placeholder,
         // so that the pipeline has an entry to revalidate.
-        if !cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier) {
-            await cache.store(Self.placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
+        if !cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier), let placeholder = Self.placeholder {
+            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
         }
         var last: ImageResult?
         do {
