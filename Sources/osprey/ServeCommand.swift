@@ -46,6 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
     var allowUnsafe = false
     @Flag(help: "Allow sources on loopback addresses, for tests and local origins [OSPREY_ALLOW_LOOPBACK_SOURCES=1] (default off).")
     var allowLoopbackSources = false
+    @Flag(help: "Allow sources on private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10; link-local stays refused) [OSPREY_ALLOW_PRIVATE_SOURCES=1] (default off).")
+    var allowPrivateSources = false
     @Option(help: "Allowed source host, *.domain or URL prefix; repeatable or comma-separated [OSPREY_ALLOWED_SOURCES] (default: any public host).")
     var allowedSource: [String] = []
     @Option(help: ArgumentHelp("Directory of the disk caches [OSPREY_CACHE_DIR] (default: memory and a temporary directory).", valueName: "DIR"))
@@ -62,7 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxSourceBytes: Int?
     @Option(help: "Largest source resolution, pixels over all frames [OSPREY_MAX_SOURCE_PIXELS] (default 50000000).")
     var maxSourcePixels: Int?
-    @Option(help: "Most animation frames [OSPREY_MAX_ANIMATION_FRAMES] (default 100).")
+    @Option(help: "Most frames of an animated result; a source with more gets 422 unless the URL names a still format (then its first frame) [OSPREY_MAX_ANIMATION_FRAMES] (default 100).")
     var maxAnimationFrames: Int?
     @Option(help: "Largest result side in pixels [OSPREY_MAX_RESULT_DIMENSION] (default 8192).")
     var maxResultDimension: Int?
@@ -74,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxAge: Int?
     @Option(help: "Cache-Control max-age of errors in seconds, 0 for no-store [OSPREY_ERROR_MAX_AGE] (default 10).")
     var errorMaxAge: Int?
-    @Option(help: "Seconds a cached original is used before it is fetched again [OSPREY_ORIGIN_TTL] (default 3600).")
+    @Option(help: "Seconds a cached original is used before it is revalidated with the origin (ETag/Last-Modified; 304 keeps it) [OSPREY_ORIGIN_TTL] (default 3600).")
     var originTtl: Int?
     @Flag(help: "Ignore the origin's Cache-Control (no-store, private, max-age) and use --max-age/--origin-ttl for every source [OSPREY_IGNORE_ORIGIN_CACHE_CONTROL=1].")
     var ignoreOriginCacheControl = false
@@ -120,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
         if config.thumborPrefix == "/" { config.thumborPrefix = "" }
         config.allowUnsafe = flag(allowUnsafe, "ALLOW_UNSAFE")
         config.allowLoopbackSources = flag(allowLoopbackSources, "ALLOW_LOOPBACK_SOURCES")
+        config.allowPrivateSources = flag(allowPrivateSources, "ALLOW_PRIVATE_SOURCES")
         config.allowedSources = list(allowedSource, "ALLOWED_SOURCES")
         config.cacheDirectory = (cacheDir ?? env("CACHE_DIR")).map { URL(fileURLWithPath: $0) }
         func int(_ value: Int?, _ name: String) -> Int? { value ?? env(name).flatMap(Int.init) }
@@ -142,6 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.instanceName = instanceName ?? env("INSTANCE_NAME") ?? config.instanceName
         config.respectOriginCacheControl = !flag(ignoreOriginCacheControl, "IGNORE_ORIGIN_CACHE_CONTROL")
         guard (1...100).contains(config.quality) else { throw ValidationError("--quality must be 1...100") }
+        guard config.maxAnimationFrames > 0 else { throw ValidationError("--max-animation-frames must be > 0") }
         guard config.workers > 0, config.queue >= 0 else { throw ValidationError("--workers must be > 0 and --queue >= 0") }
 
         let server = OspreyServer(configuration: config)

@@ -38,7 +38,7 @@ struct OperationsTests {
         let metrics = try await server.get("/metrics")
         #expect(metrics.status == 200)
         for name in ["osprey_requests_total{status=\"200\"} 1", "osprey_requests_total{status=\"400\"} 1",
-                     "osprey_request_duration_seconds_bucket", "phase=\"queue\"", "phase=\"fetch\"", "phase=\"encode\"",
+                     "osprey_request_duration_seconds_bucket", "phase=\"queue\"", "phase=\"download\"", "phase=\"process\"", "phase=\"encode\"",
                      "osprey_in_flight_requests", "osprey_queued_requests", "osprey_origin_fetches_total 1",
                      "osprey_bytes_in_total", "osprey_bytes_out_total", "osprey_cache_hits_total{level=\"miss\"} 1"] {
             #expect(metrics.text.contains(name), "\(name)")
@@ -73,11 +73,12 @@ struct OperationsTests {
         _ = try? await impatient.value
         // The only request left: its job is cancelled (the origin is still sleeping).
         var waited = 0
-        while service.coalescer.count > 0 && waited < 200 {
+        while (service.coalescer.count > 0 || service.sources.validationsInFlight > 0) && waited < 200 {
             try await Task.sleep(for: .milliseconds(50))
             waited += 1
         }
         #expect(service.coalescer.count == 0)
+        #expect(service.sources.validationsInFlight == 0, "the origin fetch is cancelled too")
         await server.stop()
         await origin.stop()
     }

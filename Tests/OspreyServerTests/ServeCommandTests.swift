@@ -59,7 +59,9 @@ struct ServeCommandTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         for flag in ["--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
-                     "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY"] {
+                     "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY",
+                     "--max-animation-frames", "OSPREY_MAX_ANIMATION_FRAMES", "default 100", "--allow-private-sources",
+                     "OSPREY_ALLOW_PRIVATE_SOURCES", "--origin-ttl"] {
             #expect(output.contains(flag), "\(flag)")
         }
     }

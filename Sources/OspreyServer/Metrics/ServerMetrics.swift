@@ -7,21 +7,35 @@ import Synchronization
 /// server's own (not the process-wide bootstrap, so several servers can live in one process) and
 /// rendered by swift-prometheus for `GET /metrics`.
 ///
-/// Names: `osprey_requests_total{status}`, `osprey_request_duration_seconds{phase}` (histogram;
-/// phases `queue`, `fetch` = download + decode + process through the pipeline, `encode`, `total`),
-/// `osprey_cache_hits_total{level}` (`result_memory`, `result_disk`, `pipeline_memory`,
-/// `pipeline_disk`, `miss`), `osprey_in_flight_requests`, `osprey_queued_requests`,
-/// `osprey_origin_fetches_total`, `osprey_coalesced_requests_total`, `osprey_bytes_in_total`,
-/// `osprey_bytes_out_total`.
+/// Names:
+/// - `osprey_requests_total{status}`;
+/// - `osprey_request_duration_seconds{phase}` (histogram): `queue` (waiting for a worker),
+///   `download` (each origin request, sent to last byte, `304`s included), `process` (decode and
+///   processors from the cached original; on a source's first request also its download, which
+///   `download` times on its own), `encode`, `total` (the whole request, hits included);
+/// - `osprey_cache_hits_total{level}`: `result_memory`, `result_disk` (encoded results),
+///   `original` (a variant made from the cached original, no download), `miss` (downloaded);
+/// - `osprey_origin_fetches_total` (every request sent to an origin, redirect hops and
+///   revalidations included), `osprey_origin_not_modified_total` (the `304`s among them);
+/// - `osprey_coalesced_requests_total` (requests that joined an identical one in flight);
+/// - `osprey_connections_total` (client connections accepted: with keep-alive, fewer than requests);
+/// - `osprey_decodes_total{shrunk_on_load}` (sources decoded for a result; `true` when the first
+///   resize was folded into the decode with libvips shrink-on-load);
+/// - `osprey_in_flight_requests`, `osprey_queued_requests`, `osprey_bytes_in_total`,
+///   `osprey_bytes_out_total`.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let statusCounters = Mutex<[Int: CoreMetrics.Counter]>([:])
     private let levelCounters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let phaseTimers = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let shrunkDecodes: CoreMetrics.Counter
+    private let fullDecodes: CoreMetrics.Counter
     let inFlight: CoreMetrics.Meter
     let queued: CoreMetrics.Meter
     let originFetches: CoreMetrics.Counter
+    let originNotModified: CoreMetrics.Counter
+    let connections: CoreMetrics.Counter
     let coalesced: CoreMetrics.Counter
     let bytesIn: CoreMetrics.Counter
     let bytesOut: CoreMetrics.Counter
@@ -36,6 +50,10 @@ final class ServerMetrics: Sendable {
         inFlight = CoreMetrics.Meter(label: "osprey_in_flight_requests", factory: factory)
         queued = CoreMetrics.Meter(label: "osprey_queued_requests", factory: factory)
         originFetches = CoreMetrics.Counter(label: "osprey_origin_fetches_total", factory: factory)
+        originNotModified = CoreMetrics.Counter(label: "osprey_origin_not_modified_total", factory: factory)
+        connections = CoreMetrics.Counter(label: "osprey_connections_total", factory: factory)
+        shrunkDecodes = CoreMetrics.Counter(label: "osprey_decodes_total", dimensions: [("shrunk_on_load", "true")], factory: factory)
+        fullDecodes = CoreMetrics.Counter(label: "osprey_decodes_total", dimensions: [("shrunk_on_load", "false")], factory: factory)
         coalesced = CoreMetrics.Counter(label: "osprey_coalesced_requests_total", factory: factory)
         bytesIn = CoreMetrics.Counter(label: "osprey_bytes_in_total", factory: factory)
         bytesOut = CoreMetrics.Counter(label: "osprey_bytes_out_total", factory: factory)
@@ -59,6 +77,11 @@ final class ServerMetrics: Sendable {
             }
             return counters[level]!
         }.increment()
+    }
+
+    /// Counts a decode of a source, shrunk on load or not.
+    func decode(shrunkOnLoad: Bool) {
+        (shrunkOnLoad ? shrunkDecodes : fullDecodes).increment()
     }
 
     /// Records `duration` for `phase`.

@@ -14,31 +14,47 @@ import Darwin
 /// (`::ffff:a.b.c.d`, `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) that would fail.
 ///
 /// The check runs on the URL itself before the pipeline is asked, and again inside the loader for
-/// every request it sends (each redirect hop; ``GuardedLoader``). What remains: the HTTP client
-/// resolves the host again when it connects, so a DNS answer that changes between the check and
-/// the connection (DNS rebinding with a zero TTL) is not caught; deployments that need that closed
-/// should also filter egress at the network level.
+/// every request it sends: each redirect hop, and watermark URLs, which go through the same loader
+/// (``GuardedLoader``). For `http` the loader then connects to the checked address itself (pinned,
+/// the `Host` header keeping the name). What remains: for `https` the HTTP client resolves the
+/// host again when it connects (async-http-client 1.37 has no per-request resolver and does not
+/// tell the address it connected to), so a DNS answer that changes between the check and the
+/// connection (DNS rebinding with a zero TTL) is not caught there; deployments that need that
+/// closed should also filter egress at the network level.
 public struct SourceGuard: Sendable {
     /// Text in a refusal's reason that marks it (the downloader wraps errors from the loader).
     static let refusalMarker = "source address refused"
 
     /// Whether loopback addresses (127/8, ::1) are allowed, for tests and local origins. Default `false`.
     public var allowLoopback: Bool
+    /// Whether private addresses (10/8, 172.16/12, 192.168/16, fc00::/7) and CGNAT (100.64/10) are
+    /// allowed, for origins on an internal network. Link-local (169.254/16, fe80::/10, where cloud
+    /// metadata services answer), unspecified, multicast and reserved addresses stay refused.
+    /// Default `false`.
+    public var allowPrivate: Bool
     /// Allowed sources: host names (`example.com`), wildcard hosts (`*.example.com`: subdomains)
     /// or URL prefixes (`https://cdn.example.com/images/`: same scheme, host and port, path
     /// prefix). Matched on the parsed host, so `http://example.com@evil.com` is `evil.com`.
     /// Default empty: any public host.
     public var allowedSources: [String]
 
-    /// A guard with `allowLoopback` (default `false`) and `allowedSources` (default: any).
-    public init(allowLoopback: Bool = false, allowedSources: [String] = []) {
+    /// A guard with `allowLoopback` (default `false`), `allowPrivate` (default `false`) and
+    /// `allowedSources` (default: any).
+    public init(allowLoopback: Bool = false, allowPrivate: Bool = false, allowedSources: [String] = []) {
         self.allowLoopback = allowLoopback
+        self.allowPrivate = allowPrivate
         self.allowedSources = allowedSources
     }
 
     /// Throws 403 when `url` is not allowed or resolves to a refused address, 502 when its host
     /// does not resolve.
     public func check(_ url: URL) async throws(ServerError) {
+        _ = try await checkedAddresses(url)
+    }
+
+    /// The addresses `url`'s host resolves to, each once, every one checked; throws as
+    /// ``check(_:)``.
+    func checkedAddresses(_ url: URL) async throws(ServerError) -> [IPAddress] {
         guard isAllowListed(url) else { throw .forbidden("source \(url.absoluteString) is not in the allowed sources") }
         guard let host = url.host, !host.isEmpty else { throw .badRequest("source \(url.absoluteString) has no host") }
         let addresses = await Self.resolve(host)
@@ -48,6 +64,9 @@ public struct SourceGuard: Sendable {
                 throw .forbidden("\(Self.refusalMarker): \(url.absoluteString) resolves to \(address.text) (\(why))")
             }
         }
+        // Each address once, in the resolver's order (it lists one per socket type and family).
+        var seen = Set<IPAddress>()
+        return addresses.filter { seen.insert($0).inserted }
     }
 
     /// Whether `url` matches the allow-list (always, when it is empty).
@@ -79,7 +98,7 @@ public struct SourceGuard: Sendable {
             if b.allSatisfy({ $0 == 0 }) { return "unspecified" }
             if b[0] == 0xff { return "multicast" }
             if b[0] == 0xfe && b[1] & 0xc0 == 0x80 { return "link-local" }
-            if b[0] & 0xfe == 0xfc { return "private (unique local)" }
+            if b[0] & 0xfe == 0xfc { return allowPrivate ? nil : "private (unique local)" }
             let embedded: [UInt8]?
             if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff { embedded = Array(b[12..<16]) }
             else if b[0..<12].allSatisfy({ $0 == 0 }) { embedded = Array(b[12..<16]) }
@@ -95,8 +114,8 @@ public struct SourceGuard: Sendable {
         switch (b[0], b[1]) {
         case (127, _): return allowLoopback ? nil : "loopback"
         case (0, _): return "unspecified"
-        case (10, _), (172, 16...31), (192, 168): return "private"
-        case (100, 64...127): return "CGNAT"
+        case (10, _), (172, 16...31), (192, 168): return allowPrivate ? nil : "private"
+        case (100, 64...127): return allowPrivate ? nil : "CGNAT"
         case (169, 254): return "link-local"
         case (192, 0) where b[2] == 0: return "reserved"
         case (198, 18...19): return "reserved (benchmarking)"
@@ -151,6 +170,14 @@ public struct SourceGuard: Sendable {
 enum IPAddress: Sendable, Hashable {
     case v4([UInt8])
     case v6([UInt8])
+
+    /// The address as a URL host: dotted, or hex in brackets.
+    var urlHost: String {
+        switch self {
+        case .v4: return text
+        case .v6: return "[\(text)]"
+        }
+    }
 
     /// Dotted or hex text for reasons.
     var text: String {

@@ -7,7 +7,7 @@ import Osprey
 /// Serves the image URLs of both grammars, each under its prefix; other paths go on to the router
 /// (`/health`, `/health/live`, `/health/ready`, `/metrics`). The raw request path is used as received (percent-encoding kept),
 /// since that is what signatures cover.
-struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
+struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     let service: ImageService
     let thumbor: ThumborURLParser
     let imgproxy: ImgproxyURLParser
@@ -23,9 +23,6 @@ struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
         var response: Response
-        // Whether the client's connection was watched for closing (Hummingbird closes it after
-        // such a response, so the response says so).
-        var watched = false
         do throws(ServerError) {
             guard request.method == .get || request.method == .head else {
                 throw ServerError(status: 405, reason: "method \(request.method) is not allowed; use GET")
@@ -35,34 +32,27 @@ struct ImageMiddleware<Context: RequestContext>: RouterMiddleware {
             if let entry = try await service.cachedResult(for: job, accept: accept) {
                 response = success(entry, negotiated: job.format == nil, request: request)
             } else {
-                watched = true
-                let entry = try await produce(job, accept: accept, request: request)
+                let entry = try await produce(job, accept: accept, context: context)
                 response = success(entry, negotiated: job.format == nil, request: request)
             }
         } catch {
             response = failure(error, path: path)
         }
-        if watched { response.headers[.connection] = "close" }
         service.metrics.request(status: Int(response.status.code))
         service.metrics.record("total", ContinuousClock.now - started)
         return response
     }
 
-    /// Runs a cache miss under the request deadline, cancelled when the client closes the
-    /// connection (Hummingbird then closes the connection after the response, so the watch is
-    /// only kept on this slow path; cache hits keep the connection alive).
-    private func produce(_ job: ImageJob, accept: String?, request: Request) async throws(ServerError) -> ResultCache.Entry {
+    /// Runs a cache miss under the request deadline, cancelled when the client goes away
+    /// (``ConnectionWatcher``: the connection is watched without reading it, so it stays alive
+    /// for the client's next request).
+    private func produce(_ job: ImageJob, accept: String?, context: Context) async throws(ServerError) -> ResultCache.Entry {
         let service = self.service, limit = configuration.requestTimeout
-        do {
-            return try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Deadline.run(limit) { () async throws(ServerError) in
-                    try await service.respond(to: job, accept: accept)
-                }
+        let connection = await ConnectionWatcher.state(of: context.channel)
+        return try await ConnectionState.run(cancellingOnClose: connection) { () async throws(ServerError) in
+            try await Deadline.run(limit) { () async throws(ServerError) in
+                try await service.respond(to: job, accept: accept)
             }
-        } catch let error as ServerError {
-            throw error
-        } catch {
-            throw ServerError(status: 499, reason: "the client closed the connection before the answer was ready")
         }
     }
 

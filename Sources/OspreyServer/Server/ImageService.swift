@@ -3,11 +3,11 @@ import Logging
 import Osprey
 
 /// The one processing path behind both grammars: result cache → source guard → coalescing →
-/// worker slot → ``ImagePipeline`` (original cache, shared download, decode, processors) →
-/// format choice → encode → result cache.
+/// worker slot → ``SourceLoader`` (the source validated with the origin when stale, its original
+/// cached once; decode and processors through the ``ImagePipeline``) → format choice → encode →
+/// result cache.
 final class ImageService: Sendable {
     let configuration: ServerConfiguration
-    let pipeline: ImagePipeline
     let loader: DataLoader
     let results: ResultCache
     let limiter: WorkLimiter
@@ -16,13 +16,19 @@ final class ImageService: Sendable {
     let negotiator = FormatNegotiator()
     let coalescer = Coalescer<ResultCache.Entry>()
     let policies = OriginPolicies()
+    /// Sources through the pipeline, validated with the origin once stale.
+    let sources: SourceLoader
     private let logger: Logger
+
+    /// The pipeline (originals, their validators and probes in its cache).
+    var pipeline: ImagePipeline { sources.pipeline }
 
     init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
-        sourceGuard = SourceGuard(allowLoopback: configuration.allowLoopbackSources, allowedSources: configuration.allowedSources)
+        sourceGuard = SourceGuard(allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
+                                  allowedSources: configuration.allowedSources)
         limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
         results = ResultCache(memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
                               diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
@@ -35,23 +41,8 @@ final class ImageService: Sendable {
         download.maximumConcurrentDownloads = max(6, configuration.workers * 2)
         let downloader = ImageDownloader(configuration: download,
                                          loader: MeteredLoader(base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
-                                                                              metrics: metrics, policies: policies))
-        let memory = MemoryStorage.Config(totalCostLimit: configuration.memoryCacheBytes, expiration: .seconds(TimeInterval(configuration.originTTL)))
-        let disk = DiskStorage.Config(name: "originals",
-                                      directory: (configuration.cacheDirectory ?? FileManager.default.temporaryDirectory
-                                          .appendingPathComponent("osprey-serve-\(UUID().uuidString)")).appendingPathComponent("originals"),
-                                      sizeLimit: configuration.diskCacheBytes,
-                                      expiration: .seconds(TimeInterval(configuration.originTTL)))
-        let cache = ImageCache(name: "osprey-serve", memoryConfig: memory, diskConfig: disk)
-        var options = OspreyOptions()
-        options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
-        options.cacheOriginalImage = true
-        options.diskCacheExpiration = .seconds(TimeInterval(configuration.originTTL))
-        options.memoryCacheExpiration = .seconds(TimeInterval(configuration.originTTL))
-        // Reads do not extend an entry: after the origin TTL the source is fetched again.
-        options.memoryCacheAccessExtendingExpiration = .none
-        options.diskCacheAccessExtendingExpiration = .none
-        pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
+                                                               metrics: metrics, policies: policies))
+        sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
     }
 
     /// The result-cache key of `job` for a request with `accept`.
@@ -93,33 +84,31 @@ final class ImageService: Sendable {
         return try await limiter.run { [self] () async throws(ServerError) in
             metrics.queued.decrement()
             metrics.record("queue", ContinuousClock.now - enqueued)
-            let fetchStart = ContinuousClock.now
             var processors = job.processors
             for watermark in job.watermarks.reversed() {
-                try await sourceGuard.check(watermark.url)
-                let mark: ImageResult
-                do throws(OspreyError) {
-                    mark = try await pipeline.image(for: watermark.url)
-                } catch {
-                    var failure = ServerError(error)
-                    failure.reason = "watermark: " + failure.reason
-                    throw failure
-                }
-                processors.insert(watermark.processor(mark: mark.image), at: min(watermark.index, processors.count))
+                let mark = try await watermarkImage(watermark.url)
+                processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
+            let started = ContinuousClock.now
+            let (validation, validated) = try await sources.validate(job.source)
+            if let size = validation?.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
             let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
-            let result: ImageResult
-            do throws(OspreyError) {
-                result = try await pipeline.image(for: job.source, options: [.processor(processor)])
-            } catch {
-                throw ServerError(error)
+            // A still output format (named by the URL) needs the first frame only; an animated
+            // output keeps every frame, up to the limit, checked from the header of a cached
+            // source before decoding (and after decoding the first time).
+            let still = job.format.map { !$0.supportsAnimation } ?? false
+            if !still, let frames = validation?.frames, frames > configuration.maxAnimationFrames {
+                throw tooManyFrames(frames)
             }
-            metrics.record("fetch", ContinuousClock.now - fetchStart)
-            metrics.cache(result.cacheType == .memory ? "pipeline_memory" : result.cacheType == .disk ? "pipeline_disk" : "miss")
+            let processStart = ContinuousClock.now
+            let result = try await sources.image(for: job.source, processor: processor, firstFrameOnly: still,
+                                                 validation: validation, started: started)
+            metrics.record("process", ContinuousClock.now - processStart)
+            if let decoded = result.decoded { metrics.decode(shrunkOnLoad: decoded.shrunkOnLoad) }
+            // A miss: this request waited for the source's bytes to come from the origin.
+            metrics.cache(result.cacheType == .none || (validated && validation?.downloaded == true) ? "miss" : "original")
             let image = result.image
-            guard image.frameCount <= configuration.maxAnimationFrames else {
-                throw .unprocessable("source has \(image.frameCount) animation frames, more than the limit of \(configuration.maxAnimationFrames)")
-            }
+            if !still, image.frameCount > configuration.maxAnimationFrames { throw tooManyFrames(image.frameCount) }
             guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
                 throw .unprocessable("result would be \(image.width)x\(image.height), larger than the limit of \(configuration.maxResultDimension) per side")
             }
@@ -131,11 +120,50 @@ final class ImageService: Sendable {
             if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
                 entry.policy = policy
             }
-            if !entry.policy.noStore {
-                let lifetime = min(configuration.originTTL, entry.policy.maxAge ?? .max)
-                await results.store(entry, forKey: key, lifetime: TimeInterval(lifetime))
+            // A result lives no longer than its source stays fresh: after that the source is
+            // revalidated, and a changed source makes new results.
+            let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
+            let lifetime = min(Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
+                               Double(entry.policy.maxAge ?? .max))
+            if !entry.policy.noStore, lifetime > 0 {
+                await results.store(entry, forKey: key, lifetime: lifetime)
             }
             return entry
+        }
+    }
+
+    /// `processors` with a leading size-dependent ``ResizeStep`` (`300x0`, `orig`, a crop placed
+    /// by gravity, `adaptive-fit-in`…) replaced by the fixed steps it amounts to for a source of
+    /// this size, so that the pipeline can fold the first of them into the decode
+    /// (shrink-on-load, ``ImagePipeline``'s decode planning) as it does for fixed sizes. The
+    /// result has the step's size (``ResizeStep/process(_:)`` on the decoded source); its pixels
+    /// can differ in the last bits, shrink-on-load resampling differently from a full decode.
+    static func planned(_ processors: [any ImageProcessing], sourceWidth: Int, sourceHeight: Int) -> [any ImageProcessing] {
+        guard let step = processors.first as? ResizeStep else { return processors }
+        var fixed = step.concrete(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        if step.flipHorizontally || step.flipVertically {
+            fixed.append(ImageProcessors.Flip(horizontal: step.flipHorizontally, vertical: step.flipVertically))
+        }
+        return fixed + processors.dropFirst()
+    }
+
+    private func tooManyFrames(_ frames: Int) -> ServerError {
+        .unprocessable("source has \(frames) animation frames, more than the limit of \(configuration.maxAnimationFrames); "
+            + "ask for a still format (jpeg, png) to get its first frame")
+    }
+
+    /// A watermark's image: fetched, cached and revalidated like a source, under the same rules.
+    private func watermarkImage(_ url: URL) async throws(ServerError) -> Image {
+        do throws(ServerError) {
+            try await sourceGuard.check(url)
+            let started = ContinuousClock.now
+            let (validation, _) = try await sources.validate(url)
+            return try await sources.image(for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true,
+                                           validation: validation, started: started).image
+        } catch {
+            var failure = error
+            failure.reason = "watermark: " + failure.reason
+            throw failure
         }
     }
 
@@ -157,26 +185,5 @@ final class ImageService: Sendable {
     /// Shuts the HTTP client down.
     func shutdown() async {
         try? await loader.shutdown()
-    }
-}
-
-/// Counts origin fetches and the bytes they bring, and records each source's `Cache-Control`.
-struct MeteredLoader: DataLoading {
-    let base: any DataLoading
-    let metrics: ServerMetrics
-    let policies: OriginPolicies
-
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
-        var answer = try await base.send(request)
-        metrics.originFetches.increment()
-        if (200..<300).contains(answer.response.statusCode) {
-            policies.record(OriginPolicy(cacheControl: answer.response.value(forHTTPHeaderField: "Cache-Control")), for: request.url)
-        }
-        let metrics = self.metrics
-        answer.body = DataChunks(answer.body) { chunk in
-            metrics.bytesIn.increment(by: Int64(chunk.count))
-            return chunk
-        }
-        return answer
     }
 }

@@ -27,11 +27,14 @@ public struct OspreyServer: Sendable {
     /// The Hummingbird application (for tests and embedding). `onServerRunning` receives the
     /// listening channel (its local address tells the port when ``ServerConfiguration/port`` is 0).
     public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol & Service {
-        let router = Router()
+        let router = Router(context: OspreyRequestContext.self)
         router.add(middleware: InstanceHeaderMiddleware(name: configuration.instanceName))
         router.add(middleware: ImageMiddleware(service: service, thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration))
         StatusRoutes.add(to: router, service: service, drain: drain)
-        return Application(router: router,
+        // One watcher per connection: requests learn of a client going away without reading
+        // the connection, so it stays alive.
+        let metrics = service.metrics
+        return Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionWatcher(metrics: metrics)])),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
                            onServerRunning: onServerRunning, logger: logger)
     }

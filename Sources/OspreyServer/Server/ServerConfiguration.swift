@@ -24,6 +24,10 @@ public struct ServerConfiguration: Sendable {
     public var allowUnsafe = false
     /// Allow sources resolving to loopback addresses (tests, local origins). Default `false`.
     public var allowLoopbackSources = false
+    /// Allow sources resolving to private addresses (10/8, 172.16/12, 192.168/16, fc00::/7,
+    /// CGNAT 100.64/10), for origins on an internal network; link-local stays refused (see
+    /// ``SourceGuard/allowPrivate``). Default `false`.
+    public var allowPrivateSources = false
     /// Allowed source hosts or URL prefixes (see ``SourceGuard/allowedSources``). Default: any public host.
     public var allowedSources: [String] = []
     /// Path prefix of the thumbor grammar. Default `""` (the root, as thumbor serves it).
@@ -44,7 +48,11 @@ public struct ServerConfiguration: Sendable {
     public var maxSourceBytes = 50 << 20
     /// Largest source resolution, pixels summed over animation frames. Default 50,000,000.
     public var maxSourcePixels = 50_000_000
-    /// Most animation frames kept; more is refused with 422. Default 100.
+    /// Most animation frames an animated result keeps. A source with more is refused with 422
+    /// when the output may be animated (GIF, WebP, or negotiated): from its header before any
+    /// decode once it is cached, after decoding on its first request. A URL naming a still
+    /// format (JPEG, PNG, AVIF) gets the first frame of any animation. Frames count towards
+    /// ``maxSourcePixels``. Default 100.
     public var maxAnimationFrames = 100
     /// Largest result width or height. Default 8192.
     public var maxResultDimension = 8192
@@ -56,8 +64,10 @@ public struct ServerConfiguration: Sendable {
     public var maxAge = 31_536_000
     /// `max-age` of error responses, in seconds (`0`: `no-store`). Default 10.
     public var errorMaxAge = 10
-    /// How long a cached original is used before it is fetched again (revalidated), in seconds.
-    /// Default 3600.
+    /// How long a cached original is used before it is revalidated with the origin (a conditional
+    /// request with its ETag / Last-Modified: `304` keeps it, `200` replaces it), in seconds; the
+    /// origin's `max-age` shortens it (see ``respectOriginCacheControl``). Results live no longer
+    /// than their source stays fresh. Default 3600.
     public var originTTL = 3600
     /// Whether the origin's `Cache-Control` (`no-store`, `private`, `max-age`, `s-maxage`) limits
     /// how long results are cached and what answers say; off, ``maxAge`` and ``originTTL`` apply

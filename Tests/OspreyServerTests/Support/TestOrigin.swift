@@ -3,6 +3,8 @@ import Hummingbird
 import Synchronization
 
 /// A real HTTP origin on loopback (Hummingbird) serving resources the test sets, counting hits.
+/// A resource with an `ETag` (or only a `Last-Modified`) answers a conditional request that
+/// names it (`If-None-Match`, `If-Modified-Since`) with `304` and no body, as origins do.
 final class TestOrigin: Sendable {
     struct Resource: Sendable {
         var status = 200
@@ -15,6 +17,8 @@ final class TestOrigin: Sendable {
     private struct State {
         var resources: [String: Resource] = [:]
         var hits: [String: Int] = [:]
+        var statuses: [String: [Int: Int]] = [:]
+        var authorities: [String: String] = [:]
         var task: Task<Void, any Error>?
         var port = 0
     }
@@ -33,6 +37,12 @@ final class TestOrigin: Sendable {
 
     func hits(_ path: String) -> Int { state.withLock { $0.hits[path, default: 0] } }
 
+    /// The `Host` of the last request for `path`.
+    func host(_ path: String) -> String? { state.withLock { $0.authorities[path] } }
+
+    /// Answers to `path` with `status`.
+    func hits(_ path: String, status: Int) -> Int { state.withLock { $0.statuses[path]?[status] ?? 0 } }
+
     /// Starts an origin on `port` (0: any free port). Throws when it cannot bind.
     static func start(port: Int = 0) async throws -> TestOrigin {
         let origin = TestOrigin()
@@ -41,10 +51,17 @@ final class TestOrigin: Sendable {
             let path = request.uri.path
             let resource = origin.state.withLock { state -> Resource? in
                 state.hits[path, default: 0] += 1
+                state.authorities[path] = request.head.authority
                 return state.resources[path]
             }
             guard let resource else { return Response(status: .notFound) }
             if let delay = resource.delay { try await Task.sleep(for: delay) }
+            let etag = resource.headers.first { $0.key.lowercased() == "etag" }?.value
+            let lastModified = resource.headers.first { $0.key.lowercased() == "last-modified" }?.value
+            let notModified = resource.status == 200
+                && (etag.map { request.headers[.ifNoneMatch] == $0 } ?? lastModified.map { request.headers[.ifModifiedSince] == $0 } ?? false)
+            let status = notModified ? 304 : resource.status
+            origin.state.withLock { $0.statuses[path, default: [:]][status, default: 0] += 1 }
             var headers = HTTPFields()
             for (name, value) in resource.headers {
                 switch name.lowercased() {
@@ -56,6 +73,7 @@ final class TestOrigin: Sendable {
                 default: break
                 }
             }
+            if notModified { return Response(status: .notModified, headers: headers) }
             return Response(status: .init(code: resource.status), headers: headers,
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: resource.body)))
         }

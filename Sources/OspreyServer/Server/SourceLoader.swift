@@ -1,0 +1,236 @@
+import Foundation
+import Osprey
+import Synchronization
+
+/// Brings sources through the ``ImagePipeline``: originals are downloaded once, kept on the
+/// pipeline's disk cache with their validators (ETag / Last-Modified), and revalidated with the
+/// origin once they are older than their freshness time.
+///
+/// Freshness: ``ServerConfiguration/originTTL``, shortened by the origin's `max-age`/`s-maxage`
+/// (and `0` for `no-store`) when ``ServerConfiguration/respectOriginCacheControl`` is on.
+///
+/// - A source with nothing cached is downloaded by the first variant that needs it (different
+///   sizes share the download); its original and validators go to the disk cache, and a
+///   placeholder *probe* entry is stored beside them.
+/// - A source that is not known to be fresh but is cached (stale, or unknown after a restart) is
+///   validated first, once for all the requests that need it at that moment: the pipeline is
+///   asked for the probe with ``OspreyOptions/refreshCached``, which finds the cached probe and
+///   sends a conditional request with the stored validators: a `304` keeps the cached original
+///   (nothing is downloaded or decoded), a `200` replaces it and its validators.
+/// - Variants are always made from the original on disk, never from an older processed image:
+///   the pipeline keeps no processed variants (their target cache keeps nothing in memory and
+///   writes nothing but originals and validators to disk), since the server's own
+///   ``ResultCache`` holds the encoded results, each at most as long as its source stays fresh.
+///
+/// An origin that fails while a cached copy is revalidated (unreachable, 5xx, 4xx, bytes that do
+/// not decode) leaves the cached copy in use (the pipeline's stale-if-error), validated again on
+/// the next request after the freshness time.
+final class SourceLoader: Sendable {
+    /// What the last validation of a source found.
+    struct Validation: Sendable {
+        /// When the origin was last asked (or the source was last downloaded).
+        var at: ContinuousClock.Instant
+        /// The source's frame count from its header, when read.
+        var frames: Int?
+        /// The source's upright size (after EXIF orientation) from its header, when read.
+        var size: (width: Int, height: Int)?
+        /// Whether this validation downloaded the source's bytes (a `200` on revalidation: the
+        /// source changed).
+        var downloaded = false
+    }
+
+    /// The probe's processor: what the pipeline revalidates a source through. Its cache entry is
+    /// a placeholder stored by the server; after a `200` the pipeline makes it from the new bytes
+    /// (a 1x1 downsample of the first frame, folded into the decode).
+    static let probe = ImageProcessors.Downsample(width: 1, height: 1)
+    /// The probe entry stored beside a new original (no decode needed to make it).
+    private static let placeholder = try? Image(rgba: [0, 0, 0, 0], width: 1, height: 1)
+
+    let pipeline: ImagePipeline
+    /// The pipeline's cache: probes in memory, originals, validators and probes on disk.
+    let cache: ImageCache
+    /// The target cache of variants: its memory keeps nothing (no entry fits its cost limit) and
+    /// it shares the disk of ``cache``, where ``OriginalsOnly`` lets only originals and
+    /// validators be written, so a variant is always made from the current original.
+    private let scratch: ImageCache
+    private let configuration: ServerConfiguration
+    private let policies: OriginPolicies
+    private let validations = ValidationTable()
+    private let probes = Coalescer<Validation>()
+
+    /// Validations in flight now.
+    var validationsInFlight: Int { probes.count }
+
+    init(configuration: ServerConfiguration, downloader: ImageDownloader, policies: OriginPolicies) {
+        self.configuration = configuration
+        self.policies = policies
+        let directory = configuration.cacheDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("osprey-serve-\(UUID().uuidString)")
+        // Entries outlive the freshness time: a stale original is revalidated, not dropped.
+        let memory = MemoryStorage.Backend<Image>(config: MemoryStorage.Config(totalCostLimit: 16 << 20, countLimit: 100_000,
+                                                                               expiration: .never, extendingExpiration: .none))
+        let disk = DiskStorage.Backend(config: DiskStorage.Config(name: "originals", directory: directory.appendingPathComponent("originals"),
+                                                                  sizeLimit: configuration.diskCacheBytes, expiration: .never,
+                                                                  extendingExpiration: .none))
+        cache = ImageCache(memoryStorage: memory, diskStorage: disk)
+        scratch = ImageCache(memoryStorage: MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: 1, countLimit: 1, expiration: .expired)),
+                             diskStorage: disk, serializer: OriginalsOnly())
+        var options = OspreyOptions()
+        options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
+        options.cacheOriginalImage = true
+        options.memoryCacheAccessExtendingExpiration = ExpirationExtending.none
+        options.diskCacheAccessExtendingExpiration = ExpirationExtending.none
+        pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
+    }
+
+    /// How long `url` stays fresh after a validation.
+    func freshness(of url: URL) -> Duration {
+        var seconds = configuration.originTTL
+        if configuration.respectOriginCacheControl, let policy = policies.policy(for: url) {
+            if policy.noStore { seconds = 0 }
+            if let maxAge = policy.maxAge { seconds = min(seconds, maxAge) }
+        }
+        return .seconds(max(0, seconds))
+    }
+
+    /// The validation of `url`: the last one while it is fresh, else a new one (shared by every
+    /// request waiting for it; `new` tells which); `nil` when nothing of it is cached: the
+    /// variant's own request downloads it (``image(for:processor:firstFrameOnly:validation:started:)``
+    /// records that).
+    func validate(_ url: URL) async throws(ServerError) -> (Validation?, new: Bool) {
+        if let last = validations.get(url.absoluteString), ContinuousClock.now - last.at < freshness(of: url) {
+            return (last, false)
+        }
+        let key = pipeline.cacheKey(for: .url(url))
+        guard cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier) || cache.diskStorage.isCached(forKey: key) else {
+            return (nil, true)
+        }
+        let validation = try await probes.value(for: url.absoluteString) { [self] () async throws(ServerError) in
+            try await revalidate(url, key: key)
+        }.0
+        return (validation, true)
+    }
+
+    /// Records that a variant's request has just downloaded `url` (its validation begun at
+    /// `started`): its probe placeholder is stored and its header read, for later requests.
+    private func downloaded(_ url: URL, at started: ContinuousClock.Instant) async {
+        let key = pipeline.cacheKey(for: .url(url))
+        if let placeholder = Self.placeholder {
+            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
+        }
+        validations.set(url.absoluteString, await withHeader(Validation(at: started), key: key), keepingFor: freshness(of: url))
+    }
+
+    private func revalidate(_ url: URL, key: String) async throws(ServerError) -> Validation {
+        let started = ContinuousClock.now
+        // An original cached without its probe (the disk cache dropped it) gets a placeholder,
+        // so that the pipeline has an entry to revalidate.
+        if !cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier), let placeholder = Self.placeholder {
+            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
+        }
+        var last: ImageResult?
+        do {
+            let events = pipeline.imageEvents(for: .url(url), options: [.refreshCached, .processor(Self.probe), .onlyLoadFirstFrame])
+            for try await event in events {
+                if case .finished(let result) = event { last = result }
+            }
+        } catch let error as OspreyError {
+            throw ServerError(error)
+        } catch {
+            throw ServerError(status: 503, reason: "the request was cancelled while validating \(url.absoluteString)")
+        }
+        // A cancelled validation may have seen the cached copy but not the origin's answer: it validates nothing.
+        guard let last, !Task.isCancelled else {
+            throw ServerError(status: 503, reason: "the request was cancelled while validating \(url.absoluteString)")
+        }
+        let validation = await withHeader(Validation(at: started, downloaded: last.cacheType == .none || last.isRefresh), key: key)
+        validations.set(url.absoluteString, validation, keepingFor: freshness(of: url))
+        return validation
+    }
+
+    /// `validation` with the frame count and upright size from the header of the original on
+    /// disk (unchanged when it is not there or not an image).
+    private func withHeader(_ validation: Validation, key: String) async -> Validation {
+        var validation = validation
+        if let data = await cache.diskStorage.value(forKey: key), let header = try? ImageDecoder().header(of: data) {
+            validation.frames = header.frameCount
+            validation.size = header.orientation.swapsDimensions ? (header.height, header.width) : (header.width, header.height)
+        }
+        return validation
+    }
+
+    /// The image for `url` through `processor` (``PassThrough`` for none), made from the cached
+    /// original or downloaded, after `validation` (from ``validate(_:)``, begun at `started`; a
+    /// `nil` one records the download). With `firstFrameOnly` only the first frame of an
+    /// animation is decoded (a still output format).
+    func image(for url: URL, processor: any ImageProcessing, firstFrameOnly: Bool, validation: Validation?,
+               started: ContinuousClock.Instant) async throws(ServerError) -> ImageResult {
+        var options: [OspreyOption] = [.processor(processor.identifier.isEmpty ? PassThrough() : processor),
+                                       .targetCache(scratch), .originalCache(cache)]
+        if firstFrameOnly { options.append(.onlyLoadFirstFrame) }
+        let result: ImageResult
+        do throws(OspreyError) {
+            result = try await pipeline.image(for: url, options: options)
+        } catch {
+            throw ServerError(error)
+        }
+        if validation == nil { await downloaded(url, at: started) }
+        return result
+    }
+}
+
+/// No processing, under an identifier of its own: the pipeline then stores a downloaded
+/// original as it does for processed requests (the identity would store it through the target
+/// cache's serializer).
+struct PassThrough: ImageProcessing {
+    var identifier: String { "osprey.serve.original" }
+    func process(_ image: Image) throws(OspreyError) -> Image { image }
+}
+
+/// The serializer of the variants' target cache: writes originals (unprocessed bytes) and
+/// refuses processed images, which the server keeps encoded in its own result cache instead.
+struct OriginalsOnly: CacheSerializer {
+    func data(with image: Image, original: Data?, processorIdentifier: String) throws(OspreyError) -> Data {
+        guard processorIdentifier.isEmpty, let original else {
+            throw .cache(.serializationFailed(key: processorIdentifier, message: "processed images are not kept on disk"))
+        }
+        return original
+    }
+
+    func image(with data: Data, options: DecodingOptions) throws(OspreyError) -> Image {
+        try ImageDecoder(options: options).decode(data)
+    }
+}
+
+/// The last validation of each source, by URL. Entries whose freshness time has passed are
+/// dropped when the table grows, so it stays about as large as the set of fresh sources.
+final class ValidationTable: Sendable {
+    private struct Entry {
+        var validation: SourceLoader.Validation
+        var until: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Size at which stale entries are next pruned (doubling while they are all fresh, so
+        /// pruning costs a constant time per insertion).
+        var pruneAt = 10_000
+    }
+
+    private let state = Mutex(State())
+
+    func get(_ key: String) -> SourceLoader.Validation? {
+        state.withLock { $0.entries[key]?.validation }
+    }
+
+    func set(_ key: String, _ validation: SourceLoader.Validation, keepingFor freshness: Duration) {
+        state.withLock { state in
+            if state.entries.count >= state.pruneAt {
+                let now = ContinuousClock.now
+                state.entries = state.entries.filter { $0.value.until > now }
+                state.pruneAt = max(10_000, state.entries.count * 2)
+            }
+            state.entries[key] = Entry(validation: validation, until: validation.at + freshness)
+        }
+    }
+}
