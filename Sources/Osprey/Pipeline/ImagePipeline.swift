@@ -134,8 +134,8 @@ public final class ImagePipeline: Sendable {
                   refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
-            // Unsafe (no checking canary to allocate): a request completes exactly once, its
-            // ImageTask's markCompleted guards it (PipelineRequest.complete).
+            // Unsafe (no checking canary to allocate): resumed exactly once, as argued in
+            // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
                                 callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)

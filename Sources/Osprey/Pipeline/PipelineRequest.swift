@@ -78,7 +78,8 @@ final class PipelineRequest: Sendable {
         }
     }
 
-    /// Delivers the request's result, once.
+    /// Delivers the request's result, once: ``ImageTask/StateMachine`` answers `true` to one
+    /// `markCompleted` only.
     private func complete(_ result: Result<ImageResult, OspreyError>) {
         guard task.markCompleted() else { return }
         callbackQueue.deliver(result, to: completion)
