@@ -261,7 +261,7 @@ extension ImagePipeline {
             })
         }
         // A synchronous decoder runs here, with no hop to another thread.
-        guard decoder.isAsynchronous else { return decode() }
+        guard !decodesInline else { return decode() }
         (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
     }
 

@@ -67,11 +67,15 @@ public final class ImagePipeline: Sendable {
     let decodeCount = Atomic<Int>(0)
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
     @usableFromInline let defaultOptionsBox: SharedOptions
+    /// Whether the decoder runs inline (``SynchronousImageDecoding``, the benchmarks' decoder):
+    /// cast once here, not on every decode.
+    let decodesInline: Bool
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         defaultOptionsBox = SharedOptions(configuration.defaultOptions)
+        decodesInline = configuration.decoder is any SynchronousImageDecoding
     }
 
     /// A pipeline with a cache and a downloader, other settings default.
