@@ -186,8 +186,8 @@ extension MemoryStorage {
 /// The whole mutable state of a memory storage, behind its one lock: key → slot, a node array
 /// doubly linked through `prev`/`next` slot indices (head = most recently used), and a free list
 /// of slots.
-struct MemoryStorageList<Value> {
-    struct Node {
+struct MemoryStorageList<Value: Sendable>: Sendable {
+    struct Node: Sendable {
         var key: String
         var value: Value?
         var cost: Int
