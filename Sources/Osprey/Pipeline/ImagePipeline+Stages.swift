@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The source of a miss as the fetch stage found it: the original image in the original cache's
 /// memory, or the original bytes (from its disk, or loaded).
@@ -176,11 +177,13 @@ extension ImagePipeline {
     private func applying(_ processor: any ImageProcessing, _ context: StageContext,
                           to job: ProcessJob) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
         let queue = context.options.processingQueue ?? configuration.processingQueue
+        let logger = configuration.logger, key = context.key
         return { input in
             switch input {
             case .failure(let error): job.finish(.failure(error))
             case .success(let input):
                 queue.async {
+                    logger.debug("process", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(processor.identifier)"])
                     job.finish(Result { () throws(OspreyError) in ProcessedImage(image: try processor.process(input.image), decoded: input.decoded) })
                 }
             }
@@ -194,6 +197,7 @@ extension ImagePipeline {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !context.options.forceRefresh {
             if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
+                configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
                 return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if !context.options.fromMemoryCacheOrRefresh {
@@ -201,6 +205,7 @@ extension ImagePipeline {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
                     if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
+                        self.configuration.logger.debug("original from disk", metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
                         return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }
@@ -222,7 +227,16 @@ extension ImagePipeline {
         }
         let downloader = context.options.downloader ?? configuration.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
+        let logger = configuration.logger
+        logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
+            switch result {
+            case .success(let download):
+                logger.debug("download end", metadata: ["osprey.key": "\(context.key)", "osprey.status": "\(download.response.statusCode)",
+                                                        "osprey.bytes": "\(download.data.count)"])
+            case .failure(let error):
+                logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
+            }
             guard storesOriginal, case .success(let download) = result else {
                 return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
             }
@@ -254,9 +268,12 @@ extension ImagePipeline {
     private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
         decodeCount.add(1, ordering: .relaxed)
         let decoder = configuration.decoder, options = context.options.decodingOptions
+        let logger = configuration.logger, key = context.key
         let decode: @Sendable () -> Void = {
             completion(Result { () throws(OspreyError) in
                 let (image, folded) = try decoder.decode(data, options: options, plan: plan)
+                logger.debug("decode", metadata: ["osprey.key": "\(key)", "osprey.bytes": "\(data.count)",
+                                                  "osprey.size": "\(image.width)x\(image.height)", "osprey.shrunkOnLoad": "\(folded)"])
                 return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
             })
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Loads images: from memory, from disk, or from the network or a data provider, then decodes,
@@ -39,18 +40,35 @@ public final class ImagePipeline: Sendable {
         public var processingQueue: DispatchQueue
         /// Decodes downloaded and cached-original bytes. Default ``ImageDecoder`` (libvips).
         public var decoder: any ImageDecoding
+        /// Receives a miss's stages: `trace` for the memory miss and the disk lookup, `debug` for
+        /// the download (start and end), the decode, each processor and the store, with the
+        /// cache key as `osprey.key`. Default ``disabledLogger``: nothing is logged (as
+        /// async-http-client's background logger). To see the stages:
+        ///
+        /// ```swift
+        /// var logger = Logger(label: "osprey")
+        /// logger.logLevel = .debug
+        /// let pipeline = ImagePipeline(configuration: .init(logger: logger))
+        /// ```
+        public var logger: Logger
 
         /// A configuration; every argument has the default documented on its property.
         public init(cache: ImageCache = .default, downloader: ImageDownloader = .default,
                     defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
                     processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
-                    decoder: any ImageDecoding = ImageDecoder()) {
+                    decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger) {
             self.decoder = decoder
+            self.logger = logger
             self.cache = cache
             self.downloader = downloader
             self.defaultOptions = defaultOptions
             self.cacheKeyFilter = cacheKeyFilter
             self.processingQueue = processingQueue
+        }
+
+        /// A logger that discards every message, whatever its level (label `osprey`).
+        public static var disabledLogger: Logger {
+            Logger(label: "osprey", factory: { _ in SwiftLogNoOpLogHandler() })
         }
     }
 

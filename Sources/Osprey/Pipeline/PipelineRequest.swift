@@ -1,3 +1,5 @@
+import Logging
+
 /// One request of the pipeline after its memory lookup missed: steps 2-5 of the retrieve flow for
 /// its source, then for its alternative sources in order, driven by callbacks.
 ///
@@ -100,13 +102,17 @@ final class PipelineRequest: Sendable {
             }
             missedAt = writes
         }
+        let logger = pipeline.configuration.logger
+        logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
         guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMissedAt: missedAt) }
         let cacheOptions = options.cacheOptions
+        logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
         let lookup = Task { [self] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             if Task.isCancelled { return }
+            logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
                 hit(image, found.cacheType, attempt, key: key)
             } else {
