@@ -75,10 +75,9 @@ final class StageContext: Sendable {
 extension ImagePipeline {
     /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
-    /// `memoryMissedAt`: the request missed the target memory cache when its write count was this
-    /// (`nil`: it did not look); a stage this request starts looks again only if anything was
-    /// stored since.
-    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMissedAt: UInt64?,
+    /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
+    /// stage this request starts looks again only if anything was stored since.
+    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMiss: MemoryMiss?,
                            progress: JobProgressHandler?,
                            completion: @escaping DeliverJob.Completion) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
@@ -86,18 +85,16 @@ extension ImagePipeline {
                                    originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
                                    waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
-            deliver(job, context, memoryMissedAt: memoryMissedAt)
+            deliver(job, context, memoryMiss: memoryMiss)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMissedAt: UInt64?) {
+    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMiss: MemoryMiss?) {
         // A request that missed the memory cache just before an earlier job stored the image
-        // (and left the registry) must not download again. Nothing stored since its miss: the
-        // miss still holds.
-        let memory = context.cache.memoryStorage
-        if !context.options.forceRefresh, memoryMissedAt != memory.writeCount,
-           let image = memory.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)) {
+        // (and left the registry) must not download again.
+        let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
+        if !context.options.forceRefresh, let image = context.cache.memoryStorage.value(forKey: computed, ifStoredSince: memoryMiss) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
@@ -108,7 +105,7 @@ extension ImagePipeline {
         }, work: { fetch in
             // Unprocessed, from the same cache: the original's memory entry is the one just missed.
             let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
-            self.fetch(fetch, context, memoryMissed: sameEntry)
+            self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
         })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
@@ -191,12 +188,12 @@ extension ImagePipeline {
     }
 
     /// The fetch stage's work: the original image, from the original cache (when a processor is
-    /// set) or loaded and decoded. `memoryMissed`: the original cache's memory entry was looked
-    /// up and missed just before (by the deliver stage starting this one).
-    private func fetch(_ job: FetchJob, _ context: StageContext, memoryMissed: Bool) {
+    /// set) or loaded and decoded. `originalMemoryLookedUp`: the original's memory entry is the
+    /// one the deliver stage starting this one has just looked up, and missed.
+    private func fetch(_ job: FetchJob, _ context: StageContext, originalMemoryLookedUp: Bool) {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !context.options.forceRefresh {
-            if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
+            if !originalMemoryLookedUp, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
                 configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
                 return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }

@@ -116,27 +116,26 @@ public final class ImagePipeline: Sendable {
     /// continues on the global concurrent executor.
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
-        var missedAt: UInt64?
+        var miss: MemoryMiss?
         var resolved: SharedOptions?
-        if let hit = memoryHit(source, items: items, missedAt: &missedAt, resolved: &resolved) { return hit }
-        return try await retrieveMiss(source, options: resolved, memoryMissedAt: missedAt)
+        if let hit = memoryHit(source, items: items, miss: &miss, resolved: &resolved) { return hit }
+        return try await retrieveMiss(source, options: resolved, memoryMiss: miss)
     }
 
     /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
     /// (An optional result, not an enum carrying the options for the miss: such an enum is as
-    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `missedAt` is the
-    /// memory storage's write count from before the lookup (see ``memoryHit(_:options:missedAt:)``),
-    /// and `resolved` holds the options resolved from `items` for the rest of the request (`nil`
-    /// for no items: the pipeline's defaults).
+    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `miss` is the
+    /// memory cache's token for it, and `resolved` holds the options resolved from `items` for the
+    /// rest of the request (`nil` for no items: the pipeline's defaults).
     @usableFromInline
-    func memoryHit(_ source: ImageSource, items: [OspreyOption], missedAt: inout UInt64?, resolved: inout SharedOptions?) -> ImageResult? {
+    func memoryHit(_ source: ImageSource, items: [OspreyOption], miss: inout MemoryMiss?, resolved: inout SharedOptions?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
             guard !configuration.defaultOptions.refreshCached else { return nil }
-            return memoryHit(source, options: configuration.defaultOptions, missedAt: &missedAt)
+            return memoryHit(source, options: configuration.defaultOptions, miss: &miss)
         }
         let options = resolve(items)
-        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) { return hit }
+        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) { return hit }
         // Resolved once: the miss goes on with them.
         resolved = SharedOptions(options)
         return nil
@@ -145,22 +144,22 @@ public final class ImagePipeline: Sendable {
     /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor,
     /// with the request's resolved options (`nil`: the pipeline's defaults).
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
+    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMiss: MemoryMiss?) async throws(OspreyError) -> ImageResult {
+        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMiss: memoryMiss)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
-    /// cancels the request. `memoryMissedAt`: the caller has just missed the memory cache, whose
-    /// write count was this before its lookup (`nil`: not looked up).
+    /// cancels the request. `memoryMiss`: the caller has just missed the memory cache (`nil`: it
+    /// did not look).
     func retrieve(_ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
-                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
+                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMiss: MemoryMiss? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): resumed exactly once, as argued in
             // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
-                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)
+                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMiss: memoryMiss)
             }
         } onCancel: {
             task.cancel()
@@ -234,8 +233,8 @@ public final class ImagePipeline: Sendable {
                           completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void) -> ImageTask {
         let options = resolve(items)
         let queue = options.callbackQueue
-        var missedAt: UInt64?
-        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) {
+        var miss: MemoryMiss?
+        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) {
             queue.execute { completion(.success(hit)) }
             return ImageTask(completed: true)
         }
@@ -253,7 +252,7 @@ public final class ImagePipeline: Sendable {
         // No per-call options: the pipeline's defaults, boxed once.
         PipelineRequest(pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
                         progress: progressOnQueue, refresh: refresh,
-                        callbackQueue: queue, completion: completion).start(memoryMissedAt: missedAt)
+                        callbackQueue: queue, completion: completion).start(memoryMiss: miss)
         return imageTask
     }
 
@@ -274,25 +273,25 @@ public final class ImagePipeline: Sendable {
         return source.cacheKey
     }
 
-    /// The processed image in the target memory cache, as a result, or `nil`. On a miss,
-    /// `missedAt` is the memory storage's write count read before the lookup: the last stage
-    /// looks the image up again only when something was stored since
-    /// (``MemoryStorage/Backend/writeCount``).
+    /// The processed image in the target memory cache, as a result, or `nil` with the cache's
+    /// token for the miss in `miss`.
     @inline(__always)
-    func memoryHit(_ source: ImageSource, options: OspreyOptions, missedAt: inout UInt64?) -> ImageResult? {
-        let writes = memoryWriteCount(options)
-        guard let image = memoryImage(source, options: options) else {
-            missedAt = writes
+    func memoryHit(_ source: ImageSource, options: OspreyOptions, miss: inout MemoryMiss?) -> ImageResult? {
+        guard !options.forceRefresh else { return nil }
+        let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
+        // The caches are borrowed, not copied out of an optional (see memoryImage).
+        let lookup = if let target = options.targetCache {
+            target.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        } else {
+            configuration.cache.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        }
+        switch lookup {
+        case .hit(let image):
+            return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
+        case .miss(let token):
+            miss = token
             return nil
         }
-        return ImageResult(image: image, cacheType: .memory, source: source)
-    }
-
-    /// The write count of the target memory cache (borrowed, as in ``memoryImage(_:options:)``).
-    @inline(__always)
-    func memoryWriteCount(_ options: OspreyOptions) -> UInt64 {
-        if let target = options.targetCache { return target.memoryStorage.writeCount }
-        return configuration.cache.memoryStorage.writeCount
     }
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.
@@ -311,3 +310,7 @@ public final class ImagePipeline: Sendable {
         return modifier(image)
     }
 }
+
+/// A miss of a pipeline's memory cache, remembered for the last stage (``MemoryStorage/Backend/Miss``).
+@usableFromInline
+typealias MemoryMiss = MemoryStorage.Backend<Image>.Miss
