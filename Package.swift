@@ -79,6 +79,7 @@ let package = Package(
             name: "OspreyTests",
             dependencies: [
                 "Osprey",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

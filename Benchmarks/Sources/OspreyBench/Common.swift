@@ -1,11 +1,11 @@
 import Foundation
-import Osprey
+@_spi(Benchmarking) import Osprey
 
 /// A loader that answers every request at once, in process, with the same bytes (Nuke's
 /// benchmark shape for the pipeline's own overhead).
 /// It answers at once (`immediateResponse`), as an in-memory loader does, so the downloader
 /// completes each download on the calling thread.
-struct InstantLoader: DataLoading {
+struct InstantLoader: ImmediateDataLoading {
     let data: Data
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
         answer(request)
@@ -26,11 +26,10 @@ func tinyPNG() throws -> Data {
 }
 
 /// Nuke's "empty decoder": hands back one prebuilt image without looking at the bytes.
-struct EmptyDecoder: ImageDecoding {
+/// Nuke's `ImageDecoders.Empty` is synchronous too: no hop to the processing queue.
+struct EmptyDecoder: SynchronousImageDecoding {
     let image: Image
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image { image }
-    /// Nuke's `ImageDecoders.Empty` is synchronous too: no hop to the processing queue.
-    var isAsynchronous: Bool { false }
 }
 
 func tinyImage() throws -> Image {

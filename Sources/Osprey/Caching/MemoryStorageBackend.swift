@@ -23,7 +23,7 @@ extension MemoryStorage {
         private let state: Locked<MemoryStorageList<Value>>
         private let sweeper = Locked<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
-        /// How many stores there have been (see ``writeCount``).
+        /// How many stores there have been (see ``Miss``).
         private let writes = Atomic<UInt64>(0)
 
         /// Makes an empty storage; starts the expiry sweep unless `config.cleanInterval <= 0`.
@@ -100,12 +100,37 @@ extension MemoryStorage {
             }
         }
 
-        /// The number of stores so far. A caller that read it before a lookup that missed, and
-        /// reads the same number later, knows nothing was stored meanwhile: the miss still holds,
-        /// and looking the key up again can be skipped. (The count is read and written with
-        /// relaxed ordering: it orders with a store through whatever else orders them, such as a
-        /// lock both sides take later.)
-        var writeCount: UInt64 { writes.load(ordering: .relaxed) }
+        /// A miss, remembered: ``value(forKey:ifStoredSince:)`` looks the key up again only if
+        /// something was stored since, so a request that missed and then waits (or joins work)
+        /// does not pay for a second lookup that would miss too.
+        @usableFromInline
+        struct Miss: Sendable {
+            /// The number of stores before the lookup that missed. (Read and written with relaxed
+            /// ordering: it orders with a store through whatever else orders them, such as a lock
+            /// both sides take later.)
+            fileprivate let writes: UInt64
+        }
+
+        /// What ``lookup(forKey:extendingExpiration:)`` found.
+        enum Lookup {
+            case hit(Value)
+            case miss(Miss)
+        }
+
+        /// The value under `key` (as ``value(forKey:extendingExpiration:)``), or the miss.
+        @inline(__always)
+        func lookup(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Lookup {
+            let before = Miss(writes: writes.load(ordering: .relaxed))
+            if let value = value(forKey: key, extendingExpiration: extendingExpiration) { return .hit(value) }
+            return .miss(before)
+        }
+
+        /// The value under `key`, looked up only when something was stored since `miss` (`nil`:
+        /// always looked up); `nil` when there is none.
+        func value(forKey key: String, ifStoredSince miss: Miss?) -> Value? {
+            if let miss, miss.writes == writes.load(ordering: .relaxed) { return nil }
+            return value(forKey: key)
+        }
 
         // MARK: Reading
 
@@ -190,8 +215,8 @@ extension MemoryStorage {
 /// The whole mutable state of a memory storage, behind its one lock: key → slot, a node array
 /// doubly linked through `prev`/`next` slot indices (head = most recently used), and a free list
 /// of slots.
-struct MemoryStorageList<Value> {
-    struct Node {
+struct MemoryStorageList<Value: Sendable>: Sendable {
+    struct Node: Sendable {
         var key: String
         var value: Value?
         var cost: Int

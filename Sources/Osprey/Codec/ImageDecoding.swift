@@ -2,21 +2,19 @@ import Foundation
 
 /// Turns downloaded bytes into an ``Image`` for an ``ImagePipeline`` (Nuke's `ImageDecoding`).
 /// The default is ``ImageDecoder`` (libvips); tests and benchmarks can swap in their own.
+/// The pipeline runs a decoder on its processing queue, off the Swift concurrency pool.
 public protocol ImageDecoding: Sendable {
     /// Decodes `data` honouring `options`. Errors are ``OspreyError/decoding(_:)``.
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image
-
-    /// Whether the pipeline runs ``decode(_:options:)`` on its processing queue (`true`, the
-    /// default: decoding is CPU-bound work that must not hold a Swift concurrency thread) or
-    /// inline in the request's task (`false`: for decoders that do next to nothing, such as one
-    /// returning a prepared image, where the hop to another thread would cost more than the work).
-    var isAsynchronous: Bool { get }
 }
 
-extension ImageDecoding {
-    /// `true`: decode on the pipeline's processing queue.
-    public var isAsynchronous: Bool { true }
-}
+/// A decoder the pipeline runs inline, not on its processing queue: the benchmarks' decoder that
+/// returns a prepared image, to measure the pipeline's own overhead. Not a user feature: a real
+/// decode is CPU-bound work that must not run on the calling thread. (A protocol of its own, not
+/// a requirement of ``ImageDecoding``: a requirement behind an SPI would stop every other
+/// module's decoder from conforming.)
+@_spi(Benchmarking)
+public protocol SynchronousImageDecoding: ImageDecoding {}
 
 extension ImageDecoder: ImageDecoding {
     /// Decodes `data` with `options` (this decoder's own ``options`` are replaced for the call).

@@ -12,10 +12,17 @@ public protocol DataLoading: Sendable {
     /// Sends `request` and returns once the response head has arrived.
     /// Throws when no response arrives (connection refused, reset, …).
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse
+}
 
-    /// The answer to `request` when the loader has it at once, without waiting (an in-memory
-    /// fixture, a cache in front of the network), or `nil` to have it sent through ``send(_:)``.
-    /// Must not block. Default: `nil`.
+/// A loader that can answer some requests at once, without waiting: the benchmarks' in-process
+/// loader, to measure the downloader's own overhead. Not a user feature: an answer given here is
+/// the one ``DataLoading/send(_:)`` would give, only without a task hop, and it changes where the
+/// caller's completion runs. (A protocol of its own, not a requirement of ``DataLoading``: a
+/// requirement behind an SPI would stop every other module's loader from conforming.)
+@_spi(Benchmarking)
+public protocol ImmediateDataLoading: DataLoading {
+    /// The answer to `request` when the loader has it at once, or `nil` to have it sent through
+    /// ``DataLoading/send(_:)``. Must not block.
     ///
     /// The downloader asks this once for every caller, before queueing its download. A final
     /// answer (not a redirect) with its whole body given at once (``DataChunks/init(data:)``),
@@ -25,11 +32,6 @@ public protocol DataLoading: Sendable {
     /// the caller's network task, which goes on from it in a Swift task (the request is not sent
     /// again).
     func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse?
-}
-
-extension DataLoading {
-    /// No immediate answers: every request goes through ``send(_:)``.
-    public func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse? { nil }
 }
 
 /// A response head and its body, as chunks that arrive while iterating.

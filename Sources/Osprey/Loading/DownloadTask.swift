@@ -29,44 +29,37 @@ public final class DownloadTask: Sendable, Hashable {
     /// The URL the caller asked for.
     public let url: URL
 
-    /// Inline: one allocation per caller (callers are made on every download).
-    private let state: Mutex<State>
+    /// Two independent fields, each an atomic (no lock): one allocation per caller, as callers
+    /// are made on every download.
+    private let cancelled = Atomic<Bool>(false)
+    private let priorityValue: Atomic<Int>
     /// Held strongly: the downloader holds its callers' tasks only while they wait, so there is no
     /// lasting cycle, and a weak reference would give the downloader a side table (every retain of
     /// it would take the runtime's slow path).
     private let downloader: ImageDownloader
 
-    private struct State {
-        var cancelled = false
-        var priority: DownloadPriority
-    }
-
     init(url: URL, priority: DownloadPriority, downloader: ImageDownloader) {
         self.token = .next()
         self.url = url
         self.downloader = downloader
-        self.state = Mutex(State(priority: priority))
+        priorityValue = Atomic(priority.rawValue)
     }
 
     /// Whether ``cancel()`` was called.
-    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
     /// Cancels this caller. Idempotent; does nothing once the caller's completion has run.
     public func cancel() {
-        let first = state.withLock { state in
-            guard !state.cancelled else { return false }
-            state.cancelled = true
-            return true
-        }
+        let first = cancelled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         if first { downloader.cancel(token: token) }
     }
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the
     /// task at once (a task runs at the highest priority of its callers).
     public var priority: DownloadPriority {
-        get { state.withLock { $0.priority } }
+        get { DownloadPriority(rawValue: priorityValue.load(ordering: .relaxed)) ?? .normal }
         set {
-            state.withLock { $0.priority = newValue }
+            priorityValue.store(newValue.rawValue, ordering: .relaxed)
             downloader.setPriority(newValue, token: token)
         }
     }

@@ -33,7 +33,7 @@ extension ImageDownloader {
 
     /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
     ///
-    /// An answer the loader has at once (``DataLoading/immediateResponse(to:)``) goes to this
+    /// An answer the loader has at once (``ImmediateDataLoading/immediateResponse(to:)``) goes to this
     /// caller before anything is queued: there is no transfer to wait for or to share, so a final
     /// answer takes no slot, no queue entry and no table entry. An answer that needs waiting goes
     /// into the network task this caller creates (a caller joining a running task drops its own).

@@ -55,7 +55,7 @@ extension ImageDownloader {
         return .next(finish(id: job.id, request: job.request, outcome: outcome, metrics: metrics, worker: worker))
     }
 
-    /// What the loader answered at once (``DataLoading/immediateResponse(to:)``).
+    /// What the loader answered at once (``ImmediateDataLoading/immediateResponse(to:)``).
     enum ImmediateAnswer {
         /// No answer: the request is queued and sent.
         case none
@@ -74,7 +74,7 @@ extension ImageDownloader {
         guard !hasResumableData(for: request.url) else { return .none }
         let clock = ContinuousClock()
         let start = clock.now
-        guard var answer = loader.immediateResponse(to: request) else { return .none }
+        guard var answer = immediateLoader?.immediateResponse(to: request) else { return .none }
         answer.response.url = request.url
         guard let body = answer.body.wholeData, !Self.isRedirect(answer.response.statusCode) else { return .pending(answer) }
         let response = answer.response

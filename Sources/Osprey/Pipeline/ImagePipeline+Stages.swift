@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The source of a miss as the fetch stage found it: the original image in the original cache's
 /// memory, or the original bytes (from its disk, or loaded).
@@ -74,10 +75,9 @@ final class StageContext: Sendable {
 extension ImagePipeline {
     /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
-    /// `memoryMissedAt`: the request missed the target memory cache when its write count was this
-    /// (`nil`: it did not look); a stage this request starts looks again only if anything was
-    /// stored since.
-    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMissedAt: UInt64?,
+    /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
+    /// stage this request starts looks again only if anything was stored since.
+    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMiss: MemoryMiss?,
                            progress: JobProgressHandler?,
                            completion: @escaping DeliverJob.Completion) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
@@ -85,18 +85,16 @@ extension ImagePipeline {
                                    originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
                                    waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
-            deliver(job, context, memoryMissedAt: memoryMissedAt)
+            deliver(job, context, memoryMiss: memoryMiss)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMissedAt: UInt64?) {
+    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMiss: MemoryMiss?) {
         // A request that missed the memory cache just before an earlier job stored the image
-        // (and left the registry) must not download again. Nothing stored since its miss: the
-        // miss still holds.
-        let memory = context.cache.memoryStorage
-        if !context.options.forceRefresh, memoryMissedAt != memory.writeCount,
-           let image = memory.value(forKey: ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)) {
+        // (and left the registry) must not download again.
+        let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
+        if !context.options.forceRefresh, let image = context.cache.memoryStorage.value(forKey: computed, ifStoredSince: memoryMiss) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
@@ -107,7 +105,7 @@ extension ImagePipeline {
         }, work: { fetch in
             // Unprocessed, from the same cache: the original's memory entry is the one just missed.
             let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
-            self.fetch(fetch, context, memoryMissed: sameEntry)
+            self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
         })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
@@ -176,11 +174,13 @@ extension ImagePipeline {
     private func applying(_ processor: any ImageProcessing, _ context: StageContext,
                           to job: ProcessJob) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
         let queue = context.options.processingQueue ?? configuration.processingQueue
+        let logger = configuration.logger, key = context.key
         return { input in
             switch input {
             case .failure(let error): job.finish(.failure(error))
             case .success(let input):
                 queue.async {
+                    logger.debug("process", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(processor.identifier)"])
                     job.finish(Result { () throws(OspreyError) in ProcessedImage(image: try processor.process(input.image), decoded: input.decoded) })
                 }
             }
@@ -188,12 +188,13 @@ extension ImagePipeline {
     }
 
     /// The fetch stage's work: the original image, from the original cache (when a processor is
-    /// set) or loaded and decoded. `memoryMissed`: the original cache's memory entry was looked
-    /// up and missed just before (by the deliver stage starting this one).
-    private func fetch(_ job: FetchJob, _ context: StageContext, memoryMissed: Bool) {
+    /// set) or loaded and decoded. `originalMemoryLookedUp`: the original's memory entry is the
+    /// one the deliver stage starting this one has just looked up, and missed.
+    private func fetch(_ job: FetchJob, _ context: StageContext, originalMemoryLookedUp: Bool) {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
         if !context.options.forceRefresh {
-            if !memoryMissed, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
+            if !originalMemoryLookedUp, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
+                configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
                 return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if !context.options.fromMemoryCacheOrRefresh {
@@ -201,6 +202,7 @@ extension ImagePipeline {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
                     if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
+                        self.configuration.logger.debug("original from disk", metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
                         return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }
@@ -222,7 +224,16 @@ extension ImagePipeline {
         }
         let downloader = context.options.downloader ?? configuration.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
+        let logger = configuration.logger
+        logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
+            switch result {
+            case .success(let download):
+                logger.debug("download end", metadata: ["osprey.key": "\(context.key)", "osprey.status": "\(download.response.statusCode)",
+                                                        "osprey.bytes": "\(download.data.count)"])
+            case .failure(let error):
+                logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
+            }
             guard storesOriginal, case .success(let download) = result else {
                 return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
             }
@@ -254,14 +265,17 @@ extension ImagePipeline {
     private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
         decodeCount.add(1, ordering: .relaxed)
         let decoder = configuration.decoder, options = context.options.decodingOptions
+        let logger = configuration.logger, key = context.key
         let decode: @Sendable () -> Void = {
             completion(Result { () throws(OspreyError) in
                 let (image, folded) = try decoder.decode(data, options: options, plan: plan)
+                logger.debug("decode", metadata: ["osprey.key": "\(key)", "osprey.bytes": "\(data.count)",
+                                                  "osprey.size": "\(image.width)x\(image.height)", "osprey.shrunkOnLoad": "\(folded)"])
                 return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
             })
         }
         // A synchronous decoder runs here, with no hop to another thread.
-        guard decoder.isAsynchronous else { return decode() }
+        guard !decodesInline else { return decode() }
         (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
     }
 

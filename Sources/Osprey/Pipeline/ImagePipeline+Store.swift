@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension ImagePipeline {
     /// The last step of the deliver stage: stores the processed image, with the download's
@@ -10,6 +11,9 @@ extension ImagePipeline {
         let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType, decoded: processed.decoded)
+        configuration.logger.debug("store", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(context.options.processor.identifier)",
+                                                       "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
+                                                       "osprey.waitForCache": "\(context.options.waitForCache)"])
         if context.options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Loads images: from memory, from disk, or from the network or a data provider, then decodes,
@@ -39,18 +40,35 @@ public final class ImagePipeline: Sendable {
         public var processingQueue: DispatchQueue
         /// Decodes downloaded and cached-original bytes. Default ``ImageDecoder`` (libvips).
         public var decoder: any ImageDecoding
+        /// Receives a miss's stages: `trace` for the memory miss and the disk lookup, `debug` for
+        /// the download (start and end), the decode, each processor and the store, with the
+        /// cache key as `osprey.key`. Default ``disabledLogger``: nothing is logged (as
+        /// async-http-client's background logger). To see the stages:
+        ///
+        /// ```swift
+        /// var logger = Logger(label: "osprey")
+        /// logger.logLevel = .debug
+        /// let pipeline = ImagePipeline(configuration: .init(logger: logger))
+        /// ```
+        public var logger: Logger
 
         /// A configuration; every argument has the default documented on its property.
         public init(cache: ImageCache = .default, downloader: ImageDownloader = .default,
                     defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
                     processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
-                    decoder: any ImageDecoding = ImageDecoder()) {
+                    decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger) {
             self.decoder = decoder
+            self.logger = logger
             self.cache = cache
             self.downloader = downloader
             self.defaultOptions = defaultOptions
             self.cacheKeyFilter = cacheKeyFilter
             self.processingQueue = processingQueue
+        }
+
+        /// A logger that discards every message, whatever its level (label `osprey`).
+        public static var disabledLogger: Logger {
+            Logger(label: "osprey", factory: { _ in SwiftLogNoOpLogHandler() })
         }
     }
 
@@ -67,11 +85,15 @@ public final class ImagePipeline: Sendable {
     let decodeCount = Atomic<Int>(0)
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
     @usableFromInline let defaultOptionsBox: SharedOptions
+    /// Whether the decoder runs inline (``SynchronousImageDecoding``, the benchmarks' decoder):
+    /// cast once here, not on every decode.
+    let decodesInline: Bool
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         defaultOptionsBox = SharedOptions(configuration.defaultOptions)
+        decodesInline = configuration.decoder is any SynchronousImageDecoding
     }
 
     /// A pipeline with a cache and a downloader, other settings default.
@@ -94,27 +116,26 @@ public final class ImagePipeline: Sendable {
     /// continues on the global concurrent executor.
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
-        var missedAt: UInt64?
+        var miss: MemoryMiss?
         var resolved: SharedOptions?
-        if let hit = memoryHit(source, items: items, missedAt: &missedAt, resolved: &resolved) { return hit }
-        return try await retrieveMiss(source, options: resolved, memoryMissedAt: missedAt)
+        if let hit = memoryHit(source, items: items, miss: &miss, resolved: &resolved) { return hit }
+        return try await retrieveMiss(source, options: resolved, memoryMiss: miss)
     }
 
     /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
     /// (An optional result, not an enum carrying the options for the miss: such an enum is as
-    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `missedAt` is the
-    /// memory storage's write count from before the lookup (see ``memoryHit(_:options:missedAt:)``),
-    /// and `resolved` holds the options resolved from `items` for the rest of the request (`nil`
-    /// for no items: the pipeline's defaults).
+    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `miss` is the
+    /// memory cache's token for it, and `resolved` holds the options resolved from `items` for the
+    /// rest of the request (`nil` for no items: the pipeline's defaults).
     @usableFromInline
-    func memoryHit(_ source: ImageSource, items: [OspreyOption], missedAt: inout UInt64?, resolved: inout SharedOptions?) -> ImageResult? {
+    func memoryHit(_ source: ImageSource, items: [OspreyOption], miss: inout MemoryMiss?, resolved: inout SharedOptions?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty {
             guard !configuration.defaultOptions.refreshCached else { return nil }
-            return memoryHit(source, options: configuration.defaultOptions, missedAt: &missedAt)
+            return memoryHit(source, options: configuration.defaultOptions, miss: &miss)
         }
         let options = resolve(items)
-        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) { return hit }
+        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) { return hit }
         // Resolved once: the miss goes on with them.
         resolved = SharedOptions(options)
         return nil
@@ -123,22 +144,22 @@ public final class ImagePipeline: Sendable {
     /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor,
     /// with the request's resolved options (`nil`: the pipeline's defaults).
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMissedAt: UInt64?) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMissedAt: memoryMissedAt)
+    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMiss: MemoryMiss?) async throws(OspreyError) -> ImageResult {
+        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMiss: memoryMiss)
     }
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
-    /// cancels the request. `memoryMissedAt`: the caller has just missed the memory cache, whose
-    /// write count was this before its lookup (`nil`: not looked up).
+    /// cancels the request. `memoryMiss`: the caller has just missed the memory cache (`nil`: it
+    /// did not look).
     func retrieve(_ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
-                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMissedAt: UInt64? = nil) async throws(OspreyError) -> ImageResult {
+                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMiss: MemoryMiss? = nil) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
-            // Unsafe (no checking canary to allocate): a request completes exactly once, its
-            // ImageTask's markCompleted guards it (PipelineRequest.complete).
+            // Unsafe (no checking canary to allocate): resumed exactly once, as argued in
+            // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
-                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMissedAt: memoryMissedAt)
+                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMiss: memoryMiss)
             }
         } onCancel: {
             task.cancel()
@@ -212,8 +233,8 @@ public final class ImagePipeline: Sendable {
                           completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void) -> ImageTask {
         let options = resolve(items)
         let queue = options.callbackQueue
-        var missedAt: UInt64?
-        if !options.refreshCached, let hit = memoryHit(source, options: options, missedAt: &missedAt) {
+        var miss: MemoryMiss?
+        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) {
             queue.execute { completion(.success(hit)) }
             return ImageTask(completed: true)
         }
@@ -231,7 +252,7 @@ public final class ImagePipeline: Sendable {
         // No per-call options: the pipeline's defaults, boxed once.
         PipelineRequest(pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
                         progress: progressOnQueue, refresh: refresh,
-                        callbackQueue: queue, completion: completion).start(memoryMissedAt: missedAt)
+                        callbackQueue: queue, completion: completion).start(memoryMiss: miss)
         return imageTask
     }
 
@@ -252,25 +273,25 @@ public final class ImagePipeline: Sendable {
         return source.cacheKey
     }
 
-    /// The processed image in the target memory cache, as a result, or `nil`. On a miss,
-    /// `missedAt` is the memory storage's write count read before the lookup: the last stage
-    /// looks the image up again only when something was stored since
-    /// (``MemoryStorage/Backend/writeCount``).
+    /// The processed image in the target memory cache, as a result, or `nil` with the cache's
+    /// token for the miss in `miss`.
     @inline(__always)
-    func memoryHit(_ source: ImageSource, options: OspreyOptions, missedAt: inout UInt64?) -> ImageResult? {
-        let writes = memoryWriteCount(options)
-        guard let image = memoryImage(source, options: options) else {
-            missedAt = writes
+    func memoryHit(_ source: ImageSource, options: OspreyOptions, miss: inout MemoryMiss?) -> ImageResult? {
+        guard !options.forceRefresh else { return nil }
+        let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
+        // The caches are borrowed, not copied out of an optional (see memoryImage).
+        let lookup = if let target = options.targetCache {
+            target.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        } else {
+            configuration.cache.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        }
+        switch lookup {
+        case .hit(let image):
+            return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
+        case .miss(let token):
+            miss = token
             return nil
         }
-        return ImageResult(image: image, cacheType: .memory, source: source)
-    }
-
-    /// The write count of the target memory cache (borrowed, as in ``memoryImage(_:options:)``).
-    @inline(__always)
-    func memoryWriteCount(_ options: OspreyOptions) -> UInt64 {
-        if let target = options.targetCache { return target.memoryStorage.writeCount }
-        return configuration.cache.memoryStorage.writeCount
     }
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.
@@ -289,3 +310,7 @@ public final class ImagePipeline: Sendable {
         return modifier(image)
     }
 }
+
+/// A miss of a pipeline's memory cache, remembered for the last stage (``MemoryStorage/Backend/Miss``).
+@usableFromInline
+typealias MemoryMiss = MemoryStorage.Backend<Image>.Miss

@@ -1,7 +1,21 @@
 /// The jobs in flight, by key. A finished or abandoned job is forgotten, so the next request for
 /// its key starts new work (which usually finds the result in a cache).
+///
+/// Lock order: the registry's lock, then a job's. A job never holds its own lock while calling
+/// the registry (``SharedJob`` calls ``forget(_:_:)`` after releasing it), so the two cannot
+/// deadlock.
 final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
+
+    /// How a request joined the job for its key.
+    private enum Joined {
+        /// A new job, made with the request as its first subscriber: its work is to be started.
+        case started(SharedJob<Key, Value>)
+        /// The job in flight, under this subscriber id.
+        case waiting(SharedJob<Key, Value>, id: Int)
+        /// The job in flight had just finished, with this outcome (not yet forgotten).
+        case finished(Result<Value, OspreyError>)
+    }
 
     /// Subscribes to the job in flight for `key`, or creates one, subscribes, and runs `work` on it
     /// (synchronously: `work` starts the job's first step and returns). When the job in flight has
@@ -11,28 +25,30 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func subscribe(_ key: Key, progress: SharedJob<Key, Value>.ProgressHandler?,
                    completion: @escaping SharedJob<Key, Value>.Completion,
                    work: (SharedJob<Key, Value>) -> Void) -> (job: SharedJob<Key, Value>, id: Int)? {
-        while true {
-            let (job, isNew) = jobs.withLock { jobs -> (SharedJob<Key, Value>, Bool) in
-                if let existing = jobs[key] { return (existing, false) }
-                // The registry holds a job only until it ends, when `forget` drops it.
-                let job = SharedJob<Key, Value>(registry: self, key: key, progress: progress, completion: completion)
-                jobs[key] = job
-                return (job, true)
+        let joined = jobs.withLock { jobs -> Joined in
+            if let existing = jobs[key] {
+                switch existing.subscribe(progress: progress, completion: completion) {
+                case .waiting(let id): return .waiting(existing, id: id)
+                case .finished(let outcome): return .finished(outcome)
+                // Its last subscriber left; its own `forget` will find the new job and leave it.
+                case .cancelled: break
+                }
             }
-            if isNew {
-                work(job)
-                return (job, SharedJob<Key, Value>.firstID)
-            }
-            switch job.subscribe(progress: progress, completion: completion) {
-            case .waiting(let id):
-                return (job, id)
-            case .finished(let outcome):
-                completion(outcome)
-                return nil
-            case .abandoned:
-                // Its last subscriber left between the lookup and now: drop it and start afresh.
-                forget(key, job)
-            }
+            // The registry holds a job only until it ends, when `forget` drops it.
+            let job = SharedJob<Key, Value>(registry: self, key: key, progress: progress, completion: completion)
+            jobs[key] = job
+            return .started(job)
+        }
+        switch joined {
+        case .started(let job):
+            // Outside the lock: the work may finish the job at once, which forgets it.
+            work(job)
+            return (job, SharedJob<Key, Value>.firstID)
+        case .waiting(let job, let id):
+            return (job, id)
+        case .finished(let outcome):
+            completion(outcome)
+            return nil
         }
     }
 

@@ -1,3 +1,5 @@
+import Logging
+
 /// One request of the pipeline after its memory lookup missed: steps 2-5 of the retrieve flow for
 /// its source, then for its alternative sources in order, driven by callbacks.
 ///
@@ -33,12 +35,12 @@ final class PipelineRequest: Sendable {
         self.completion = completion
     }
 
-    /// Starts with the request's own source. `memoryMissedAt`: the caller has just missed the
-    /// memory cache for it, whose write count was this before the lookup (the lookup is not
-    /// repeated; the last stage looks again before loading if anything was stored since).
-    func start(memoryMissedAt: UInt64? = nil) {
+    /// Starts with the request's own source. `memoryMiss`: the caller has just missed the memory
+    /// cache for it (the lookup is not repeated; the last stage looks again before loading if
+    /// anything was stored since).
+    func start(memoryMiss: MemoryMiss? = nil) {
         guard task.attach(self) else { return deliverCancellation() }
-        attempt(0, failures: [], memoryMissedAt: memoryMissedAt)
+        attempt(0, failures: [], memoryMiss: memoryMiss)
     }
 
     /// Delivers ``OspreyError/PipelineReason/cancelled(source:)`` unless the request has completed
@@ -57,9 +59,9 @@ final class PipelineRequest: Sendable {
         let failures: [OspreyError]
     }
 
-    private func attempt(_ index: Int, failures: [OspreyError], memoryMissedAt: UInt64? = nil) {
+    private func attempt(_ index: Int, failures: [OspreyError], memoryMiss: MemoryMiss? = nil) {
         let candidate = index == 0 ? source : options.alternativeSources[index - 1]
-        retrieveOne(Attempt(index: index, candidate: candidate, failures: failures), memoryMissedAt: memoryMissedAt)
+        retrieveOne(Attempt(index: index, candidate: candidate, failures: failures), memoryMiss: memoryMiss)
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
@@ -78,38 +80,43 @@ final class PipelineRequest: Sendable {
         }
     }
 
-    /// Delivers the request's result, once.
+    /// Delivers the request's result, once: ``ImageTask/StateMachine`` answers `true` to one
+    /// `markCompleted` only.
     private func complete(_ result: Result<ImageResult, OspreyError>) {
         guard task.markCompleted() else { return }
         callbackQueue.deliver(result, to: completion)
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ attempt: Attempt, memoryMissedAt: UInt64?) {
+    private func retrieveOne(_ attempt: Attempt, memoryMiss: MemoryMiss?) {
         let candidate = attempt.candidate
         let cache = options.targetCache ?? pipeline.configuration.cache
         let key = pipeline.cacheKey(for: candidate)
-        guard !options.forceRefresh else { return deliver(attempt, key: key, memoryMissedAt: nil) }
+        guard !options.forceRefresh else { return deliver(attempt, key: key, memoryMiss: nil) }
         let identifier = options.processor.identifier
-        var missedAt = memoryMissedAt
-        if missedAt == nil {
-            let writes = cache.memoryStorage.writeCount
-            if let image = cache.retrieveImageInMemoryCache(forKey: key, processorIdentifier: identifier, options: options.cacheOptions) {
-                return hit(image, .memory, attempt, key: key)
+        var miss = memoryMiss
+        if miss == nil {
+            let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
+            switch cache.memoryStorage.lookup(forKey: computed, extendingExpiration: options.memoryCacheAccessExtendingExpiration) {
+            case .hit(let image): return hit(image, .memory, attempt, key: key)
+            case .miss(let token): miss = token
             }
-            missedAt = writes
         }
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMissedAt: missedAt) }
+        let logger = pipeline.configuration.logger
+        logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMiss: miss) }
         let cacheOptions = options.cacheOptions
+        logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
         let lookup = Task { [self] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             if Task.isCancelled { return }
+            logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
                 hit(image, found.cacheType, attempt, key: key)
             } else {
-                deliver(attempt, key: key, memoryMissedAt: nil)
+                deliver(attempt, key: key, memoryMiss: nil)
             }
         }
         task.setStep(.task(lookup))
@@ -125,11 +132,11 @@ final class PipelineRequest: Sendable {
         finished(attempt, .success(result))
     }
 
-    /// Waits for the last stage, shared with every request for the same work. `memoryMissedAt`:
-    /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMissedAt:progress:completion:)``.
-    private func deliver(_ attempt: Attempt, key: String, memoryMissedAt: UInt64?) {
+    /// Waits for the last stage, shared with every request for the same work. `memoryMiss`:
+    /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMiss:progress:completion:)``.
+    private func deliver(_ attempt: Attempt, key: String, memoryMiss: MemoryMiss?) {
         // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(attempt.candidate, key: key, options: sharedOptions, memoryMissedAt: memoryMissedAt,
+        let subscription = pipeline.subscribeDelivery(attempt.candidate, key: key, options: sharedOptions, memoryMiss: memoryMiss,
                                                       progress: progress) { [self] result in
             switch result {
             case .success(let delivered):

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The decodes of one fetched source, shared by every request that fetched it: each decode size
 /// (a ``DecodePlan``, or `nil` for the full decode) runs once, however late a request asks for it.
 ///
@@ -9,13 +7,13 @@ import Synchronization
 final class SourceDecodes: Sendable {
     typealias Completion = @Sendable (Result<ProcessedImage, OspreyError>) -> Void
 
-    private enum Entry {
+    private enum Entry: Sendable {
         /// Running; these wait for it.
         case running([Completion])
         case done(Result<ProcessedImage, OspreyError>)
     }
 
-    private let entries = Mutex<[DecodePlan?: Entry]>([:])
+    private let entries = Locked<[DecodePlan?: Entry]>([:])
 
     /// Calls `completion` with the decode for `plan`. The first caller for a plan runs `decode`
     /// (which must call its argument once); the others wait for it or get its result at once.

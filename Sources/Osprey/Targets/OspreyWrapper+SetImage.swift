@@ -78,7 +78,7 @@ extension OspreyWrapper {
         if !settings.keepsPreviousLoad { previous?.cancel() }
         previousIndicator?.stopAnimating()
         if let synchronousHit {
-            _ = TargetRegistry.shared.applyIfCurrent(target, key: key, identifier: identifier, finish: true) { _ in }
+            _ = TargetRegistry.shared.endIfCurrent(target, key: key, identifier: identifier, finish: true)
             let result = ImageResult(image: synchronousHit, cacheType: .disk, source: source, originalSource: source)
             if let completion { resolved.callbackQueue.execute { completion(.success(result)) } }
             return ImageTask(completed: true)
@@ -94,7 +94,7 @@ extension OspreyWrapper {
             // With refresh-cached a cached first result may be followed by a refreshed one.
             let value = try? result.get()
             let awaitsRefresh = resolved.refreshCached && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
-            let applied = TargetRegistry.shared.applyIfCurrent(target, key: key, identifier: identifier, finish: !awaitsRefresh) { target in
+            TargetRegistry.shared.applyIfCurrent(target, key: key, identifier: identifier, finish: !awaitsRefresh, { target in
                 switch result {
                 case .success(let value):
                     if let transition = settings.transition, value.cacheType != .memory || transition.forced {
@@ -105,13 +105,14 @@ extension OspreyWrapper {
                 case .failure(let error):
                     if !error.isCancellation, let failureImage = settings.failureImage { target.image = failureImage }
                 }
-            }
-            guard applied else {
-                completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
-                return
-            }
-            settings.indicator?.stopAnimating()
-            completion?(result)
+            }, then: { applied in
+                guard applied else {
+                    completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
+                    return
+                }
+                settings.indicator?.stopAnimating()
+                completion?(result)
+            })
         }
         TargetRegistry.shared.attach(task, to: target, key: key, identifier: identifier)
         return task

@@ -23,18 +23,27 @@ struct MemoryStorageTests {
         #expect(config.evictionPolicy == .lru)
     }
 
-    @Test("the write count moves on every store, replacing ones included, and on nothing else")
-    func writeCount() throws {
+    @Test("a lookup answers a hit or a miss; a value asked for since a miss is found once something is stored, a replacing store included")
+    func missTokens() throws {
         let storage = makeStorage()
-        #expect(storage.writeCount == 0)
-        try storage.store("a", forKey: "k1", cost: 10)
-        try storage.store("b", forKey: "k1", cost: 10)
-        #expect(storage.writeCount == 2)
-        _ = storage.value(forKey: "k1")
+        guard case .miss(let miss) = storage.lookup(forKey: "k1") else {
+            Issue.record("an empty storage misses")
+            return
+        }
         _ = storage.value(forKey: "missing")
         storage.remove(forKey: "k1")
         storage.removeAll()
-        #expect(storage.writeCount == 2)
+        #expect(storage.value(forKey: "k1", ifStoredSince: miss) == nil, "reads and removals store nothing: the miss holds")
+        try storage.store("a", forKey: "k1", cost: 10)
+        #expect(storage.value(forKey: "k1", ifStoredSince: miss) == "a")
+        guard case .hit("a") = storage.lookup(forKey: "k1"), case .miss(let later) = storage.lookup(forKey: "k2") else {
+            Issue.record("a stored key hits, another misses")
+            return
+        }
+        try storage.store("b", forKey: "k1", cost: 10)
+        #expect(storage.value(forKey: "k1", ifStoredSince: later) == "b", "a replacing store counts")
+        #expect(storage.value(forKey: "k2", ifStoredSince: later) == nil)
+        #expect(storage.value(forKey: "k1", ifStoredSince: nil) == "b", "no miss to go by: looked up")
     }
 
     @Test func storesAndReadsAndCountsCost() throws {

@@ -1,11 +1,10 @@
 import Foundation
 import Testing
-@testable import Osprey
+@_spi(Benchmarking) @testable import Osprey
 
-/// A loader with its answers in memory: `immediateResponse` answers at once (as an in-memory
-/// fixture or a cache in front of the network would), `send` answers the same table. It counts
-/// both, to show that no request is sent twice.
-private final class MemoryLoader: DataLoading {
+/// A loader with its answers in memory: `immediateResponse` (the benchmarks' hook) answers at
+/// once, `send` answers the same table. It counts both, to show that no request is sent twice.
+private final class MemoryLoader: ImmediateDataLoading {
     struct Answer: Sendable {
         var status = 200
         var headers: [String: String] = ["Content-Type": "image/jpeg"]
@@ -198,7 +197,7 @@ struct DownloaderImmediateTests {
                 DataLoadingResponse(response: DownloadResponse(statusCode: 200, url: request.url), body: DataChunks(data: LoadingTestData.hopperJPEG))
             }
         }
-        #expect(SendOnly().immediateResponse(to: DownloadRequest(url: url("/x.jpg"))) == nil)
+        #expect(makeDownloader(SendOnly()).immediateLoader == nil)
         #expect(try await makeDownloader(SendOnly()).download(url("/x.jpg")).data == LoadingTestData.hopperJPEG)
     }
 }

@@ -55,7 +55,7 @@ struct SharedJobTests {
         #expect((try? outcome.get()) == 3)
         let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
         abandoned.job.unsubscribe(abandoned.id)
-        guard case .abandoned = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .cancelled = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
             Issue.record("an abandoned job takes no subscriber")
             return
         }

@@ -56,19 +56,24 @@ struct SharedWorkTests {
             f.cache.memoryStorage.removeAll()
             // The request misses here, then another request's job stores the image and leaves the
             // registry before this request's last stage starts.
-            let missedAt = f.cache.memoryStorage.writeCount
-            #expect(f.cache.memoryStorage.value(forKey: source.cacheKey) == nil)
+            guard case .miss(let miss) = f.cache.memoryStorage.lookup(forKey: source.cacheKey) else {
+                Issue.record("the memory cache was emptied")
+                return
+            }
             try f.cache.memoryStorage.store(image, forKey: source.cacheKey, cost: image.cost)
             // No disk lookup in between: the last stage is next.
             var options = OspreyOptions()
             options.fromMemoryCacheOrRefresh = true
-            let late = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMissedAt: missedAt)
+            let late = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMiss: miss)
             #expect(late.cacheType == .memory)
             #expect(f.server.hits("/image/race") == 1, "the last stage looked again: something was stored since the miss")
             // Nothing stored since a miss: the miss holds, and the image is loaded.
             f.cache.memoryStorage.removeAll()
-            let fresh = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil,
-                                                      memoryMissedAt: f.cache.memoryStorage.writeCount)
+            guard case .miss(let second) = f.cache.memoryStorage.lookup(forKey: source.cacheKey) else {
+                Issue.record("the memory cache was emptied")
+                return
+            }
+            let fresh = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMiss: second)
             #expect(fresh.cacheType == .none)
             #expect(f.server.hits("/image/race") == 2)
         }

@@ -134,4 +134,58 @@ struct TargetTests {
             #expect(TargetRegistry.shared.hasReleasedEntry(released) == false, "the released target's entry is dropped when its load ends")
         }
     }
+
+    @Test("a setter or a transition that calls back into Osprey (another target, or its own) does not deadlock")
+    func callbacksCallBackIn() async throws {
+        try await PipelineFixture.run { f in
+            let resize: @Sendable (Int) -> [OspreyOption] = { width in [OspreyOption.processor(ImageProcessors.Resize(width: width, height: width, contentMode: .stretch))] }
+            let placeholder = try Image(rgba: [UInt8](repeating: 9, count: 4), width: 1, height: 1)
+            let other = TestTarget()
+            let done = Collector<String>()
+            // Its setter starts a load of another target, once (from the placeholder set by begin).
+            let calling = CallingTarget { _ in
+                other.osprey.setImage(with: f.source("/image/callback/other"), options: resize(20), pipeline: f.pipeline,
+                                      completion: { _ in done.append("other") })
+            }
+            // Its transition sets the same target again, once, through Osprey.
+            let again = TestTarget()
+            let transition = ImageTransition { target, image in
+                target.image = image
+                guard image.width == 30 else { return }
+                again.osprey.setImage(with: f.source("/image/callback/again"), options: resize(40), pipeline: f.pipeline,
+                                      completion: { _ in done.append("again second") })
+            }
+            // Off the test's task: a deadlock fails the wait below instead of hanging the test.
+            DispatchQueue.global().async {
+                calling.osprey.setImage(with: f.source("/image/callback/calling"), placeholder: placeholder, options: resize(10),
+                                        pipeline: f.pipeline, completion: { _ in done.append("calling") })
+                again.osprey.setImage(with: f.source("/image/callback/again-first"), options: resize(30),
+                                      settings: TargetLoadSettings(transition: transition), pipeline: f.pipeline,
+                                      completion: { _ in done.append("again first") })
+            }
+            let values = await done.wait(for: 4)
+            #expect(Set(values) == ["other", "calling", "again first", "again second"])
+            #expect(other.image?.width == 20)
+            #expect(calling.image?.width == 10)
+            #expect(again.image?.width == 40, "the load started from the transition is applied after it")
+        }
+    }
+}
+
+/// A target whose setter calls `onSet` once, after storing the image.
+private final class CallingTarget: ImageTarget {
+    private let state = Locked<(image: Image?, called: Bool)>((nil, false))
+    private let onSet: @Sendable (Image?) -> Void
+    init(onSet: @escaping @Sendable (Image?) -> Void) { self.onSet = onSet }
+    var image: Image? {
+        get { state.withLock { $0.image } }
+        set {
+            let first = state.withLock { state in
+                state.image = newValue
+                defer { state.called = true }
+                return !state.called
+            }
+            if first { onSet(newValue) }
+        }
+    }
 }
