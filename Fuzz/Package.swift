@@ -4,8 +4,6 @@
 // Build and run them with `bash Fuzz/run.sh [seconds-per-target]` (Linux, sanitizers fuzzer+address).
 import PackageDescription
 
-// Each target defines LLVMFuzzerTestOneInput and libFuzzer supplies main, so no Swift entry point.
-let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
 let package = Package(
     name: "OspreyFuzz",
@@ -14,25 +12,23 @@ let package = Package(
         .package(name: "Osprey", path: ".."),
     ],
     targets: [
+        // libFuzzer's driver, called from each target's main.swift.
+        .target(name: "FuzzDriver"),
         .executableTarget(
             name: "FuzzThumborURL",
-            dependencies: [.product(name: "OspreyServer", package: "Osprey")],
-            swiftSettings: fuzzFlags
+            dependencies: ["FuzzDriver", .product(name: "OspreyServer", package: "Osprey")]
         ),
         .executableTarget(
             name: "FuzzImgproxyURL",
-            dependencies: [.product(name: "OspreyServer", package: "Osprey")],
-            swiftSettings: fuzzFlags
+            dependencies: ["FuzzDriver", .product(name: "OspreyServer", package: "Osprey")]
         ),
         .executableTarget(
             name: "FuzzSignature",
-            dependencies: [.product(name: "OspreyServer", package: "Osprey")],
-            swiftSettings: fuzzFlags
+            dependencies: ["FuzzDriver", .product(name: "OspreyServer", package: "Osprey")]
         ),
         .executableTarget(
             name: "FuzzProcessingSpec",
-            dependencies: [.product(name: "Osprey", package: "Osprey")],
-            swiftSettings: fuzzFlags
+            dependencies: ["FuzzDriver", .product(name: "Osprey", package: "Osprey")]
         ),
     ],
     swiftLanguageModes: [.v6]
