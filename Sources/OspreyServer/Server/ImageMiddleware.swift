@@ -108,30 +108,6 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     }
 }
 
-/// A whole-request deadline.
-enum Deadline {
-    /// `body`'s result, or 504 when it takes longer than `limit` (the body is then cancelled).
-    static func run<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws(ServerError) -> T) async throws(ServerError) -> T {
-        let outcome: Result<T, ServerError> = await withTaskGroup(of: Result<T, ServerError>?.self) { group in
-            group.addTask {
-                do throws(ServerError) { return .success(try await body()) } catch { return .failure(error) }
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                if Task.isCancelled { return nil }
-                return .failure(ServerError(status: 504, reason: "the request took longer than its deadline of \(limit)"))
-            }
-            var first: Result<T, ServerError>?
-            while let next = await group.next() {
-                if let next { first = next; break }
-            }
-            group.cancelAll()
-            return first ?? .failure(ServerError(status: 503, reason: "the request was cancelled"))
-        }
-        return try outcome.get()
-    }
-}
-
 /// HTTP dates (RFC 9110 IMF-fixdate).
 enum HTTPDate {
     static func format(_ date: Date) -> String {

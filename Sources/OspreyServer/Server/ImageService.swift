@@ -81,7 +81,11 @@ final class ImageService: Sendable {
         try await sourceGuard.check(job.source)
         let enqueued = ContinuousClock.now
         metrics.queued.increment()
+        // A job refused (429) or cancelled while waiting never reaches the body: leave the gauge then too.
+        var waiting = true
+        defer { if waiting { metrics.queued.decrement() } }
         return try await limiter.run { [self] () async throws(ServerError) in
+            waiting = false
             metrics.queued.decrement()
             metrics.record("queue", ContinuousClock.now - enqueued)
             var processors = job.processors

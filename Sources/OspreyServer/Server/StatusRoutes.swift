@@ -4,8 +4,8 @@ import Osprey
 
 /// `GET /health/live`, `GET /health/ready` (also `GET /health`) and `GET /metrics`.
 ///
-/// Liveness: libvips decodes a tiny image. Readiness: that, the worker queue is not stuck, and
-/// the server is not draining (SIGTERM with a drain time): what a load balancer should check.
+/// Liveness: libvips decodes a tiny image. Readiness: that, the worker queue is neither stuck nor
+/// full (a new job would get 429), and the server is not draining (SIGTERM with a drain time): what a load balancer should check.
 enum StatusRoutes {
     /// A 1x1 PNG decoded by every health check.
     static let probe = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")!
@@ -18,6 +18,10 @@ enum StatusRoutes {
             var problems = decodeProblems()
             if service.limiter.isStuck(after: .seconds(30)) {
                 problems.append("the worker queue is stuck: \(service.limiter.queued) waiting, nothing finished for 30 s")
+            }
+            // Saturated: a new job would be refused, so a load balancer should send it elsewhere.
+            if service.limiter.isSaturated {
+                problems.append("the worker queue is full: \(service.limiter.running) running, \(service.limiter.queued) waiting; new jobs get 429")
             }
             if drain.isDraining { problems.append("draining: shutting down, send no new requests") }
             return health(problems: problems, service: service)

@@ -30,6 +30,9 @@ final class WorkLimiter: Sendable {
     /// Jobs waiting now.
     var queued: Int { state.withLock { $0.waiting.count } }
 
+    /// Whether every worker is busy and the queue is full, so that a new job would get 429.
+    var isSaturated: Bool { state.withLock { $0.running >= workers && $0.waiting.count >= queueLimit } }
+
     /// Whether jobs are waiting while nothing has started or finished for `interval`.
     func isStuck(after interval: Duration) -> Bool {
         state.withLock { !$0.waiting.isEmpty && ContinuousClock.now - $0.lastProgress > interval }

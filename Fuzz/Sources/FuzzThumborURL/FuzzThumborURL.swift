@@ -1,0 +1,26 @@
+import OspreyServer
+
+/// Parsers built once: an unsigned one (every `unsafe/` URL reaches the grammar) and a keyed one
+/// (signature segments are verified first, then the grammar runs for `unsafe/` URLs).
+private let parsers = [
+    ThumborURLParser(),
+    ThumborURLParser(signer: ThumborSigner(key: "fuzz-key", sha256Length: 40), allowUnsafe: true),
+]
+
+/// One input: a request path after the thumbor prefix, with an optional `?query`. Any thrown
+/// ``ServerError`` is a correct answer (a 4xx); a crash or sanitizer report is the finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzThumborURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let parts = text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    let path = String(parts[0])
+    let query = parts.count > 1 ? String(parts[1]) : nil
+    for parser in parsers {
+        if let job = try? parser.parse(path: path, query: query) {
+            // The cache key is derived from every part of the job: build it too.
+            _ = job.processor.identifier
+            _ = job.source.absoluteString
+        }
+    }
+    return 0
+}
