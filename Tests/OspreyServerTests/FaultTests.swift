@@ -8,14 +8,30 @@ import Testing
 /// stop, the queue gauge after refusals, readiness while the queue is full.
 @Suite("Server faults: deadline, queue gauge, saturation", .serialized, .timeLimit(.minutes(3)))
 struct FaultTests {
-    /// Work that ignores cancellation (like libvips processing) and says when it is done.
+    /// Work that ignores cancellation (like libvips processing): it waits on a gate that only
+    /// the test opens, and says when it is done.
     private final class Stubborn: Sendable {
         let done = Mutex(false)
+        private let gate = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
         func work() async {
-            // A plain blocking-free wait that cancellation does not cut short.
-            let deadline = ContinuousClock.now + .seconds(2)
-            while ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            // A continuation does not end on cancellation: the work goes on until the gate opens.
+            await withCheckedContinuation { continuation in
+                let resumeNow = gate.withLock { state -> Bool in
+                    if state.open { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
             done.withLock { $0 = true }
+        }
+
+        func open() {
+            gate.withLock { state in
+                state.open = true
+                return state.waiter.take()
+            }?.resume()
         }
     }
 
@@ -31,9 +47,11 @@ struct FaultTests {
         } catch {
             outcome = .failure(error)
         }
+        // The work cannot have ended: its gate is still shut.
+        #expect(stubborn.done.withLock { $0 } == false)
         #expect(throws: ServerError.self) { try outcome.get() }
         if case .failure(let error) = outcome { #expect(error.status == 504) }
-        #expect(stubborn.done.withLock { $0 } == false, "the 504 came before the work ended")
+        stubborn.open()
     }
 
     @Test("the deadline returns the body's value and error when they come first")
