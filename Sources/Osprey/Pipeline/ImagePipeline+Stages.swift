@@ -202,7 +202,8 @@ extension ImagePipeline {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
                     if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
-                        self.configuration.logger.debug("original from disk", metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
+                        self.configuration.logger.debug("original from disk",
+                                                        metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
                         return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }

@@ -39,7 +39,8 @@ final class TargetRegistry: Sendable {
     /// setting the placeholder; at once unless the target's callbacks are running), and returns the
     /// previous operation's task and indicator.
     func begin(_ target: any ImageTarget, key: String, indicator: (any ImageIndicator)?,
-               prepare: @escaping @Sendable (any ImageTarget) -> Void) -> (identifier: UInt64, previous: ImageTask?, previousIndicator: (any ImageIndicator)?) {
+               prepare: @escaping @Sendable (any ImageTarget) -> Void)
+        -> (identifier: UInt64, previous: ImageTask?, previousIndicator: (any ImageIndicator)?) {
         let identifier = counter.add(1, ordering: .relaxed).newValue
         let previous = state.withLock { state in
             let id = ObjectIdentifier(target)
@@ -120,7 +121,8 @@ final class TargetRegistry: Sendable {
     func cancel(_ target: any ImageTarget, key: String) -> (ImageTask?, (any ImageIndicator)?) {
         state.withLock { state in
             let id = ObjectIdentifier(target)
-            guard state.entries[id]?.target === target, let operation = state.entries[id]?.operations.removeValue(forKey: key) else { return (nil, nil) }
+            guard state.entries[id]?.target === target,
+                  let operation = state.entries[id]?.operations.removeValue(forKey: key) else { return (nil, nil) }
             if state.entries[id]?.operations.isEmpty == true { state.entries.removeValue(forKey: id) }
             return (operation.task, operation.indicator)
         }

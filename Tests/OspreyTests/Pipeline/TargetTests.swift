@@ -138,7 +138,9 @@ struct TargetTests {
     @Test("a setter or a transition that calls back into Osprey (another target, or its own) does not deadlock")
     func callbacksCallBackIn() async throws {
         try await PipelineFixture.run { f in
-            let resize: @Sendable (Int) -> [OspreyOption] = { width in [OspreyOption.processor(ImageProcessors.Resize(width: width, height: width, contentMode: .stretch))] }
+            let resize: @Sendable (Int) -> [OspreyOption] = { width in
+                [.processor(ImageProcessors.Resize(width: width, height: width, contentMode: .stretch))]
+            }
             let placeholder = try Image(rgba: [UInt8](repeating: 9, count: 4), width: 1, height: 1)
             let other = TestTarget()
             let done = Collector<String>()
