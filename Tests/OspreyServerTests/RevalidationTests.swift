@@ -24,10 +24,11 @@ struct RevalidationTests {
         #expect(second.status == 200)
         #expect(second.body == first.body)
         #expect(second.header("ETag") == first.header("ETag"))
-        // Another size of the source, fresh again: no request to the origin at all.
+        // Another size of the source: made from the cached original, never downloaded again (on a
+        // slow run the 1 s freshness may have passed once more: then it is one more 304, not a 200).
         #expect(try await server.get(small).image?.height == 23)
         #expect(origin.hits("/photo.jpg", status: 200) == 1)
-        #expect(origin.hits("/photo.jpg", status: 304) == 1)
+        #expect(origin.hits("/photo.jpg", status: 304) >= 1)
 
         origin.set("/photo.jpg", Self.resource(TestImages.make(width: 300, height: 300, alpha: false, format: .jpeg), ["ETag": "\"v2\""]))
         try await Task.sleep(for: .milliseconds(1300))
@@ -37,9 +38,8 @@ struct RevalidationTests {
         // Every variant follows the new original.
         #expect(try await server.get(small).image?.height == 30)
         #expect(origin.hits("/photo.jpg", status: 200) == 2)
-        #expect(origin.hits("/photo.jpg", status: 304) == 1)
         let metrics = try await server.get("/metrics").text
-        #expect(metrics.contains("osprey_origin_not_modified_total 1"))
+        #expect(metrics.contains("osprey_origin_not_modified_total \(origin.hits("/photo.jpg", status: 304))\n"))
         await server.stop()
         await origin.stop()
     }
