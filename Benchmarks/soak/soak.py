@@ -310,9 +310,10 @@ def main():
     judge(report)
     with open(OUT + ".json", "w") as f:
         json.dump(report, f, indent=1, default=str)
-    limits = {f"memory cache {MEMORY_MB} MiB": MEMORY_MB} if MEMORY_MB else None
+    # Both memory caches (results and decoded originals) full, over the idle baseline.
+    limits = {f"baseline + 2 x {MEMORY_MB} MiB memory caches": report["baseline"]["rss_mb"] + 2 * MEMORY_MB}
     sampler.plot(smp.samples, OUT + ".png", f"osprey serve soak: {SECONDS:.0f} s mixed load + faults, "
-                 f"--workers {WORKERS} --queue {QUEUE}, memory cache {MEMORY_MB} MiB", limits)
+                 f"--workers {WORKERS} --queue {QUEUE} ({os.path.basename(BIN)})", limits)
     with open(OUT + ".txt", "w") as f:
         f.write(summary(report))
     print(summary(report))
