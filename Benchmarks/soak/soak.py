@@ -1,7 +1,7 @@
 """The soak: mixed load on `osprey serve` while the origin misbehaves, then a saturation phase, an
 idle check, a kill -9 with damaged cache files, a restart and a scan of every result served.
 
-Environment: OSPREY_BIN (the CLI, default .build/release/osprey), SOAK_SECONDS (load, default 600),
+Environment: SOAK_MIX (weights, e.g. "hit=30,miss=18,mut=12"; see load.py), OSPREY_BIN (the CLI, default .build/release/osprey), SOAK_SECONDS (load, default 600),
 SOAK_CLIENTS (8), SOAK_WORKERS (4), SOAK_QUEUE (16), SOAK_DISK_MB (32, each for originals and
 results), SOAK_MEMORY_MB (64), SOAK_DOWNLOAD_TIMEOUT (4), SOAK_REQUEST_TIMEOUT (12), SOAK_OUT (the
 results' path prefix), SOAK_IMAGES (the test images), SOAK_IDLE_WAIT (longest wait for idle, 120 s). Writes OUT.json, OUT.txt and OUT.png.
