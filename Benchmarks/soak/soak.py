@@ -76,6 +76,7 @@ class Results:
         self.latency = collections.defaultdict(float)
         self.late = []
         self.good = {}
+        self.notable = []
         self.total = 0
 
     def add(self, kind, label, url, status, ok, verdict, seconds, body):
@@ -87,6 +88,9 @@ class Results:
             self.latency[kind] = max(self.latency[kind], seconds)
             if seconds > REQUEST_TIMEOUT + SLACK:
                 self.late.append((kind, url, status, round(seconds, 2)))
+            if ok and kind == "mut" and status and status >= 500 and len(self.notable) < 50:
+                # A mutated image is no origin fault: a 5xx for one is worth reading.
+                self.notable.append({"url": url, "status": status, "reason": body.decode(errors="replace").strip()[:200]})
             if not ok:
                 self.failure_count += 1
                 if len(self.failures) < 300:
@@ -302,6 +306,7 @@ def main():
     report["by_label"] = {k: dict(v) for k, v in sorted(results.by_label.items())}
     report["failures"] = results.failures
     report["failure_count"] = results.failure_count
+    report["mutated_5xx"] = results.notable
     report["late"] = results.late[:50]
     report["late_count"] = len(results.late)
     report["max_latency_s"] = {k: round(v, 2) for k, v in results.latency.items()}
@@ -353,6 +358,8 @@ def summary(r):
               f"kill -9 then damaged (files, damaged): {r.get('damaged')}; rescan after restart: {r.get('scan')}; bad: {r.get('scan_bad')}",
               f"scan cache levels: {r.get('scan_cache_levels')}", f"exit after SIGTERM: {r.get('exit_after_sigterm')}", "", "verdict:"]
     lines += [f"  {'PASS' if ok else 'FAIL'}  {name}" for name, ok in r["verdict"].items()]
+    if r.get("mutated_5xx"):
+        lines += ["", "5xx for mutated images:"] + [f"  {m['status']} {m['reason']} {m['url'][-60:]}" for m in r["mutated_5xx"][:20]]
     if r["failures"]:
         lines += ["", "first wrong answers:"] + [f"  {f['kind']} {f['status']} {f['verdict']} {f['url'][:140]}" for f in r["failures"][:25]]
     return "\n".join(lines) + "\n"
