@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import http.client
 import io
+import os
 import random
 import socket
 import struct
@@ -34,6 +35,9 @@ FAULTS = [
     ("gzip-bomb/{n}", 2), ("broken/half/{n}", 4), ("broken/head/{n}", 3),
 ]
 MIX = [("hit", 30), ("miss", 18), ("badurl", 5), ("badsig", 5), ("fault", 30), ("mut", 12)]
+# SOAK_MIX="hit=30,miss=18,..." replaces the weights (kinds left out are not drawn).
+if os.environ.get("SOAK_MIX"):
+    MIX = [(k, int(w)) for k, w in (item.split("=") for item in os.environ["SOAK_MIX"].split(","))]
 
 
 def thumbor_url(path):

@@ -104,11 +104,13 @@ def plot(samples, path, title, limits=None):
     a.set_title(title, fontsize=10)
     a.grid(alpha=0.3)
     b.plot(t, [s["fds"] for s in samples], color="tab:green", lw=1, label="open fds")
-    b.plot(t, [s["in_flight"] or 0 for s in samples], color="tab:orange", lw=1, label="in flight")
-    b.plot(t, [s["queued"] or 0 for s in samples], color="tab:purple", lw=1, label="queued")
+    # A sample whose /metrics did not answer in 3 s is a gap (nan), not a zero.
+    nan = float("nan")
+    b.plot(t, [nan if s["in_flight"] is None else s["in_flight"] for s in samples], color="tab:orange", lw=1, label="in flight")
+    b.plot(t, [nan if s["queued"] is None else s["queued"] for s in samples], color="tab:purple", lw=1, label="queued gauge")
     unhealthy = [s["t"] for s in samples if s["health"] != 200]
     if unhealthy:
-        b.scatter(unhealthy, [0] * len(unhealthy), color="tab:red", s=6, label="/health not 200", zorder=3)
+        b.scatter(unhealthy, [0] * len(unhealthy), color="tab:red", s=6, label="/health not 200 in 3 s", zorder=3)
     b.set_xlabel("seconds")
     b.legend(fontsize=8, loc="upper right", ncol=4)
     b.grid(alpha=0.3)

@@ -1,7 +1,7 @@
 """The soak: mixed load on `osprey serve` while the origin misbehaves, then a saturation phase, an
 idle check, a kill -9 with damaged cache files, a restart and a scan of every result served.
 
-Environment: OSPREY_BIN (the CLI, default .build/release/osprey), SOAK_SECONDS (load, default 600),
+Environment: SOAK_MIX (weights, e.g. "hit=30,miss=18,mut=12"; see load.py), OSPREY_BIN (the CLI, default .build/release/osprey), SOAK_SECONDS (load, default 600),
 SOAK_CLIENTS (8), SOAK_WORKERS (4), SOAK_QUEUE (16), SOAK_DISK_MB (32, each for originals and
 results), SOAK_MEMORY_MB (64), SOAK_DOWNLOAD_TIMEOUT (4), SOAK_REQUEST_TIMEOUT (12), SOAK_OUT (the
 results' path prefix), SOAK_IMAGES (the test images), SOAK_IDLE_WAIT (longest wait for idle, 120 s). Writes OUT.json, OUT.txt and OUT.png.
@@ -76,6 +76,7 @@ class Results:
         self.latency = collections.defaultdict(float)
         self.late = []
         self.good = {}
+        self.notable = []
         self.total = 0
 
     def add(self, kind, label, url, status, ok, verdict, seconds, body):
@@ -87,6 +88,9 @@ class Results:
             self.latency[kind] = max(self.latency[kind], seconds)
             if seconds > REQUEST_TIMEOUT + SLACK:
                 self.late.append((kind, url, status, round(seconds, 2)))
+            if ok and kind == "mut" and status and status >= 500 and len(self.notable) < 50:
+                # A mutated image is no origin fault: a 5xx for one is worth reading.
+                self.notable.append({"url": url, "status": status, "reason": body.decode(errors="replace").strip()[:200]})
             if not ok:
                 self.failure_count += 1
                 if len(self.failures) < 300:
@@ -302,6 +306,7 @@ def main():
     report["by_label"] = {k: dict(v) for k, v in sorted(results.by_label.items())}
     report["failures"] = results.failures
     report["failure_count"] = results.failure_count
+    report["mutated_5xx"] = results.notable
     report["late"] = results.late[:50]
     report["late_count"] = len(results.late)
     report["max_latency_s"] = {k: round(v, 2) for k, v in results.latency.items()}
@@ -310,9 +315,10 @@ def main():
     judge(report)
     with open(OUT + ".json", "w") as f:
         json.dump(report, f, indent=1, default=str)
-    limits = {f"memory cache {MEMORY_MB} MiB": MEMORY_MB} if MEMORY_MB else None
+    # Both memory caches (results and decoded originals) full, over the idle baseline.
+    limits = {f"baseline + 2 x {MEMORY_MB} MiB memory caches": report["baseline"]["rss_mb"] + 2 * MEMORY_MB}
     sampler.plot(smp.samples, OUT + ".png", f"osprey serve soak: {SECONDS:.0f} s mixed load + faults, "
-                 f"--workers {WORKERS} --queue {QUEUE}, memory cache {MEMORY_MB} MiB", limits)
+                 f"--workers {WORKERS} --queue {QUEUE} ({os.path.basename(BIN)})", limits)
     with open(OUT + ".txt", "w") as f:
         f.write(summary(report))
     print(summary(report))
@@ -352,6 +358,8 @@ def summary(r):
               f"kill -9 then damaged (files, damaged): {r.get('damaged')}; rescan after restart: {r.get('scan')}; bad: {r.get('scan_bad')}",
               f"scan cache levels: {r.get('scan_cache_levels')}", f"exit after SIGTERM: {r.get('exit_after_sigterm')}", "", "verdict:"]
     lines += [f"  {'PASS' if ok else 'FAIL'}  {name}" for name, ok in r["verdict"].items()]
+    if r.get("mutated_5xx"):
+        lines += ["", "5xx for mutated images:"] + [f"  {m['status']} {m['reason']} {m['url'][-60:]}" for m in r["mutated_5xx"][:20]]
     if r["failures"]:
         lines += ["", "first wrong answers:"] + [f"  {f['kind']} {f['status']} {f['verdict']} {f['url'][:140]}" for f in r["failures"][:25]]
     return "\n".join(lines) + "\n"
