@@ -179,15 +179,17 @@ extension DiskStorage.Backend {
             }
         }
         var failed = Set<String>()
+        // Relative to the directory's descriptor (as `rm` does): no walk of the directory's path per file.
+        let dirfd = victims.isEmpty ? -1 : open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if dirfd >= 0 { close(dirfd) } }
+        func remove(_ name: String) -> Bool {
+            (dirfd >= 0 ? unlinkat(dirfd, name, 0) : unlink(directory + "/" + name)) == 0 || errno == ENOENT
+        }
         if let listing, victims.count > 64 {
             let names = Set(victims.map(\.entry.fileName))
-            for name in listing where names.contains(name) {
-                if unlink(directory + "/" + name) != 0, errno != ENOENT { failed.insert(name) }
-            }
+            for name in listing where names.contains(name) && !remove(name) { failed.insert(name) }
         } else {
-            for victim in victims where unlink(directory + "/" + victim.entry.fileName) != 0 && errno != ENOENT {
-                failed.insert(victim.entry.fileName)
-            }
+            for victim in victims where !remove(victim.entry.fileName) { failed.insert(victim.entry.fileName) }
         }
         var removedHashes: [(String, UInt64)] = []
         removedHashes.reserveCapacity(victims.count)
