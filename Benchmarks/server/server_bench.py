@@ -335,6 +335,8 @@ WEBP_QUALITY = 80
         try:
             r = self.measure(case, who, port, paths, "unique", process, seconds, check=True, origin=self.origin)
             r.update(rep=rep, server=" ".join(argv))
+            if who == "osprey":
+                r["phases_ms"] = self.phases(port)
             if r["origin_fetches"] < r["requests"]:
                 self.notes.append(f"INVALID run: {case} / {who}: {r['requests']} answers but only {r['origin_fetches']} origin fetches: not all misses")
                 r["invalid"] = True
@@ -346,6 +348,16 @@ WEBP_QUALITY = 80
         """osprey's cache-level counters from /metrics (`result_memory`, `result_disk`, `miss`...)."""
         metrics = http_get(f"http://127.0.0.1:{port}/metrics")[2].decode()
         return {l.split('"')[1]: float(l.split()[-1]) for l in metrics.splitlines() if l.startswith("osprey_cache_hits_total{")}
+
+    def phases(self, port):
+        """osprey's mean time per request by phase (queue, fetch = download + decode + process,
+        encode, total), in ms, over the process's life (warm-up included)."""
+        sums, counts = {}, {}
+        for line in http_get(f"http://127.0.0.1:{port}/metrics")[2].decode().splitlines():
+            for table, suffix in ((sums, "_sum{"), (counts, "_count{")):
+                if line.startswith("osprey_request_duration_seconds" + suffix):
+                    table[line.split('"')[1]] = float(line.split()[-1])
+        return {k: round(sums[k] / counts[k] * 1000, 2) for k in sums if counts.get(k)}
 
     def hit_runs(self, case, cls, fmt, names, rep, order):
         """osprey from memory, osprey from disk alone, nginx serving the same bytes, thumbor."""
@@ -483,10 +495,15 @@ WEBP_QUALITY = 80
                 pairs = [("osprey (memory hit)", "nginx static"), ("osprey (disk hit)", "nginx static"),
                          ("osprey (memory hit)", "thumbor (no result storage)")]
             for who, base in pairs:
-                o, b = runs_of(case, who), runs_of(case, base)
-                if not o or not b:
+                # Pairs of the same repetition, both valid (no error answer, every miss a miss).
+                by_rep = {r["rep"]: r for r in runs_of(case, base) if not r.get("invalid")}
+                pairs_ok = [(x, by_rep[x["rep"]]) for x in runs_of(case, who) if not x.get("invalid") and x["rep"] in by_rep]
+                if not pairs_ok:
                     continue
-                ratios = [x["rate"] / y["rate"] for x, y in zip(o, b)]
+                o, b = [x for x, _ in pairs_ok], [y for _, y in pairs_ok]
+                ratios = [x["rate"] / y["rate"] for x, y in pairs_ok if y["rate"] > 0]
+                if not ratios:
+                    continue
                 goal = goals.get((kind, cls, base)) or goals.get((kind, None, base))
                 if kind == "hit" and who != "osprey (memory hit)":
                     goal = None
@@ -509,6 +526,9 @@ WEBP_QUALITY = 80
                 if "p99_us" in rs[0]:
                     extra = "; p99 ms " + ", ".join(f"{x['p99_us']/1000:.0f}" for x in rs)
                     extra += "; requests " + ", ".join(str(x["requests"]) for x in rs)
+                if "phases_ms" in rs[0]:
+                    extra += "; mean ms by phase " + ", ".join(
+                        "/".join(f"{k} {v:.0f}" for k, v in sorted(x["phases_ms"].items())) for x in rs)
                 lines.append(f"  {case} / {who}: {detail}{extra}")
         if self.notes:
             lines.append("")
