@@ -14,6 +14,9 @@
 # Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repo root),
 # BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4),
 # S8_REPS (E2E_REPS), S8_SMALL_URLS (420), S8_LARGE_URLS (96); see Benchmarks/README.md.
+# Scenario 9 (Benchmarks/server/run-server-bench.sh): OSPREY_BIN (default: the release osprey built
+# here), S9_REPS (3), S9_DURATION (10), S9_DURATION_LARGE (15), S9_CONNECTIONS (8) and the others
+# listed in that script.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -44,8 +47,21 @@ if [ ! -f "$VENV/.done" ]; then
 fi
 
 # Scenario 8's tools: nginx for the origin, GNU time for a child process's peak RSS.
-wants8=1
-if [ $# -gt 0 ]; then wants8=0; for a in "$@"; do [ "$a" = 8 ] && wants8=1; done; fi
+# Scenario 9 (the server under wrk) is a script of its own, run after the harness: the harness
+# gets the other scenario numbers, and does not run at all when 9 was the only one asked for.
+wants8=1 wants9=1 harness=1
+harness_args=()
+if [ $# -gt 0 ]; then
+    wants8=0 wants9=0
+    for a in "$@"; do
+        case "$a" in
+            8) wants8=1; harness_args+=("$a") ;;
+            9) wants9=1 ;;
+            *) harness_args+=("$a") ;;
+        esac
+    done
+    [ ${#harness_args[@]} -gt 0 ] || harness=0
+fi
 if [ "$wants8" = 1 ]; then
     if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
         apt-get install -y nginx-light || { apt-get update && apt-get install -y nginx-light; } || apt-get install -y nginx
@@ -58,7 +74,7 @@ BINDIR="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-pa
 BIN="$BINDIR/OspreyBench"
 # The CLI a user runs, built in release mode from the main package (a product of this package's
 # dependency, so it shares this build directory's release builds of swift-nio & co.).
-if [ "$wants8" = 1 ]; then
+if [ "$wants8" = 1 ] || { [ "$wants9" = 1 ] && [ -z "${OSPREY_BIN:-}" ]; }; then
     swift build -c release --package-path "$ROOT/Benchmarks" --product osprey
 fi
 
@@ -80,6 +96,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+if [ "$harness" = 1 ]; then
 VIPS_CONCURRENCY=1 \
 OSPREY_TESTDATA="$TESTDATA" \
 OSPREY_LARGE_IMAGES="$LARGE" \
@@ -88,4 +105,13 @@ PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
 OSPREY_CLI="$BINDIR/osprey" \
 BENCH_JSON="${BENCH_JSON:-$ROOT/Benchmarks/results/latest.json}" \
 OSPREY_BENCH_TMP="$SCRATCH" \
-    "$BIN" "$@" | tee "$ROOT/Benchmarks/results/latest.txt"
+    "$BIN" ${harness_args[@]+"${harness_args[@]}"} | tee "$ROOT/Benchmarks/results/latest.txt"
+fi
+
+if [ "$wants9" = 1 ]; then
+    OSPREY_BIN="${OSPREY_BIN:-$BINDIR/osprey}" \
+    OSPREYBENCH_BIN="$BIN" \
+    OSPREY_TESTDATA="$TESTDATA" \
+    OSPREY_LARGE_IMAGES="$LARGE" \
+        bash "$ROOT/Benchmarks/server/run-server-bench.sh"
+fi

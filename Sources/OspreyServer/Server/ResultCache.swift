@@ -11,7 +11,9 @@ final class ResultCache: Sendable {
         var data: Data
         var format: ImageFormat
         var etag: String
-        var created: Date
+        let created: Date
+        /// `created` as an HTTP date, formatted once for every answer the entry gives.
+        let lastModified: String
         /// What the origin's `Cache-Control` allows (default: nothing said).
         var policy = OriginPolicy()
 
@@ -21,6 +23,7 @@ final class ResultCache: Sendable {
             let digest = SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined()
             etag = "\"\(digest)\""
             self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
+            lastModified = HTTPDate.format(self.created)
         }
     }
 
