@@ -59,6 +59,7 @@ public final class ImageCache: Sendable {
 
     /// ``store(_:original:forKey:processorIdentifier:options:toDisk:)`` with the download's HTTP
     /// validators kept in the disk entry (for ``OspreyOptions/refreshCached``).
+    @discardableResult
     func store(_ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
                options: CacheOptions, toDisk: Bool, validator: CacheValidator?) async -> CacheStoreResult {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)

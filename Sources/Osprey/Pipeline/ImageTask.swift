@@ -1,8 +1,8 @@
 /// A running request of the completion-handler API; cancel it to stop waiting. Work shared with
 /// other requests continues for them.
 ///
-/// Its states and transitions are ``StateMachine``, which also carries the argument that a request
-/// delivers exactly once.
+/// A request delivers its result exactly once (the argument is written beside the task's
+/// internal state machine, `ImageTask+StateMachine.swift`).
 public final class ImageTask: Sendable {
     private let machine: Locked<StateMachine>
 

@@ -39,7 +39,7 @@ private struct CollectingHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        messages.append(message.description)
+    func log(event: LogEvent) {
+        messages.append(event.message.description)
     }
 }
