@@ -8,7 +8,7 @@ let package = Package(
     products: [
         .library(name: "Osprey", targets: ["Osprey"]),
         .library(name: "OspreyServer", targets: ["OspreyServer"]),
-        .executable(name: "osprey", targets: ["OspreyCLI"]),
+        .executable(name: "osprey", targets: ["OspreyCLI"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -21,7 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // `swift package generate-documentation` for the DocC catalog (Sources/Osprey/Osprey.docc).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")
     ],
     targets: [
         // libvips, found through pkg-config (apt: libvips-dev, Homebrew: vips).
@@ -45,7 +45,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio")
             ]
         ),
         // `osprey serve`: the pipeline behind HTTP (thumbor and imgproxy URL grammars). Kept apart so
@@ -63,7 +63,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio")
             ]
         ),
         .executableTarget(
@@ -71,7 +71,7 @@ let package = Package(
             dependencies: [
                 "Osprey",
                 "OspreyServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             path: "Sources/osprey"
         ),
@@ -82,7 +82,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio")
             ]
         ),
         .testTarget(
@@ -94,10 +94,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio")
             ],
             resources: [.copy("Fixtures")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,7 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Osprey", path: ".."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0")
     ],
     targets: [
         // libvips itself, to set its concurrency for the in-process limit (scenario 6).
@@ -22,9 +22,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client")
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,12 +4,11 @@
 // Build and run them with `bash Fuzz/run.sh [seconds-per-target]` (Linux, sanitizers fuzzer+address).
 import PackageDescription
 
-
 let package = Package(
     name: "OspreyFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Osprey", path: ".."),
+        .package(name: "Osprey", path: "..")
     ],
     targets: [
         // libFuzzer's driver, called from each target's main.swift.
@@ -29,7 +28,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzProcessingSpec",
             dependencies: ["FuzzDriver", .product(name: "Osprey", package: "Osprey")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

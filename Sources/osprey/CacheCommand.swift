@@ -8,10 +8,10 @@ struct CacheCommand: AsyncParsableCommand {
         commandName: "cache",
         abstract: "Inspect and clean the disk cache.",
         discussion: """
-        The default cache is the one ImageCache.default uses: $XDG_CACHE_HOME/osprey/default, \
-        or ~/.cache/osprey/default. Exit codes: 0 success, 64 usage error, 74 a cache file could not be \
-        read, written or removed.
-        """,
+            The default cache is the one ImageCache.default uses: $XDG_CACHE_HOME/osprey/default, \
+            or ~/.cache/osprey/default. Exit codes: 0 success, 64 usage error, 74 a cache file could not be \
+            read, written or removed.
+            """,
         subcommands: [Stats.self, Clean.self, Clear.self, DebugWriteLoop.self]
     )
 
@@ -20,7 +20,9 @@ struct CacheCommand: AsyncParsableCommand {
         @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory (default: the default cache's).", valueName: "DIR"))
         var cacheDirectory: String?
 
-        @Option(name: .customLong("size-limit"), help: ArgumentHelp("The size limit in bytes; 0 = unlimited (default: 1 GiB, the library's default).", valueName: "BYTES"))
+        @Option(
+            name: .customLong("size-limit"),
+            help: ArgumentHelp("The size limit in bytes; 0 = unlimited (default: 1 GiB, the library's default).", valueName: "BYTES"))
         var sizeLimit: Int = DiskStorage.Config().sizeLimit
 
         @Flag(help: "Print one JSON object instead of lines.")
@@ -31,9 +33,10 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func storage(cleansOnOpen: Bool) -> DiskStorage.Backend {
-            DiskStorage.Backend(config: DiskStorage.Config(
-                directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) },
-                sizeLimit: sizeLimit, cleansOnOpen: cleansOnOpen))
+            DiskStorage.Backend(
+                config: DiskStorage.Config(
+                    directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) },
+                    sizeLimit: sizeLimit, cleansOnOpen: cleansOnOpen))
         }
 
         func printJSON<T: Encodable>(_ value: T) throws {
@@ -52,13 +55,14 @@ struct CacheCommand: AsyncParsableCommand {
             if options.json {
                 try options.printJSON(stats)
             } else {
-                print("""
-                directory: \(stats.directory)
-                entries: \(stats.entryCount)
-                expired: \(stats.expiredCount)
-                total-bytes: \(stats.totalSize)
-                size-limit: \(stats.sizeLimit == 0 ? "unlimited" : String(stats.sizeLimit))
-                """)
+                print(
+                    """
+                    directory: \(stats.directory)
+                    entries: \(stats.entryCount)
+                    expired: \(stats.expiredCount)
+                    total-bytes: \(stats.totalSize)
+                    size-limit: \(stats.sizeLimit == 0 ? "unlimited" : String(stats.sizeLimit))
+                    """)
             }
         }
     }
@@ -82,7 +86,9 @@ struct CacheCommand: AsyncParsableCommand {
             for entry in report.removed {
                 print("removed \(entry.key ?? entry.fileName) (\(entry.size) bytes, \(entry.reason.rawValue))")
             }
-            print("removed \(report.removed.count) entries (\(report.removedSize) bytes); \(report.remainingCount) entries (\(report.remainingSize) bytes) remain")
+            print(
+                "removed \(report.removed.count) entries (\(report.removedSize) bytes); \(report.remainingCount) entries (\(report.remainingSize) bytes) remain"
+            )
         }
     }
 

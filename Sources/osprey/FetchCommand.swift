@@ -9,10 +9,10 @@ struct FetchCommand: AsyncParsableCommand {
         commandName: "fetch",
         abstract: "Fetch images through the pipeline: cache, download, decode, process, cache.",
         discussion: """
-        Sources are URLs (http, https, file, data) or local paths. Duplicate sources share one \
-        download. Original bytes are cached too, so another --process on a cached URL never \
-        downloads again. Exit 0 when every source succeeded, 1 when any failed.
-        """
+            Sources are URLs (http, https, file, data) or local paths. Duplicate sources share one \
+            download. Original bytes are cached too, so another --process on a cached URL never \
+            downloads again. Exit 0 when every source succeeded, 1 when any failed.
+            """
     )
 
     @Argument(help: "Image URLs or paths.")
@@ -113,7 +113,8 @@ struct FetchCommand: AsyncParsableCommand {
         return text
     }
 
-    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], spec: ProcessingSpec, out: String?) async -> Line {
+    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], spec: ProcessingSpec, out: String?) async -> Line
+    {
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Double {
@@ -144,9 +145,10 @@ struct FetchCommand: AsyncParsableCommand {
                 bytes = data.count
                 output = path
             }
-            return Line(url: argument, cacheType: result.cacheType.rawValue, width: image.width, height: image.height,
-                        format: written.rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output,
-                        decodedWidth: result.decoded?.width, decodedHeight: result.decoded?.height, shrunkOnLoad: result.decoded?.shrunkOnLoad)
+            return Line(
+                url: argument, cacheType: result.cacheType.rawValue, width: image.width, height: image.height,
+                format: written.rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output,
+                decodedWidth: result.decoded?.width, decodedHeight: result.decoded?.height, shrunkOnLoad: result.decoded?.shrunkOnLoad)
         } catch {
             let message = (error as? OspreyError)?.description ?? "\(error)"
             return Line(url: argument, milliseconds: elapsed(), error: message)

@@ -33,21 +33,23 @@ struct InfoCommand: ParsableCommand {
             let header = try ImageDecoder().header(of: data)
             // Validate every byte cheaply: a small decode reads the whole stream.
             _ = try ImageDecoder(options: DecodingOptions(thumbnail: .init(maxPixelSize: 32))).decode(data)
-            let report = Report(format: header.format.rawValue, width: header.width, height: header.height,
-                                frames: header.frameCount, orientation: header.orientation.rawValue,
-                                hasAlpha: header.hasAlpha, fileBytes: data.count)
+            let report = Report(
+                format: header.format.rawValue, width: header.width, height: header.height,
+                frames: header.frameCount, orientation: header.orientation.rawValue,
+                hasAlpha: header.hasAlpha, fileBytes: data.count)
             if json {
                 print(try JSONLine.string(report))
             } else {
-                print("""
-                format: \(report.format)
-                width: \(report.width)
-                height: \(report.height)
-                frames: \(report.frames)
-                orientation: \(report.orientation)
-                has-alpha: \(report.hasAlpha)
-                file-bytes: \(report.fileBytes)
-                """)
+                print(
+                    """
+                    format: \(report.format)
+                    width: \(report.width)
+                    height: \(report.height)
+                    frames: \(report.frames)
+                    orientation: \(report.orientation)
+                    has-alpha: \(report.hasAlpha)
+                    file-bytes: \(report.fileBytes)
+                    """)
             }
         } catch {
             throw CommandFailure.report(error)

@@ -7,7 +7,9 @@ struct PipelineOptions: ParsableArguments {
     @Option(name: .long, help: "A processor spec, e.g. resize:200x200:fill,round:12.")
     var process: String?
 
-    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory (default: $XDG_CACHE_HOME/osprey/default or ~/.cache/osprey/default).", valueName: "DIR"))
+    @Option(
+        name: .customLong("cache-dir"),
+        help: ArgumentHelp("The cache directory (default: $XDG_CACHE_HOME/osprey/default or ~/.cache/osprey/default).", valueName: "DIR"))
     var cacheDirectory: String?
 
     func validate() throws {
@@ -24,8 +26,10 @@ struct PipelineOptions: ParsableArguments {
     /// Its memory cache is small (32 MiB): the process ends after its sources, so memory only
     /// serves repeats within one run; a large one held every decoded image until exit.
     func makePipeline() -> (ImagePipeline, DataLoader) {
-        let cache = ImageCache(name: "default", memoryConfig: MemoryStorage.Config(totalCostLimit: 32 << 20), diskConfig: DiskStorage.Config(
-            name: "default", directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }))
+        let cache = ImageCache(
+            name: "default", memoryConfig: MemoryStorage.Config(totalCostLimit: 32 << 20),
+            diskConfig: DiskStorage.Config(
+                name: "default", directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }))
         let loader = DataLoader()
         let downloader = ImageDownloader(loader: loader)
         return (ImagePipeline(cache: cache, downloader: downloader), loader)

@@ -3,9 +3,9 @@ import Foundation
 import Osprey
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `osprey prefetch [URL... | --input FILE] [--concurrency N] [--process SPEC] [--cache-dir DIR] [--json]`.
@@ -14,9 +14,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch",
         abstract: "Load many images into the cache ahead of use.",
         discussion: """
-        Sources already cached are skipped. On a terminal a progress bar is drawn on stderr; \
-        otherwise one line per source. Exit 0 when nothing failed, 1 otherwise.
-        """
+            Sources already cached are skipped. On a terminal a progress bar is drawn on stderr; \
+            otherwise one line per source. Exit 0 when nothing failed, 1 otherwise.
+            """
     )
 
     @Argument(help: "Image URLs or paths.")
@@ -59,12 +59,15 @@ struct PrefetchCommand: AsyncParsableCommand {
                 }
                 text = String(decoding: data, as: UTF8.self)
             }
-            arguments += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            arguments += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty && !$0.hasPrefix("#")
+            }
         }
         let sources = arguments.compactMap(PipelineOptions.source)
         let (pipeline, loader) = pipelineOptions.makePipeline()
-        let prefetcher = ImagePrefetcher(sources: sources, options: pipelineOptions.requestOptions, pipeline: pipeline,
-                                         maxConcurrentRequests: concurrency)
+        let prefetcher = ImagePrefetcher(
+            sources: sources, options: pipelineOptions.requestOptions, pipeline: pipeline,
+            maxConcurrentRequests: concurrency)
         let interactive = isatty(STDERR_FILENO) != 0 && !json
         let report = await prefetcher.run { report, source, outcome, total in
             if interactive {
@@ -79,9 +82,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
         try? await loader.shutdown()
-        let summary = Summary(total: sources.count, completed: report.completed.count, skipped: report.skipped.count,
-                              failed: report.failed.count,
-                              failures: Dictionary(report.failed.map { ($0.source.description, $0.error.description) }, uniquingKeysWith: { a, _ in a }))
+        let summary = Summary(
+            total: sources.count, completed: report.completed.count, skipped: report.skipped.count,
+            failed: report.failed.count,
+            failures: Dictionary(report.failed.map { ($0.source.description, $0.error.description) }, uniquingKeysWith: { a, _ in a }))
         if json {
             print(try JSONLine.string(summary))
         } else {

@@ -11,13 +11,13 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve thumbor and imgproxy image URLs through Osprey's pipeline.",
         discussion: """
-        thumbor URLs are served at the root (/unsafe/300x200/IMAGE, /SIGNATURE/300x200/IMAGE), \
-        imgproxy URLs under --imgproxy-prefix (/imgproxy/SIGNATURE/rs:fill:300:200/plain/IMAGE). \
-        GET /health and GET /metrics (Prometheus) are served too. Every option can also be given \
-        by the environment variable in brackets; secrets may come from the environment or a file \
-        (--thumbor-key-file) so that they stay off the command line. SIGTERM/SIGINT shut down \
-        gracefully.
-        """
+            thumbor URLs are served at the root (/unsafe/300x200/IMAGE, /SIGNATURE/300x200/IMAGE), \
+            imgproxy URLs under --imgproxy-prefix (/imgproxy/SIGNATURE/rs:fill:300:200/plain/IMAGE). \
+            GET /health and GET /metrics (Prometheus) are served too. Every option can also be given \
+            by the environment variable in brackets; secrets may come from the environment or a file \
+            (--thumbor-key-file) so that they stay off the command line. SIGTERM/SIGINT shut down \
+            gracefully.
+            """
     )
 
     @Option(help: "Address to bind [OSPREY_HOST] (default 127.0.0.1).")
@@ -36,7 +36,10 @@ struct ServeCommand: AsyncParsableCommand {
     var imgproxySalt: [String] = []
     @Option(help: "imgproxy signature size in bytes, 1...32 [OSPREY_IMGPROXY_SIGNATURE_SIZE] (default 32).")
     var imgproxySignatureSize: Int?
-    @Option(help: ArgumentHelp("imgproxy preset NAME=OPTIONS, e.g. thumb=rs:fill:100:100/q:70; repeatable [OSPREY_IMGPROXY_PRESETS, comma-separated].", valueName: "NAME=OPTIONS"))
+    @Option(
+        help: ArgumentHelp(
+            "imgproxy preset NAME=OPTIONS, e.g. thumb=rs:fill:100:100/q:70; repeatable [OSPREY_IMGPROXY_PRESETS, comma-separated].",
+            valueName: "NAME=OPTIONS"))
     var imgproxyPreset: [String] = []
     @Option(help: "Path prefix of imgproxy URLs [OSPREY_IMGPROXY_PREFIX] (default /imgproxy).")
     var imgproxyPrefix: String?
@@ -46,7 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
     var allowUnsafe = false
     @Flag(help: "Allow sources on loopback addresses, for tests and local origins [OSPREY_ALLOW_LOOPBACK_SOURCES=1] (default off).")
     var allowLoopbackSources = false
-    @Flag(help: "Allow sources on private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10; link-local stays refused) [OSPREY_ALLOW_PRIVATE_SOURCES=1] (default off).")
+    @Flag(
+        help:
+            "Allow sources on private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10; link-local stays refused) [OSPREY_ALLOW_PRIVATE_SOURCES=1] (default off)."
+    )
     var allowPrivateSources = false
     @Option(help: "Allowed source host, *.domain or URL prefix; repeatable or comma-separated [OSPREY_ALLOWED_SOURCES] (default: any public host).")
     var allowedSource: [String] = []
@@ -64,7 +70,10 @@ struct ServeCommand: AsyncParsableCommand {
     var maxSourceBytes: Int?
     @Option(help: "Largest source resolution, pixels over all frames [OSPREY_MAX_SOURCE_PIXELS] (default 50000000).")
     var maxSourcePixels: Int?
-    @Option(help: "Most frames of an animated result; a source with more gets 422 unless the URL names a still format (then its first frame) [OSPREY_MAX_ANIMATION_FRAMES] (default 100).")
+    @Option(
+        help:
+            "Most frames of an animated result; a source with more gets 422 unless the URL names a still format (then its first frame) [OSPREY_MAX_ANIMATION_FRAMES] (default 100)."
+    )
     var maxAnimationFrames: Int?
     @Option(help: "Largest result side in pixels [OSPREY_MAX_RESULT_DIMENSION] (default 8192).")
     var maxResultDimension: Int?
@@ -76,13 +85,22 @@ struct ServeCommand: AsyncParsableCommand {
     var maxAge: Int?
     @Option(help: "Cache-Control max-age of errors in seconds, 0 for no-store [OSPREY_ERROR_MAX_AGE] (default 10).")
     var errorMaxAge: Int?
-    @Option(help: "Seconds a cached original is used before it is revalidated with the origin (ETag/Last-Modified; 304 keeps it) [OSPREY_ORIGIN_TTL] (default 3600).")
+    @Option(
+        help:
+            "Seconds a cached original is used before it is revalidated with the origin (ETag/Last-Modified; 304 keeps it) [OSPREY_ORIGIN_TTL] (default 3600)."
+    )
     var originTtl: Int?
-    @Flag(help: "Ignore the origin's Cache-Control (no-store, private, max-age) and use --max-age/--origin-ttl for every source [OSPREY_IGNORE_ORIGIN_CACHE_CONTROL=1].")
+    @Flag(
+        help:
+            "Ignore the origin's Cache-Control (no-store, private, max-age) and use --max-age/--origin-ttl for every source [OSPREY_IGNORE_ORIGIN_CACHE_CONTROL=1]."
+    )
     var ignoreOriginCacheControl = false
     @Option(help: "Default output quality 1...100 [OSPREY_QUALITY] (default 80).")
     var quality: Int?
-    @Option(help: "Seconds SIGTERM drains before shutting down: /health/ready answers 503 while requests are still served [OSPREY_DRAIN_SECONDS] (default 0).")
+    @Option(
+        help:
+            "Seconds SIGTERM drains before shutting down: /health/ready answers 503 while requests are still served [OSPREY_DRAIN_SECONDS] (default 0)."
+    )
     var drainSeconds: Double?
     @Option(help: "The instance's name, sent as X-Osprey-Instance [OSPREY_INSTANCE_NAME] (default: the host name).")
     var instanceName: String?
@@ -101,13 +119,17 @@ struct ServeCommand: AsyncParsableCommand {
         config.port = port ?? env("PORT").flatMap(Int.init) ?? config.port
         var key = thumborKey ?? env("THUMBOR_KEY")
         if key == nil, let file = thumborKeyFile ?? env("THUMBOR_KEY_FILE") {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read the thumbor key file \(file)") }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ValidationError("cannot read the thumbor key file \(file)")
+            }
             key = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         config.thumborKey = key
         config.thumborSHA256Length = thumborSha256Length ?? env("THUMBOR_SHA256_LENGTH").flatMap(Int.init)
         let keys = list(imgproxyKey, "IMGPROXY_KEY"), salts = list(imgproxySalt, "IMGPROXY_SALT")
-        guard keys.count == salts.count else { throw ValidationError("--imgproxy-key and --imgproxy-salt must come in pairs (\(keys.count) keys, \(salts.count) salts)") }
+        guard keys.count == salts.count else {
+            throw ValidationError("--imgproxy-key and --imgproxy-salt must come in pairs (\(keys.count) keys, \(salts.count) salts)")
+        }
         config.imgproxyKeys = try zip(keys, salts).map { key, salt in
             guard let pair = ImgproxySigner.KeyPair(hexKey: key, hexSalt: salt) else { throw ValidationError("imgproxy key and salt must be hex") }
             return pair
@@ -126,7 +148,9 @@ struct ServeCommand: AsyncParsableCommand {
         config.allowedSources = list(allowedSource, "ALLOWED_SOURCES")
         config.cacheDirectory = (cacheDir ?? env("CACHE_DIR")).map { URL(fileURLWithPath: $0) }
         func int(_ value: Int?, _ name: String) -> Int? { value ?? env(name).flatMap(Int.init) }
-        func seconds(_ value: Double?, _ name: String) -> Duration? { (value ?? env(name).flatMap(Double.init)).map { .milliseconds(Int($0 * 1000)) } }
+        func seconds(_ value: Double?, _ name: String) -> Duration? {
+            (value ?? env(name).flatMap(Double.init)).map { .milliseconds(Int($0 * 1000)) }
+        }
         if let mb = int(diskCacheMb, "DISK_CACHE_MB") { config.diskCacheBytes = mb << 20 }
         if let mb = int(memoryCacheMb, "MEMORY_CACHE_MB") { config.memoryCacheBytes = mb << 20 }
         config.workers = int(workers, "WORKERS") ?? config.workers

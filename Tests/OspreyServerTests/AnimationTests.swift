@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server animations: frames kept up to a bound, still formats take the first frame", .serialized, .timeLimit(.minutes(3)))
@@ -56,8 +57,10 @@ struct AnimationTests {
         #expect(again.status == 422 && again.text.contains("42 animation frames"))
         #expect(origin.hits("/iss.gif") == 1, "one download for all")
         let metrics = try await server.get("/metrics").text
-        #expect(metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 2") && metrics.contains("osprey_decodes_total{shrunk_on_load=\"false\"} 0"),
-                "two decodes (animation, first frame), none for the refusal from the header")
+        #expect(
+            metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 2")
+                && metrics.contains("osprey_decodes_total{shrunk_on_load=\"false\"} 0"),
+            "two decodes (animation, first frame), none for the refusal from the header")
         await server.stop()
         await origin.stop()
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server decode planning for sizes that depend on the source", .serialized, .timeLimit(.minutes(3)))
@@ -42,7 +43,9 @@ struct DecodePlanningTests {
             #expect(image.width == width && image.height == height, "\(geometry): \(image.width)x\(image.height)")
         }
         let metrics = try await server.get("/metrics").text
-        #expect(metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 5"), "\(metrics.split(separator: "\n").filter { $0.contains("decodes") })")
+        #expect(
+            metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 5"), "\(metrics.split(separator: "\n").filter { $0.contains("decodes") })"
+        )
         await server.stop()
         await origin.stop()
     }

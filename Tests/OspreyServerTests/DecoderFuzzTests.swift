@@ -41,8 +41,10 @@ struct DecoderFuzzTests {
             // A JPEG start-of-frame whose height and width lie (0, huge, or 1 x huge).
             if let sof = (0..<bytes.count - 9).first(where: { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xC0 || bytes[$0 + 1] == 0xC2) }) {
                 let (height, width): (UInt16, UInt16) = [(0, 0), (65535, 65535), (1, 65535), (7, 3)].randomElement(using: &rng)!
-                bytes[sof + 5] = UInt8(height >> 8); bytes[sof + 6] = UInt8(height & 0xFF)
-                bytes[sof + 7] = UInt8(width >> 8); bytes[sof + 8] = UInt8(width & 0xFF)
+                bytes[sof + 5] = UInt8(height >> 8)
+                bytes[sof + 6] = UInt8(height & 0xFF)
+                bytes[sof + 7] = UInt8(width >> 8)
+                bytes[sof + 8] = UInt8(width & 0xFF)
                 return ("size lie", Data(bytes))
             }
             return ("truncated", Data(bytes.prefix(bytes.count / 2)))
@@ -54,9 +56,11 @@ struct DecoderFuzzTests {
         }
     }
 
-    @Test("40 mutations each of a JPEG and a PNG: an image that fits, or a 4xx with a reason", arguments: [
-        ("photo.jpg", "image/jpeg"), ("alpha.png", "image/png"),
-    ])
+    @Test(
+        "40 mutations each of a JPEG and a PNG: an image that fits, or a 4xx with a reason",
+        arguments: [
+            ("photo.jpg", "image/jpeg"), ("alpha.png", "image/png")
+        ])
     func mutatedImages(name: String, contentType: String) async throws {
         let original = name.hasSuffix(".jpg") ? TestImages.photo : TestImages.transparentPNG
         let origin = try await TestOrigin.start()

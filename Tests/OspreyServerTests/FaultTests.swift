@@ -2,6 +2,7 @@ import Foundation
 import Osprey
 import Synchronization
 import Testing
+
 @testable import OspreyServer
 
 /// Regressions found by the soak (`Benchmarks/soak/`): the answer on time when the work does not
@@ -40,10 +41,11 @@ struct FaultTests {
         let stubborn = Stubborn()
         let outcome: Result<Int, ServerError>
         do throws(ServerError) {
-            outcome = .success(try await Deadline.run(.milliseconds(50)) { () async throws(ServerError) -> Int in
-                await stubborn.work()
-                return 1
-            })
+            outcome = .success(
+                try await Deadline.run(.milliseconds(50)) { () async throws(ServerError) -> Int in
+                    await stubborn.work()
+                    return 1
+                })
         } catch {
             outcome = .failure(error)
         }
@@ -70,7 +72,10 @@ struct FaultTests {
     func queueGaugeAndSaturation() async throws {
         let origin = try await TestOrigin.start()
         for index in 0..<4 { origin.set("/slow\(index).jpg", body: TestImages.photo, delay: .seconds(4)) }
-        let server = try await ServerHarness.start { $0.workers = 1; $0.queue = 1 }
+        let server = try await ServerHarness.start {
+            $0.workers = 1
+            $0.queue = 1
+        }
         let limiter = server.server.service.limiter
         let first = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow0.jpg"))") }
         let second = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow1.jpg"))") }

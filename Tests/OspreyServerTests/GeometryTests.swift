@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 /// Where the crop of a fill lands: gravity, imgproxy's offsets and focus point, thumbor's focal

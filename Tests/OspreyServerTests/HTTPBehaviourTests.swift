@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server HTTP behaviour: negotiation, caching headers, result cache, coalescing", .serialized, .timeLimit(.minutes(5)))
@@ -20,7 +21,7 @@ struct HTTPBehaviourTests {
             ("image/avif;q=0.5,image/webp;q=0.9", .webp),
             ("image/avif;q=0,image/webp;q=0", .jpeg),
             ("image/*", .jpeg),
-            ("image/webp,image/*", .webp),   // again: a result-cache hit
+            ("image/webp,image/*", .webp)  // again: a result-cache hit
         ]
         for (accept, format) in cases {
             let reply = try await server.get(path, headers: accept.map { [("Accept", $0)] } ?? [])
@@ -44,7 +45,10 @@ struct HTTPBehaviourTests {
     func conditional() async throws {
         let origin = try await TestOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
-        let server = try await ServerHarness.start { $0.maxAge = 600; $0.errorMaxAge = 5 }
+        let server = try await ServerHarness.start {
+            $0.maxAge = 600
+            $0.errorMaxAge = 5
+        }
         let path = "/unsafe/80x80/\(origin.url("/photo.jpg"))"
         let first = try await server.get(path)
         let etag = try #require(first.header("ETag"))
@@ -100,12 +104,15 @@ struct HTTPBehaviourTests {
         #expect(try await cacheControl("nostore", on: server) == "no-store")
         #expect(try await cacheControl("private", on: server) == "private, max-age=120")
         #expect(try await cacheControl("short", on: server) == "public, max-age=60")
-        #expect(try await cacheControl("short", on: server) == "public, max-age=60")    // a result-cache hit keeps it
+        #expect(try await cacheControl("short", on: server) == "public, max-age=60")  // a result-cache hit keeps it
         #expect(try await cacheControl("plain", on: server) == "public, max-age=3600")
         let metrics = try await server.get("/metrics").text
         #expect(metrics.contains("osprey_cache_hits_total{level=\"result_memory\"} 1"))
         await server.stop()
-        let overriding = try await ServerHarness.start { $0.maxAge = 3600; $0.respectOriginCacheControl = false }
+        let overriding = try await ServerHarness.start {
+            $0.maxAge = 3600
+            $0.respectOriginCacheControl = false
+        }
         #expect(try await cacheControl("nostore", on: overriding) == "public, max-age=3600")
         await overriding.stop()
         await origin.stop()
@@ -119,7 +126,7 @@ struct HTTPBehaviourTests {
         let path = "/unsafe/60x0/\(origin.url("/changing.jpg"))"
         let before = try await server.get(path)
         #expect(before.image?.height == 45)
-        #expect(try await server.get(path).body == before.body)       // cached
+        #expect(try await server.get(path).body == before.body)  // cached
         origin.set("/changing.jpg", body: TestImages.make(width: 300, height: 300, alpha: false, format: .jpeg))
         try await Task.sleep(for: .milliseconds(1500))
         let after = try await server.get(path)
@@ -159,7 +166,10 @@ struct HTTPBehaviourTests {
         let fixtures = ClientFixtures.shared
         let origin = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
         let pair = try #require(ImgproxySigner.KeyPair(hexKey: fixtures.imgproxy_key, hexSalt: fixtures.imgproxy_salt))
-        let server = try await ServerHarness.start { $0.imgproxyKeys = [pair]; $0.imgproxyPresets = ["thumb": "rs:fill:32:32"] }
+        let server = try await ServerHarness.start {
+            $0.imgproxyKeys = [pair]
+            $0.imgproxyPresets = ["thumb": "rs:fill:32:32"]
+        }
         for item in fixtures.imgproxy {
             let reply = try await server.get("/imgproxy" + item.path)
             #expect(reply.status == 200, "\(item.name): \(reply.text)")
@@ -178,7 +188,7 @@ struct HTTPBehaviourTests {
         let split = encoded.prefix(10) + "/" + encoded.dropFirst(10)
         let cases: [(String, Int, Int, String)] = [
             ("/imgproxy/_/rs:fit:100:100/plain/\(src)@png", 100, 75, "png"),
-            ("/imgproxy/_/rs:fit:1000:1000/plain/\(src)", 400, 300, "jpeg"),          // no enlarge by default
+            ("/imgproxy/_/rs:fit:1000:1000/plain/\(src)", 400, 300, "jpeg"),  // no enlarge by default
             ("/imgproxy/_/rs:fit:1000:1000:1/plain/\(src)", 1000, 750, "jpeg"),
             ("/imgproxy/_/rs:fill:100:100/g:sm/\(split).webp", 100, 100, "webp"),
             ("/imgproxy/_/s:60:60/rt:force/q:50/plain/\(src)", 60, 60, "jpeg"),
@@ -187,7 +197,7 @@ struct HTTPBehaviourTests {
             ("/imgproxy/_/c:200:200:nowe/rs:fill:50:50/plain/\(src)", 50, 50, "jpeg"),
             ("/imgproxy/_/rs:fill:100:50/g:soea/bl:1/sh:1/ar:1/sm:1/cb:abc/plain/\(src)", 100, 50, "jpeg"),
             ("/imgproxy/_/pr:thumb/plain/\(src)", 32, 32, "jpeg"),
-            ("/imgproxy/_/exp:4102444800/w:10/plain/\(src)", 10, 8, "jpeg"),
+            ("/imgproxy/_/exp:4102444800/w:10/plain/\(src)", 10, 8, "jpeg")
         ]
         for (path, width, height, format) in cases {
             let reply = try await unsigned.get(path)
@@ -202,7 +212,7 @@ struct HTTPBehaviourTests {
             ("/imgproxy/_/pr:missing/plain/\(src)", 400),
             ("/imgproxy/_/exp:1000/plain/\(src)", 404),
             ("/imgproxy/_/w:10/!!!notbase64", 400),
-            ("/imgproxy/_/q:500/plain/\(src)", 400),
+            ("/imgproxy/_/q:500/plain/\(src)", 400)
         ]
         for (path, status) in errors {
             let reply = try await unsigned.get(path)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import OspreyServer
 
 @Suite("HTTP dates: IMF-fixdate, one shared formatter, formatted once per result", .timeLimit(.minutes(1)))

@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-@testable import Osprey
 import Testing
+
+@testable import Osprey
 @testable import OspreyServer
 
 @Suite("Server metrics by phase and cache level; keep-alive on misses", .serialized, .timeLimit(.minutes(3)))
@@ -14,18 +15,20 @@ struct MetricsAndConnectionTests {
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(500))
         let server = try await ServerHarness.start()
         let src = origin.url("/photo.jpg")
-        #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)        // miss: downloaded
-        #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)        // result_memory
-        #expect(try await server.get("/unsafe/40x40/\(src)").status == 200)        // original: made from the cached original
+        #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)  // miss: downloaded
+        #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)  // result_memory
+        #expect(try await server.get("/unsafe/40x40/\(src)").status == 200)  // original: made from the cached original
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<4 { group.addTask { try await server.get("/unsafe/20x20/\(origin.url("/slow.jpg"))").status } }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses == [200, 200, 200, 200])
         let text = try await server.get("/metrics").text
-        for line in ["osprey_cache_hits_total{level=\"miss\"} 2", "osprey_cache_hits_total{level=\"result_memory\"} 1",
-                     "osprey_cache_hits_total{level=\"original\"} 1", "osprey_coalesced_requests_total 3",
-                     "osprey_origin_fetches_total 2", "osprey_origin_not_modified_total 0"] {
+        for line in [
+            "osprey_cache_hits_total{level=\"miss\"} 2", "osprey_cache_hits_total{level=\"result_memory\"} 1",
+            "osprey_cache_hits_total{level=\"original\"} 1", "osprey_coalesced_requests_total 3",
+            "osprey_origin_fetches_total 2", "osprey_origin_not_modified_total 0"
+        ] {
             #expect(text.contains(line), "\(line)")
         }
         // One decode per variant made: validating and caching a source decodes nothing.

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server operations: back-pressure, health, metrics, graceful shutdown", .serialized, .timeLimit(.minutes(5)))
@@ -9,7 +10,10 @@ struct OperationsTests {
     func backPressure() async throws {
         let origin = try await TestOrigin.start()
         for index in 0..<6 { origin.set("/slow\(index).jpg", body: TestImages.photo, delay: .seconds(1)) }
-        let server = try await ServerHarness.start { $0.workers = 1; $0.queue = 1 }
+        let server = try await ServerHarness.start {
+            $0.workers = 1
+            $0.queue = 1
+        }
         let replies = try await withThrowingTaskGroup(of: ServerHarness.Reply.self) { group in
             for index in 0..<6 {
                 group.addTask { try await server.get("/unsafe/40x40/\(origin.url("/slow\(index).jpg"))") }
@@ -37,10 +41,12 @@ struct OperationsTests {
         _ = try await server.get("/unsafe/30x30/filters:bad()/\(origin.url("/photo.jpg"))")
         let metrics = try await server.get("/metrics")
         #expect(metrics.status == 200)
-        for name in ["osprey_requests_total{status=\"200\"} 1", "osprey_requests_total{status=\"400\"} 1",
-                     "osprey_request_duration_seconds_bucket", "phase=\"queue\"", "phase=\"download\"", "phase=\"process\"", "phase=\"encode\"",
-                     "osprey_in_flight_requests", "osprey_queued_requests", "osprey_origin_fetches_total 1",
-                     "osprey_bytes_in_total", "osprey_bytes_out_total", "osprey_cache_hits_total{level=\"miss\"} 1"] {
+        for name in [
+            "osprey_requests_total{status=\"200\"} 1", "osprey_requests_total{status=\"400\"} 1",
+            "osprey_request_duration_seconds_bucket", "phase=\"queue\"", "phase=\"download\"", "phase=\"process\"", "phase=\"encode\"",
+            "osprey_in_flight_requests", "osprey_queued_requests", "osprey_origin_fetches_total 1",
+            "osprey_bytes_in_total", "osprey_bytes_out_total", "osprey_cache_hits_total{level=\"miss\"} 1"
+        ] {
             #expect(metrics.text.contains(name), "\(name)")
         }
         await server.stop()

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server revalidation of stale originals with the origin", .serialized, .timeLimit(.minutes(3)))

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server SSRF guard: private sources, pinned connections, redirect hops and watermarks", .serialized, .timeLimit(.minutes(3)))
@@ -10,12 +11,12 @@ struct SSRFTests {
         let guardian = SourceGuard(allowPrivate: true)
         let allowed: [IPAddress] = [
             .v4([10, 1, 2, 3]), .v4([172, 16, 0, 1]), .v4([192, 168, 1, 1]), .v4([100, 64, 0, 1]),
-            .v6([0xfd, 0] + Array(repeating: 0, count: 14)), .v6(Array(repeating: 0, count: 10) + [0xff, 0xff, 10, 0, 0, 1]),
+            .v6([0xfd, 0] + Array(repeating: 0, count: 14)), .v6(Array(repeating: 0, count: 10) + [0xff, 0xff, 10, 0, 0, 1])
         ]
         for address in allowed { #expect(guardian.refusal(for: address) == nil, "\(address.text)") }
         let refused: [IPAddress] = [
             .v4([169, 254, 169, 254]), .v6([0xfe, 0x80] + Array(repeating: 0, count: 14)), .v4([127, 0, 0, 1]),
-            .v4([0, 0, 0, 0]), .v4([224, 0, 0, 1]), .v6(Array(repeating: 0, count: 10) + [0xff, 0xff, 169, 254, 169, 254]),
+            .v4([0, 0, 0, 0]), .v4([224, 0, 0, 1]), .v6(Array(repeating: 0, count: 10) + [0xff, 0xff, 169, 254, 169, 254])
         ]
         for address in refused { #expect(guardian.refusal(for: address) != nil, "\(address.text)") }
         #expect(SourceGuard().refusal(for: .v4([10, 1, 2, 3])) != nil, "off by default")

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server SSRF guard and limits", .serialized, .timeLimit(.minutes(5)))
@@ -18,7 +19,7 @@ struct SecurityAndLimitsTests {
             .v6(Array(repeating: 0, count: 10) + [0xff, 0xff, 10, 0, 0, 1]),
             .v6(Array(repeating: 0, count: 12) + [192, 168, 0, 1]),
             .v6([0x20, 0x02, 10, 0, 0, 1] + Array(repeating: 0, count: 10)),
-            .v6([0, 0x64, 0xff, 0x9b] + Array(repeating: 0, count: 8) + [169, 254, 169, 254]),
+            .v6([0, 0x64, 0xff, 0x9b] + Array(repeating: 0, count: 8) + [169, 254, 169, 254])
         ]
         for address in refused { #expect(strict.refusal(for: address) != nil, "\(address.text)") }
         let allowed: [IPAddress] = [.v4([93, 184, 216, 34]), .v4([8, 8, 8, 8]), .v6([0x26, 0x06, 0x28, 0] + Array(repeating: 0, count: 11) + [1])]
@@ -51,9 +52,11 @@ struct SecurityAndLimitsTests {
         origin.set("/redirect.jpg", TestOrigin.Resource(status: 302, headers: ["Location": "http://127.0.0.1:\(origin.port)/photo.jpg"]))
         origin.set("/to-private.jpg", TestOrigin.Resource(status: 302, headers: ["Location": "http://10.0.0.1/secret.jpg"]))
         let strict = try await ServerHarness.start { $0.allowLoopbackSources = false }
-        for path in ["/unsafe/50x50/\(origin.url("/photo.jpg"))", "/unsafe/50x50/http://localhost:\(origin.port)/photo.jpg",
-                     "/unsafe/50x50/http://[::ffff:127.0.0.1]:\(origin.port)/photo.jpg", "/unsafe/50x50/http://169.254.169.254/latest",
-                     "/unsafe/50x50/http://0.0.0.0:\(origin.port)/photo.jpg"] {
+        for path in [
+            "/unsafe/50x50/\(origin.url("/photo.jpg"))", "/unsafe/50x50/http://localhost:\(origin.port)/photo.jpg",
+            "/unsafe/50x50/http://[::ffff:127.0.0.1]:\(origin.port)/photo.jpg", "/unsafe/50x50/http://169.254.169.254/latest",
+            "/unsafe/50x50/http://0.0.0.0:\(origin.port)/photo.jpg"
+        ] {
             let reply = try await strict.get(path)
             #expect(reply.status == 403, "\(path): \(reply.status) \(reply.text)")
         }
@@ -88,12 +91,18 @@ struct SecurityAndLimitsTests {
         #expect(try await server.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
         await server.stop()
 
-        let pixels = try await ServerHarness.start { $0.maxSourcePixels = 100_000; $0.maxResultDimension = 500 }
+        let pixels = try await ServerHarness.start {
+            $0.maxSourcePixels = 100_000
+            $0.maxResultDimension = 500
+        }
         let tooMany = try await pixels.get("/unsafe/50x50/\(origin.url("/photo.jpg"))")
         #expect(tooMany.status == 422, "\(tooMany.text)")
         await pixels.stop()
 
-        let result = try await ServerHarness.start { $0.maxResultDimension = 500; $0.requestTimeout = .seconds(1) }
+        let result = try await ServerHarness.start {
+            $0.maxResultDimension = 500
+            $0.requestTimeout = .seconds(1)
+        }
         #expect(try await result.get("/unsafe/600x100/\(origin.url("/photo.jpg"))").status == 422)
         #expect(try await result.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
         await result.stop()

@@ -58,10 +58,12 @@ struct ServeCommandTests {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        for flag in ["--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
-                     "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY",
-                     "--max-animation-frames", "OSPREY_MAX_ANIMATION_FRAMES", "default 100", "--allow-private-sources",
-                     "OSPREY_ALLOW_PRIVATE_SOURCES", "--origin-ttl"] {
+        for flag in [
+            "--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
+            "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY",
+            "--max-animation-frames", "OSPREY_MAX_ANIMATION_FRAMES", "default 100", "--allow-private-sources",
+            "OSPREY_ALLOW_PRIVATE_SOURCES", "--origin-ttl"
+        ] {
             #expect(output.contains(flag), "\(flag)")
         }
     }
@@ -75,8 +77,11 @@ struct ServeCommandTests {
         #expect(reply.status == 200)
         #expect(reply.image?.width == fixtures.thumbor[0].width)
         #expect(try await server.get("/health").status == 200)
-        process.interrupt()   // SIGINT; SIGTERM behaves the same
-        let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
+        process.interrupt()  // SIGINT; SIGTERM behaves the same
+        let status = await Task.detached { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }.value
         #expect(status == 0)
     }
     @Test("SIGTERM with --drain-seconds: readiness turns 503 while requests are still served, then a clean exit; X-Osprey-Instance names it")
@@ -86,7 +91,7 @@ struct ServeCommandTests {
         defer { if process.isRunning { process.terminate() } }
         let ready = try await server.get("/health/ready")
         #expect(ready.status == 200 && ready.header("X-Osprey-Instance") == "alpha")
-        process.terminate()   // SIGTERM
+        process.terminate()  // SIGTERM
         var draining = false
         for _ in 0..<100 where !draining {
             draining = try await server.get("/health/ready").status == 503
@@ -96,7 +101,10 @@ struct ServeCommandTests {
         #expect(try await server.get("/health/live").status == 200, "still alive while draining")
         let reply = try await server.get(fixtures.thumbor[0].path)
         #expect(reply.status == 200 && reply.image?.width == fixtures.thumbor[0].width, "requests are still served while draining")
-        let status = await Task.detached { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }.value
+        let status = await Task.detached { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }.value
         #expect(status == 0)
     }
 }

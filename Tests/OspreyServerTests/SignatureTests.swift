@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import Testing
+
 @testable import OspreyServer
 
 /// The client-made URLs committed by `Fixtures/make_fixtures.py` (libthumbor, pyimgproxy).
@@ -59,8 +61,10 @@ struct SignatureTests {
 
     @Test("imgproxy: the published test vector")
     func imgproxyVector() throws {
-        let pair = try #require(ImgproxySigner.KeyPair(hexKey: Data("secret".utf8).map { String(format: "%02x", $0) }.joined(),
-                                                       hexSalt: Data("hello".utf8).map { String(format: "%02x", $0) }.joined()))
+        let pair = try #require(
+            ImgproxySigner.KeyPair(
+                hexKey: Data("secret".utf8).map { String(format: "%02x", $0) }.joined(),
+                hexSalt: Data("hello".utf8).map { String(format: "%02x", $0) }.joined()))
         let signer = ImgproxySigner(pairs: [pair])
         let path = "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png"
         #expect(signer.signature(of: path, pair: pair) == "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8")
@@ -68,7 +72,9 @@ struct SignatureTests {
         #expect(job.source.absoluteString == "http://example.com/images/curiosity.jpg")
         #expect(job.format == .png)
         #expect(job.processors.map(\.identifier) == ["geometry:300x400:fill:noup:smart"])
-        do { _ = try ImgproxyURLParser(signer: signer).parse(path: "/oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH9" + path) } catch { #expect(error.status == 403) }
+        do { _ = try ImgproxyURLParser(signer: signer).parse(path: "/oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH9" + path) } catch {
+            #expect(error.status == 403)
+        }
     }
 
     @Test("imgproxy: every pyimgproxy signature is accepted, with key rotation and truncation")
@@ -98,7 +104,6 @@ struct SignatureTests {
     }
 }
 
-import Crypto
 enum HMACFixture {
     static func sha256(key: String, _ text: String) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: Data(key.utf8))))

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import Testing
+
 @testable import OspreyServer
 
 @Suite("Server thumbor grammar over HTTP", .serialized, .timeLimit(.minutes(5)))
@@ -38,7 +39,7 @@ struct ThumborServerTests {
         let cases: [(String, Int, Int, String)] = [
             ("/unsafe/200x100/\(src)", 200, 100, "jpeg"),
             ("/unsafe/fit-in/200x200/\(src)", 200, 150, "jpeg"),
-            ("/unsafe/fit-in/800x800/\(src)", 400, 300, "jpeg"),       // fit-in does not upscale
+            ("/unsafe/fit-in/800x800/\(src)", 400, 300, "jpeg"),  // fit-in does not upscale
             ("/unsafe/full-fit-in/100x100/\(src)", 133, 100, "jpeg"),
             ("/unsafe/adaptive-fit-in/150x200/\(src)", 200, 150, "jpeg"),
             ("/unsafe/origx100/\(src)", 400, 100, "jpeg"),
@@ -48,11 +49,14 @@ struct ThumborServerTests {
             ("/unsafe/100x100/right/bottom/\(src)", 100, 100, "jpeg"),
             ("/unsafe/-100x-100/smart/\(src)", 100, 100, "jpeg"),
             ("/unsafe/800x600/filters:no_upscale()/\(src)", 400, 300, "jpeg"),
-            ("/unsafe/100x100/filters:format(png):blur(2):sharpen(1,1,true):brightness(10):contrast(10):saturation(-20):rotate(90):round_corner(10,255,255,255)/\(src)", 100, 100, "png"),
+            (
+                "/unsafe/100x100/filters:format(png):blur(2):sharpen(1,1,true):brightness(10):contrast(10):saturation(-20):rotate(90):round_corner(10,255,255,255)/\(src)",
+                100, 100, "png"
+            ),
             ("/unsafe/100x50/filters:format(webp):quality(50):grayscale():strip_exif():strip_icc()/\(src)", 100, 50, "webp"),
             ("/unsafe/100x50/filters:format(gif)/\(src)", 100, 50, "gif"),
-            ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),   // alpha: PNG, not JPEG
-            ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg"),  // no scheme: http
+            ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),  // alpha: PNG, not JPEG
+            ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg")  // no scheme: http
         ]
         for (path, width, height, format) in cases {
             let reply = try await server.get(path)
@@ -76,7 +80,7 @@ struct ThumborServerTests {
         let padded = try #require(filled.image)
         #expect(padded.width == 200 && padded.height == 200)
         let pixels = try padded.rgbaPixels()
-        #expect(pixels[0] > 200 && pixels[1] < 60 && pixels[2] < 60)                 // the red band above the image
+        #expect(pixels[0] > 200 && pixels[1] < 60 && pixels[2] < 60)  // the red band above the image
         let transparent = try #require(try await server.get("/unsafe/fit-in/200x200/filters:fill(transparent):format(png)/\(src)").image)
         let clearPixels = try transparent.rgbaPixels()
         #expect(transparent.hasAlpha && clearPixels[3] == 0)
@@ -109,13 +113,22 @@ struct ThumborServerTests {
     @Test("trim (thumbor trim/, imgproxy t:) cuts the border of the top-left pixel's colour")
     func trim() async throws {
         var pixels = [UInt8](repeating: 255, count: 300 * 200 * 4)
-        for y in 60..<110 { for x in 100..<200 { let i = (y * 300 + x) * 4; pixels[i] = 20; pixels[i + 1] = 90; pixels[i + 2] = 200 } }
+        for y in 60..<110 {
+            for x in 100..<200 {
+                let i = (y * 300 + x) * 4
+                pixels[i] = 20
+                pixels[i + 1] = 90
+                pixels[i + 2] = 200
+            }
+        }
         let framed = try Image(rgba: pixels, width: 300, height: 200).encoded(as: .png)
         let origin = try await TestOrigin.start()
         origin.set("/framed.png", body: framed, contentType: "image/png")
         let server = try await ServerHarness.start()
-        for path in ["/unsafe/trim/\(origin.url("/framed.png"))", "/unsafe/trim:top-left:20/\(origin.url("/framed.png"))",
-                     "/imgproxy/_/t:10/plain/\(origin.url("/framed.png"))"] {
+        for path in [
+            "/unsafe/trim/\(origin.url("/framed.png"))", "/unsafe/trim:top-left:20/\(origin.url("/framed.png"))",
+            "/imgproxy/_/t:10/plain/\(origin.url("/framed.png"))"
+        ] {
             let reply = try await server.get(path)
             #expect(reply.status == 200, "\(path): \(reply.text)")
             #expect(reply.image?.width == 100 && reply.image?.height == 50, "\(path)")
@@ -157,7 +170,7 @@ struct ThumborServerTests {
             ("/unsafe/100x100/\(origin.url("/fails.jpg"))", 502),
             ("/unsafe/100x100/http://127.0.0.1:1/a.jpg", 502),
             ("/unsafe/10x10:5x5/100x100/\(src)", 400),
-            ("/unsafe/500x500:600x600/100x100/\(src)", 422),
+            ("/unsafe/500x500:600x600/100x100/\(src)", 422)
         ]
         for (path, status) in cases {
             let reply = try await server.get(path)

@@ -35,7 +35,9 @@ struct OspreyBench {
         defer { removeTempRoot() }
 
         let started = Date()
-        print("# Osprey benchmarks — \(ISO8601DateFormatter().string(from: started)), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(reps) repetitions (end to end: \(e2eReps))")
+        print(
+            "# Osprey benchmarks — \(ISO8601DateFormatter().string(from: started)), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(reps) repetitions (end to end: \(e2eReps))"
+        )
         var all: [Figure] = []
         func report(_ title: String, _ figures: [Figure]) {
             printTable(title: title, figures)
@@ -54,11 +56,13 @@ struct OspreyBench {
             }
             var classes: [ImageClass] = []
             if wants(6) || wants(7) || wants(8) {
-                let (small, skippedSmall) = try loadClass(name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5), peer: peer)
+                let (small, skippedSmall) = try loadClass(
+                    name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5), peer: peer)
                 classes.append(small)
                 if !skippedSmall.isEmpty { notes.append("small images left out (cannot be processed by): \(skippedSmall.joined(separator: ", "))") }
                 if let largeDir {
-                    let (large, skippedLarge) = try loadClass(name: "4000×3000 photos", directory: largeDir, repeats: envInt("LARGE_REPEATS", 2), peer: peer)
+                    let (large, skippedLarge) = try loadClass(
+                        name: "4000×3000 photos", directory: largeDir, repeats: envInt("LARGE_REPEATS", 2), peer: peer)
                     classes.append(large)
                     if !skippedLarge.isEmpty { notes.append("large images left out: \(skippedLarge.joined(separator: ", "))") }
                 } else {
@@ -70,14 +74,18 @@ struct OspreyBench {
                 defer { origin.stop() }
                 if wants(5) { report("5. Coalescing (loopback origin)", try await scenario5(reps: reps, origin: origin)) }
                 if wants(6) || wants(7) {
-                    report("6./7. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store; peer", try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: wants(7) ? peer : nil))
+                    report(
+                        "6./7. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store; peer",
+                        try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: wants(7) ? peer : nil))
                 }
             }
             if wants(8) {
                 if let cli = env("OSPREY_CLI") {
                     let (figures, scenarioNotes) = try await scenario8(reps: envInt("S8_REPS", e2eReps), classes: classes, cli: cli, peer: peer)
                     notes.append(contentsOf: scenarioNotes)
-                    report("8. The CLI as a user runs it: osprey prefetch --concurrency \(envInt("E2E_CONCURRENCY", 4)) --process \"\(cliSpec)\" (nginx origin)", figures)
+                    report(
+                        "8. The CLI as a user runs it: osprey prefetch --concurrency \(envInt("E2E_CONCURRENCY", 4)) --process \"\(cliSpec)\" (nginx origin)",
+                        figures)
                 } else {
                     notes.append("scenario 8 skipped: OSPREY_CLI (the release osprey binary) not set (run through Benchmarks/run.sh)")
                 }
@@ -99,11 +107,13 @@ struct OspreyBench {
             var notes: [String]
             var figures: [Figure]
         }
-        let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let machine =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "unknown"
-        let output = Output(date: ISO8601DateFormatter().string(from: started), cores: ProcessInfo.processInfo.activeProcessorCount,
-                            machine: machine, repetitions: reps, endToEndRepetitions: e2eReps, notes: notes, figures: all)
+        let output = Output(
+            date: ISO8601DateFormatter().string(from: started), cores: ProcessInfo.processInfo.activeProcessorCount,
+            machine: machine, repetitions: reps, endToEndRepetitions: e2eReps, notes: notes, figures: all)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")

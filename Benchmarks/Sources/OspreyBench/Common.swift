@@ -38,9 +38,10 @@ func tinyImage() throws -> Image {
 
 /// A cache whose disk level lives in a fresh temporary directory.
 func benchCache(_ name: String, memory: MemoryStorage.Config = .init(), serializer: any CacheSerializer = DefaultCacheSerializer()) -> ImageCache {
-    ImageCache(name: name, memoryConfig: memory,
-               diskConfig: DiskStorage.Config(name: name, directory: makeTempDir(name), cleansOnOpen: false),
-               serializer: serializer)
+    ImageCache(
+        name: name, memoryConfig: memory,
+        diskConfig: DiskStorage.Config(name: name, directory: makeTempDir(name), cleansOnOpen: false),
+        serializer: serializer)
 }
 
 /// Stores what the end-to-end job stores: the thumbnail as JPEG, quality 80.

@@ -67,8 +67,10 @@ struct Figure: Codable {
     var goalMet: Bool?
     var note: String?
 
-    init(scenario: Int, name: String, unit: String, samples: [Double], baseline: String? = nil,
-         baselineSamples: [Double]? = nil, goal: String? = nil, goalMet: ((Figure) -> Bool)? = nil, note: String? = nil) {
+    init(
+        scenario: Int, name: String, unit: String, samples: [Double], baseline: String? = nil,
+        baselineSamples: [Double]? = nil, goal: String? = nil, goalMet: ((Figure) -> Bool)? = nil, note: String? = nil
+    ) {
         self.scenario = scenario
         self.name = name
         self.unit = unit
@@ -119,7 +121,7 @@ func printTable(title: String, _ figures: [Figure]) {
             f.name, format(f.median), "\(format(f.min))..\(format(f.max))", f.unit,
             f.baseline ?? "-", f.baselineMedian.map(format) ?? "-",
             f.ratio.map { "\(format($0))× [\(format(f.ratioMin ?? .nan))..\(format(f.ratioMax ?? .nan))]" } ?? "-",
-            f.goal ?? "-", f.goalMet.map { $0 ? "yes" : "NO" } ?? "-",
+            f.goal ?? "-", f.goalMet.map { $0 ? "yes" : "NO" } ?? "-"
         ])
     }
     var widths = [Int](repeating: 0, count: header.count)

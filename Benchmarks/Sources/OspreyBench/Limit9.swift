@@ -2,7 +2,7 @@ import CVipsBench
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Scenario 9's in-process libvips limit (the server benchmark lives in Benchmarks/server/): what
@@ -15,12 +15,15 @@ func stockFitIn(_ data: Data, box: Int, webp: Bool, quality: Int) -> Int? {
     data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int? in
         var thumbnail: UnsafeMutablePointer<VipsImage>?
         guard osprey_bench_thumbnail_buffer_down(bytes.baseAddress, bytes.count, &thumbnail, Int32(box), Int32(box)) == 0,
-              let thumbnail else { return nil }
+            let thumbnail
+        else { return nil }
         defer { osprey_bench_unref(thumbnail) }
         var out: UnsafeMutableRawPointer?
         var length = 0
-        let failed = webp ? osprey_bench_webpsave_buffer(thumbnail, &out, &length, Int32(quality))
-                          : osprey_bench_jpegsave_buffer(thumbnail, &out, &length, Int32(quality))
+        let failed =
+            webp
+            ? osprey_bench_webpsave_buffer(thumbnail, &out, &length, Int32(quality))
+            : osprey_bench_jpegsave_buffer(thumbnail, &out, &length, Int32(quality))
         guard failed == 0 else { return nil }
         osprey_bench_free(out)
         return length

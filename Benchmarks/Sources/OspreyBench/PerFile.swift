@@ -12,7 +12,8 @@ func perFile(directories: [String]) throws {
     for directory in directories {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() where !name.hasPrefix(".") {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-                  let first = try? decoder.decode(data, processedBy: thumbnailChain) else { continue }
+                let first = try? decoder.decode(data, processedBy: thumbnailChain)
+            else { continue }
             blackHole(try first.encoded(as: .jpeg, quality: 80))
             var dw: [Double] = [], dc: [Double] = [], ew: [Double] = [], ec: [Double] = [], sw: [Double] = []
             for _ in 0..<rounds {
@@ -21,7 +22,10 @@ func perFile(directories: [String]) throws {
                 let (w1, c1) = (wallNow(), processCPU())
                 blackHole(try image.encoded(as: .jpeg, quality: 80))
                 let (w2, c2) = (wallNow(), processCPU())
-                dw.append(w1 - w0); dc.append(c1 - c0); ew.append(w2 - w1); ec.append(c2 - c1)
+                dw.append(w1 - w0)
+                dc.append(c1 - c0)
+                ew.append(w2 - w1)
+                ec.append(c2 - c1)
                 let stocked = stockThumbnailJPEG(data) != nil
                 sw.append(stocked ? wallNow() - w2 : .nan)
             }

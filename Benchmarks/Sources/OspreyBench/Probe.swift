@@ -19,15 +19,19 @@ func probe2(_ arguments: [String]) async throws {
         if part == "setup" {
             // The probe's own per-request setup (URLs, sources, pipeline), to subtract from counts.
             let sources = urls.map { ImageSource.url($0) }
-            let pipeline = ImagePipeline(configuration: .init(cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                              decoder: EmptyDecoder(image: image)))
+            let pipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
             blackHole((sources, pipeline))
             seconds = 0
         } else if part == "group" {
             // Scenario 2's task-group shape: a Swift task per request, awaiting image(for:).
             let sources = urls.map { ImageSource.url($0) }
-            let pipeline = ImagePipeline(configuration: .init(cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                              decoder: EmptyDecoder(image: image)))
+            let pipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
             let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
             seconds = try await time {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -47,8 +51,10 @@ func probe2(_ arguments: [String]) async throws {
             }
         } else {
             let sources = urls.map { ImageSource.url($0) }
-            let pipeline = ImagePipeline(configuration: .init(cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                              decoder: EmptyDecoder(image: image)))
+            let pipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
             seconds = await time {
                 await startAll(sources) { source, completed in
                     pipeline.loadImage(with: source, options: options) { result in

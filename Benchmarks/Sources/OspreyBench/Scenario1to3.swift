@@ -17,24 +17,29 @@ func scenario1(reps: Int) async throws -> [Figure] {
     var bareT: [Double] = [], syncT: [Double] = [], asyncT: [Double] = []
     var sink = 0
     for _ in 0..<reps {
-        bareT.append(await time {
-            for i in 0..<n { if let hit = bare.withLock({ $0[keys[i % 100]] }) { sink &+= hit.width } }
-        } / Double(n) * 1e9)
-        syncT.append(await time {
-            for i in 0..<n { if let hit = pipeline.cachedImage(for: sources[i % 100]) { sink &+= hit.width } }
-        } / Double(n) * 1e9)
-        asyncT.append(try await time {
-            for i in 0..<n { sink &+= try await pipeline.image(for: sources[i % 100]).image.width }
-        } / Double(n) * 1e9)
+        bareT.append(
+            await time {
+                for i in 0..<n { if let hit = bare.withLock({ $0[keys[i % 100]] }) { sink &+= hit.width } }
+            } / Double(n) * 1e9)
+        syncT.append(
+            await time {
+                for i in 0..<n { if let hit = pipeline.cachedImage(for: sources[i % 100]) { sink &+= hit.width } }
+            } / Double(n) * 1e9)
+        asyncT.append(
+            try await time {
+                for i in 0..<n { sink &+= try await pipeline.image(for: sources[i % 100]).image.width }
+            } / Double(n) * 1e9)
     }
     precondition(sink == 3 * n * reps, "every lookup must hit")
     let goal = "≤ 3× bare"
     return [
         Figure(scenario: 1, name: "bare Mutex<[String: Image]> lookup", unit: "ns/lookup", samples: bareT),
-        Figure(scenario: 1, name: "pipeline.cachedImage(for:) (sync)", unit: "ns/lookup", samples: syncT,
-               baseline: "bare Mutex dict", baselineSamples: bareT, goal: goal, goalMet: { $0.ratio! <= 3 }),
-        Figure(scenario: 1, name: "await pipeline.image(for:) (async)", unit: "ns/lookup", samples: asyncT,
-               baseline: "bare Mutex dict", baselineSamples: bareT, goal: goal, goalMet: { $0.ratio! <= 3 }),
+        Figure(
+            scenario: 1, name: "pipeline.cachedImage(for:) (sync)", unit: "ns/lookup", samples: syncT,
+            baseline: "bare Mutex dict", baselineSamples: bareT, goal: goal, goalMet: { $0.ratio! <= 3 }),
+        Figure(
+            scenario: 1, name: "await pipeline.image(for:) (async)", unit: "ns/lookup", samples: asyncT,
+            baseline: "bare Mutex dict", baselineSamples: bareT, goal: goal, goalMet: { $0.ratio! <= 3 })
     ]
 }
 
@@ -51,81 +56,106 @@ func scenario2(reps: Int) async throws -> [Figure] {
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
     for rep in 0..<envInt("S2_REPS", reps) {
-        decodeT.append(try await time {
-            for _ in 0..<n { blackHole(try decoder.decode(png)) }
-        } / Double(n) * 1e6)
+        decodeT.append(
+            try await time {
+                for _ in 0..<n { blackHole(try decoder.decode(png)) }
+            } / Double(n) * 1e6)
 
         let seqSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/s\(rep)/\($0).png")!) }
-        let seqPipeline = ImagePipeline(configuration: .init(cache: benchCache("s2"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                             decoder: EmptyDecoder(image: image)))
-        seqT.append(try await time {
-            for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
-        } / Double(n) * 1e6)
+        let seqPipeline = ImagePipeline(
+            configuration: .init(
+                cache: benchCache("s2"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                decoder: EmptyDecoder(image: image)))
+        seqT.append(
+            try await time {
+                for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
+            } / Double(n) * 1e6)
 
         let memSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/m\(rep)/\($0).png")!) }
-        let memPipeline = ImagePipeline(configuration: .init(cache: benchCache("s2m"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                             decoder: EmptyDecoder(image: image)))
-        memT.append(try await time {
-            for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
-        } / Double(n) * 1e6)
+        let memPipeline = ImagePipeline(
+            configuration: .init(
+                cache: benchCache("s2m"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                decoder: EmptyDecoder(image: image)))
+        memT.append(
+            try await time {
+                for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
+            } / Double(n) * 1e6)
 
         let concSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/c\(rep)/\($0).png")!) }
-        let concPipeline = ImagePipeline(configuration: .init(cache: benchCache("s2c"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                              decoder: EmptyDecoder(image: image)))
-        concT.append(try await time {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for source in concSources { group.addTask { blackHole(try await concPipeline.image(for: source, options: memoryOnly)) } }
-                try await group.waitForAll()
-            }
-        } / Double(concurrent) * 1e6)
+        let concPipeline = ImagePipeline(
+            configuration: .init(
+                cache: benchCache("s2c"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                decoder: EmptyDecoder(image: image)))
+        concT.append(
+            try await time {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for source in concSources { group.addTask { blackHole(try await concPipeline.image(for: source, options: memoryOnly)) } }
+                    try await group.waitForAll()
+                }
+            } / Double(concurrent) * 1e6)
 
         // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
         // completion: no Swift task per request on the caller's side.
         let cbSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/b\(rep)/\($0).png")!) }
-        let cbPipeline = ImagePipeline(configuration: .init(cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                                                            decoder: EmptyDecoder(image: image)))
+        let cbPipeline = ImagePipeline(
+            configuration: .init(
+                cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                decoder: EmptyDecoder(image: image)))
         let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
-        callbackT.append(await time {
-            await startAll(cbSources) { source, completed in
-                cbPipeline.loadImage(with: source, options: callbackOptions) { result in
-                    precondition((try? result.get()) != nil, "every request must load")
-                    completed()
+        callbackT.append(
+            await time {
+                await startAll(cbSources) { source, completed in
+                    cbPipeline.loadImage(with: source, options: callbackOptions) { result in
+                        precondition((try? result.get()) != nil, "every request must load")
+                        completed()
+                    }
                 }
-            }
-        } / Double(concurrent) * 1e6)
+            } / Double(concurrent) * 1e6)
 
         // The downloader alone, the same way: its share of a miss.
         let dlURLs = (0..<concurrent).map { URL(string: "https://images.example.com/d\(rep)/\($0).png")! }
         let downloader = ImageDownloader(loader: InstantLoader(data: png))
         var immediate = DownloadOptions()
         immediate.callbackQueue = .immediate
-        downloaderT.append(await time {
-            await startAll(dlURLs) { url, completed in
-                downloader.download(url, options: immediate) { result in
-                    precondition((try? result.get()) != nil, "every download must succeed")
-                    completed()
+        downloaderT.append(
+            await time {
+                await startAll(dlURLs) { url, completed in
+                    downloader.download(url, options: immediate) { result in
+                        precondition((try? result.get()) != nil, "every download must succeed")
+                        completed()
+                    }
                 }
-            }
-        } / Double(concurrent) * 1e6)
+            } / Double(concurrent) * 1e6)
     }
     let goal = "≤ 5 µs/request"
     return [
         Figure(scenario: 2, name: "decode of the 1×1 PNG alone (ImageDecoder)", unit: "µs/request", samples: decodeT),
-        Figure(scenario: 2, name: "miss, one at a time (call→completion)", unit: "µs/request", samples: seqT,
-               baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
-               note: "instant loader + empty decoder (ImagePipeline.Configuration.decoder), so this is the pipeline's own cost; the 1×1 PNG libvips decode is shown for scale"),
-        Figure(scenario: 2, name: "miss, one at a time, memory cache only", unit: "µs/request", samples: memT,
-               baseline: "with disk lookups", baselineSamples: seqT, goal: goal, goalMet: { $0.median <= 5 },
-               note: "options .cacheMemoryOnly + .fromMemoryCacheOrRefresh: no disk lookups, as in Nuke's benchmark (no disk cache)"),
-        Figure(scenario: 2, name: "miss, \(concurrent) started at once (wall/n), memory cache only", unit: "µs/request", samples: concT,
-               baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
-               note: "all requests started at once as Swift tasks of a task group (the group's own task per request is included); instant loader, empty decoder, no disk cache; default downloader (6 loads at a time)"),
-        Figure(scenario: 2, name: "miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "µs/request", samples: callbackT,
-               baseline: "same through a task group", baselineSamples: concT, goal: goal, goalMet: { $0.median <= 5 },
-               note: "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"),
-        Figure(scenario: 2, name: "downloader alone, \(concurrent) at once, download(_:options:completion:)", unit: "µs/request", samples: downloaderT,
-               baseline: "pipeline, loadImage", baselineSamples: callbackT,
-               note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline"),
+        Figure(
+            scenario: 2, name: "miss, one at a time (call→completion)", unit: "µs/request", samples: seqT,
+            baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
+            note:
+                "instant loader + empty decoder (ImagePipeline.Configuration.decoder), so this is the pipeline's own cost; the 1×1 PNG libvips decode is shown for scale"
+        ),
+        Figure(
+            scenario: 2, name: "miss, one at a time, memory cache only", unit: "µs/request", samples: memT,
+            baseline: "with disk lookups", baselineSamples: seqT, goal: goal, goalMet: { $0.median <= 5 },
+            note: "options .cacheMemoryOnly + .fromMemoryCacheOrRefresh: no disk lookups, as in Nuke's benchmark (no disk cache)"),
+        Figure(
+            scenario: 2, name: "miss, \(concurrent) started at once (wall/n), memory cache only", unit: "µs/request", samples: concT,
+            baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
+            note:
+                "all requests started at once as Swift tasks of a task group (the group's own task per request is included); instant loader, empty decoder, no disk cache; default downloader (6 loads at a time)"
+        ),
+        Figure(
+            scenario: 2, name: "miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "µs/request", samples: callbackT,
+            baseline: "same through a task group", baselineSamples: concT, goal: goal, goalMet: { $0.median <= 5 },
+            note:
+                "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"
+        ),
+        Figure(
+            scenario: 2, name: "downloader alone, \(concurrent) at once, download(_:options:completion:)", unit: "µs/request", samples: downloaderT,
+            baseline: "pipeline, loadImage", baselineSamples: callbackT,
+            note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline")
     ]
 }
 
@@ -171,43 +201,56 @@ func scenario3(reps: Int) async throws -> [Figure] {
         precondition(small.count <= 10_000)
         // concurrent reads
         for tasks in [1, 2, 8] {
-            add("hit, \(tasks) tasks", await time {
-                await withTaskGroup(of: Int.self) { group in
-                    for t in 0..<tasks {
-                        group.addTask {
-                            var local = 0
-                            for i in 0..<n { if let v = storage.value(forKey: keys[(i &+ t &* 7919) % n]) { local &+= v.width } }
-                            return local
+            add(
+                "hit, \(tasks) tasks",
+                await time {
+                    await withTaskGroup(of: Int.self) { group in
+                        for t in 0..<tasks {
+                            group.addTask {
+                                var local = 0
+                                for i in 0..<n { if let v = storage.value(forKey: keys[(i &+ t &* 7919) % n]) { local &+= v.width } }
+                                return local
+                            }
                         }
+                        for await local in group { sink &+= local }
                     }
-                    for await local in group { sink &+= local }
-                }
-            }, ops: n * tasks)
+                }, ops: n * tasks)
             let bareShared = BareDict(keys: keys, image: image)
-            add("bare hit, \(tasks) tasks", await time {
-                await withTaskGroup(of: Int.self) { group in
-                    for t in 0..<tasks {
-                        group.addTask {
-                            var local = 0
-                            for i in 0..<n { if let v = bareShared.value(keys[(i &+ t &* 7919) % n]) { local &+= v.width } }
-                            return local
+            add(
+                "bare hit, \(tasks) tasks",
+                await time {
+                    await withTaskGroup(of: Int.self) { group in
+                        for t in 0..<tasks {
+                            group.addTask {
+                                var local = 0
+                                for i in 0..<n { if let v = bareShared.value(keys[(i &+ t &* 7919) % n]) { local &+= v.width } }
+                                return local
+                            }
                         }
+                        for await local in group { sink &+= local }
                     }
-                    for await local in group { sink &+= local }
-                }
-            }, ops: n * tasks)
+                }, ops: n * tasks)
         }
     }
     blackHole(sink)
     var figures = [
-        Figure(scenario: 3, name: "write (100k distinct keys)", unit: "ns/op", samples: results["write"]!, baseline: "bare Mutex dict write", baselineSamples: results["bare write"]!),
-        Figure(scenario: 3, name: "hit", unit: "ns/op", samples: results["hit"]!, baseline: "bare Mutex dict hit", baselineSamples: results["bare hit"]!),
-        Figure(scenario: 3, name: "miss", unit: "ns/op", samples: results["miss"]!, baseline: "bare Mutex dict miss", baselineSamples: results["bare miss"]!),
-        Figure(scenario: 3, name: "write with eviction by cost (90% evict)", unit: "ns/op", samples: results["write with eviction"]!, baseline: "write without eviction", baselineSamples: results["write"]!),
+        Figure(
+            scenario: 3, name: "write (100k distinct keys)", unit: "ns/op", samples: results["write"]!, baseline: "bare Mutex dict write",
+            baselineSamples: results["bare write"]!),
+        Figure(
+            scenario: 3, name: "hit", unit: "ns/op", samples: results["hit"]!, baseline: "bare Mutex dict hit", baselineSamples: results["bare hit"]!),
+        Figure(
+            scenario: 3, name: "miss", unit: "ns/op", samples: results["miss"]!, baseline: "bare Mutex dict miss",
+            baselineSamples: results["bare miss"]!),
+        Figure(
+            scenario: 3, name: "write with eviction by cost (90% evict)", unit: "ns/op", samples: results["write with eviction"]!,
+            baseline: "write without eviction", baselineSamples: results["write"]!)
     ]
     for tasks in [1, 2, 8] {
-        figures.append(Figure(scenario: 3, name: "hit, \(tasks) concurrent task(s) (time/total ops)", unit: "ns/op", samples: results["hit, \(tasks) tasks"]!,
-                              baseline: "bare Mutex dict, \(tasks) task(s)", baselineSamples: results["bare hit, \(tasks) tasks"]!))
+        figures.append(
+            Figure(
+                scenario: 3, name: "hit, \(tasks) concurrent task(s) (time/total ops)", unit: "ns/op", samples: results["hit, \(tasks) tasks"]!,
+                baseline: "bare Mutex dict, \(tasks) task(s)", baselineSamples: results["bare hit, \(tasks) tasks"]!))
     }
     return figures
 }

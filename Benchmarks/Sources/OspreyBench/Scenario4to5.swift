@@ -31,11 +31,14 @@ func scenario4(reps: Int) async throws -> [Figure] {
             sync()
             switch (phase + rep) % 3 {
             case 0:
-                wPlain.append(Double(writes) * mb / (try await time { for i in 0..<writes { try posixWrite(payload, to: plainDir.path + "/f\(i)") } }))
+                wPlain.append(
+                    Double(writes) * mb / (try await time { for i in 0..<writes { try posixWrite(payload, to: plainDir.path + "/f\(i)") } }))
             case 1:
-                wSafe.append(Double(writes) * mb / (try await time {
-                    for i in 0..<writes { try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)") }
-                }))
+                wSafe.append(
+                    Double(writes) * mb
+                        / (try await time {
+                            for i in 0..<writes { try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)") }
+                        }))
             default:
                 wO.append(Double(writes) * mb / (try await time { for key in keys { try await disk.store(payload, forKey: key) } }))
                 await disk.waitForPendingWork()
@@ -53,7 +56,8 @@ func scenario4(reps: Int) async throws -> [Figure] {
         let smallFiles = smallKeys.map { disk.fileURL(forKey: $0) }
         bytes = 0
         sP.append(Double(reads) * smallMB / (try await time { for i in 0..<reads { bytes &+= try Data(contentsOf: smallFiles[i % writes]).count } }))
-        sO.append(Double(reads) * smallMB / (await time { for i in 0..<reads { bytes &+= await disk.value(forKey: smallKeys[i % writes])?.count ?? 0 } }))
+        sO.append(
+            Double(reads) * smallMB / (await time { for i in 0..<reads { bytes &+= await disk.value(forKey: smallKeys[i % writes])?.count ?? 0 } }))
         precondition(bytes >= 2 * reads * small.count, "every read must return the entry")
         try? FileManager.default.removeItem(at: dir)
         try? FileManager.default.removeItem(at: plainDir)
@@ -72,11 +76,12 @@ func scenario4(reps: Int) async throws -> [Figure] {
         precondition(removed == trimEntries, "trim removed \(removed) of \(trimEntries)")
         let plainTrimDir = makeTempDir("s4plaintrim")
         for i in 0..<trimEntries { try posixWrite(kilo, to: plainTrimDir.path + "/k\(i)") }
-        tP.append(try await time {
-            for name in try FileManager.default.contentsOfDirectory(atPath: plainTrimDir.path) {
-                guard unlink(plainTrimDir.path + "/" + name) == 0 else { throw BenchError("unlink \(name): \(errno)") }
-            }
-        })
+        tP.append(
+            try await time {
+                for name in try FileManager.default.contentsOfDirectory(atPath: plainTrimDir.path) {
+                    guard unlink(plainTrimDir.path + "/" + name) == 0 else { throw BenchError("unlink \(name): \(errno)") }
+                }
+            })
         try? FileManager.default.removeItem(at: trimDir)
         try? FileManager.default.removeItem(at: plainTrimDir)
     }
@@ -105,25 +110,32 @@ func scenario4(reps: Int) async throws -> [Figure] {
     }
     try? FileManager.default.removeItem(at: openDir)
     return [
-        Figure(scenario: 4, name: "\(writes) writes of 256 KB (DiskStorage.store)", unit: "MB/s", samples: wO,
-               baseline: "by hand, crash-safe: open/write/close of a temp file + rename", baselineSamples: wSafe,
-               goal: "≥ 0.9×", goalMet: { ($0.ratio ?? 0) >= 0.9 },
-               note: "no side fsyncs (Foundation's Data.write(to:) does on Linux, so it is not the baseline)"),
-        Figure(scenario: 4, name: "\(writes) writes of 256 KB (DiskStorage.store)", unit: "MB/s", samples: wO,
-               baseline: "plain POSIX open/write/close of the same bytes (no temp file)", baselineSamples: wPlain),
-        Figure(scenario: 4, name: "\(reads) reads of 256 KB (DiskStorage.value)", unit: "MB/s", samples: rO,
-               baseline: "Data(contentsOf:) of the same files", baselineSamples: rP,
-               goal: "≥ 0.8×", goalMet: { ($0.ratio ?? 0) >= 0.8 }, note: "files are in the page cache"),
-        Figure(scenario: 4, name: "\(reads) reads of 4 KB (DiskStorage.value)", unit: "MB/s", samples: sO,
-               baseline: "Data(contentsOf:) of the same files", baselineSamples: sP,
-               goal: "≥ 0.7×", goalMet: { ($0.ratio ?? 0) >= 0.7 }),
-        Figure(scenario: 4, name: "trim of \(trimEntries) entries (removeSizeExceeded)", unit: "s", samples: tO,
-               baseline: "list + unlink of \(trimEntries) plain files", baselineSamples: tP,
-               goal: "≤ 1.2×", goalMet: { ($0.ratio ?? .infinity) <= 1.2 }),
-        Figure(scenario: 4, name: "open of \(openEntries) entries of 100 B with the index snapshot", unit: "s", samples: oO,
-               goal: "< 1 s", goalMet: { $0.median < 1 }, note: "warm: the directory was just written; init + index built"),
-        Figure(scenario: 4, name: "open of \(openEntries) entries of 100 B without a snapshot (after a crash)", unit: "s", samples: oScan,
-               note: "every trailer read, then the snapshot written"),
+        Figure(
+            scenario: 4, name: "\(writes) writes of 256 KB (DiskStorage.store)", unit: "MB/s", samples: wO,
+            baseline: "by hand, crash-safe: open/write/close of a temp file + rename", baselineSamples: wSafe,
+            goal: "≥ 0.9×", goalMet: { ($0.ratio ?? 0) >= 0.9 },
+            note: "no side fsyncs (Foundation's Data.write(to:) does on Linux, so it is not the baseline)"),
+        Figure(
+            scenario: 4, name: "\(writes) writes of 256 KB (DiskStorage.store)", unit: "MB/s", samples: wO,
+            baseline: "plain POSIX open/write/close of the same bytes (no temp file)", baselineSamples: wPlain),
+        Figure(
+            scenario: 4, name: "\(reads) reads of 256 KB (DiskStorage.value)", unit: "MB/s", samples: rO,
+            baseline: "Data(contentsOf:) of the same files", baselineSamples: rP,
+            goal: "≥ 0.8×", goalMet: { ($0.ratio ?? 0) >= 0.8 }, note: "files are in the page cache"),
+        Figure(
+            scenario: 4, name: "\(reads) reads of 4 KB (DiskStorage.value)", unit: "MB/s", samples: sO,
+            baseline: "Data(contentsOf:) of the same files", baselineSamples: sP,
+            goal: "≥ 0.7×", goalMet: { ($0.ratio ?? 0) >= 0.7 }),
+        Figure(
+            scenario: 4, name: "trim of \(trimEntries) entries (removeSizeExceeded)", unit: "s", samples: tO,
+            baseline: "list + unlink of \(trimEntries) plain files", baselineSamples: tP,
+            goal: "≤ 1.2×", goalMet: { ($0.ratio ?? .infinity) <= 1.2 }),
+        Figure(
+            scenario: 4, name: "open of \(openEntries) entries of 100 B with the index snapshot", unit: "s", samples: oO,
+            goal: "< 1 s", goalMet: { $0.median < 1 }, note: "warm: the directory was just written; init + index built"),
+        Figure(
+            scenario: 4, name: "open of \(openEntries) entries of 100 B without a snapshot (after a crash)", unit: "s", samples: oScan,
+            note: "every trailer read, then the snapshot written")
     ]
 }
 
@@ -139,32 +151,36 @@ func scenario5(reps: Int, origin: OriginProcess) async throws -> [Figure] {
         let base = "http://127.0.0.1:\(origin.port)/\(file)?rep=\(rep)&k="
         // baseline: the 100 distinct fetches alone, same client, 6 at a time (the downloader's limit)
         let rawURLs = (0..<distinct).map { base + "raw\($0)" }
-        raw.append(try await time {
-            try await forEachIndex(rawURLs.count, concurrency: 6) { i in
-                blackHole(try await rawFetch(rawURLs[i], client: loader.client))
-            }
-        })
+        raw.append(
+            try await time {
+                try await forEachIndex(rawURLs.count, concurrency: 6) { i in
+                    blackHole(try await rawFetch(rawURLs[i], client: loader.client))
+                }
+            })
         let before = try await originHits(origin, client: loader.client)
         let pipeline = ImagePipeline(cache: benchCache("s5"), downloader: ImageDownloader(loader: loader))
         let sources = (0..<distinct).map { ImageSource.url(URL(string: base + "p\($0)")!) }
-        wall.append(try await time {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for i in 0..<requests {
-                    group.addTask { blackHole(try await pipeline.image(for: sources[i % distinct], options: [.cacheMemoryOnly])) }
+        wall.append(
+            try await time {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for i in 0..<requests {
+                        group.addTask { blackHole(try await pipeline.image(for: sources[i % distinct], options: [.cacheMemoryOnly])) }
+                    }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
-            }
-        })
+            })
         let after = try await originHits(origin, client: loader.client)
         hitsSeen.append(Double(after - before))
     }
     try await loader.shutdown()
     return [
-        Figure(scenario: 5, name: "\(requests) concurrent requests for \(distinct) URLs (\(file))", unit: "s", samples: wall,
-               baseline: "\(distinct) raw fetches, same client", baselineSamples: raw,
-               note: "pipeline also decodes the \(distinct) images; raw fetch does not"),
-        Figure(scenario: 5, name: "origin hits per run", unit: "hits", samples: hitsSeen,
-               goal: "= \(distinct)", goalMet: { $0.min == Double(distinct) && $0.max == Double(distinct) }),
+        Figure(
+            scenario: 5, name: "\(requests) concurrent requests for \(distinct) URLs (\(file))", unit: "s", samples: wall,
+            baseline: "\(distinct) raw fetches, same client", baselineSamples: raw,
+            note: "pipeline also decodes the \(distinct) images; raw fetch does not"),
+        Figure(
+            scenario: 5, name: "origin hits per run", unit: "hits", samples: hitsSeen,
+            goal: "= \(distinct)", goalMet: { $0.min == Double(distinct) && $0.max == Double(distinct) })
     ]
 }
 

@@ -29,7 +29,11 @@ func loadClass(name: String, directory: String, repeats: Int, peer: Peer?) throw
     let decoder = ImageDecoder(options: e2eDecoding)
     for name in names {
         guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-              (try? decoder.decode(data, processedBy: thumbnailChain).encoded(as: .jpeg, quality: 80)) != nil else { skipped.append("\(name) (Osprey)"); continue }
+            (try? decoder.decode(data, processedBy: thumbnailChain).encoded(as: .jpeg, quality: 80)) != nil
+        else {
+            skipped.append("\(name) (Osprey)")
+            continue
+        }
         bytes[name] = data
     }
     var files = bytes.keys.sorted()
@@ -155,7 +159,12 @@ struct Peer {
         return try JSONDecoder().decode([String].self, from: data)
     }
 
-    struct Report: Decodable { var seconds: Double; var ok: Int; var failed: Int; var maxrss_mb: Double }
+    struct Report: Decodable {
+        var seconds: Double
+        var ok: Int
+        var failed: Int
+        var maxrss_mb: Double
+    }
 
     func job(urls: [String], workers: Int) throws -> (RunResult, Report) {
         let list = makeTempDir("peerlist").appendingPathComponent("urls.txt")
@@ -182,31 +191,45 @@ func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer
         for rep in 0..<reps {
             let count = Double(datas.count)
             let l = await limitRun(datas, threads: threads)
-            limit.append(count / l.seconds); limitMB.append(l.peakMB)
+            limit.append(count / l.seconds)
+            limitMB.append(l.peakMB)
             let f = try await rawFetchRun(urls: runURLs(imageClass, port: origin.port, tag: "raw\(rep)"), concurrency: concurrency)
             raw.append(count / f.seconds)
             let o = try await ospreyRun(urls: runURLs(imageClass, port: origin.port, tag: "osprey\(rep)"), concurrency: concurrency)
-            osprey.append(count / o.seconds); ospreyMB.append(o.peakMB)
+            osprey.append(count / o.seconds)
+            ospreyMB.append(o.peakMB)
             if let peer {
                 let (p, _) = try peer.job(urls: runURLs(imageClass, port: origin.port, tag: "peer\(rep)"), workers: concurrency)
-                peerRate.append(count / p.seconds); peerMB.append(p.peakMB)
+                peerRate.append(count / p.seconds)
+                peerMB.append(p.peakMB)
             }
         }
         let label = "\(imageClass.name): \(imageClass.files.count) files × \(imageClass.repeats)"
-        figures.append(Figure(scenario: 6, name: "\(label), Osprey pipeline, \(concurrency) concurrent", unit: "images/s", samples: osprey,
-                              baseline: "libvips in-process limit (\(threads) threads, vips concurrency 1)", baselineSamples: limit,
-                              goal: "≥ 0.85× limit", goalMet: { $0.ratio! >= 0.85 }))
-        figures.append(Figure(scenario: 6, name: "\(label), Osprey pipeline vs raw fetch", unit: "images/s", samples: osprey,
-                              baseline: "raw HTTP fetch, same client, \(concurrency) concurrent", baselineSamples: raw))
-        figures.append(Figure(scenario: 6, name: "\(label), Osprey peak RSS (whole harness process)", unit: "MB", samples: ospreyMB,
-                              baseline: "libvips limit, peak RSS of the same process", baselineSamples: limitMB,
-                              note: "VmHWM during the run (peak mark reset through /proc/self/clear_refs before it); includes what the harness process already held"))
+        figures.append(
+            Figure(
+                scenario: 6, name: "\(label), Osprey pipeline, \(concurrency) concurrent", unit: "images/s", samples: osprey,
+                baseline: "libvips in-process limit (\(threads) threads, vips concurrency 1)", baselineSamples: limit,
+                goal: "≥ 0.85× limit", goalMet: { $0.ratio! >= 0.85 }))
+        figures.append(
+            Figure(
+                scenario: 6, name: "\(label), Osprey pipeline vs raw fetch", unit: "images/s", samples: osprey,
+                baseline: "raw HTTP fetch, same client, \(concurrency) concurrent", baselineSamples: raw))
+        figures.append(
+            Figure(
+                scenario: 6, name: "\(label), Osprey peak RSS (whole harness process)", unit: "MB", samples: ospreyMB,
+                baseline: "libvips limit, peak RSS of the same process", baselineSamples: limitMB,
+                note: "VmHWM during the run (peak mark reset through /proc/self/clear_refs before it); includes what the harness process already held"
+            ))
         if peer != nil {
-            figures.append(Figure(scenario: 7, name: "\(label), Osprey / peer", unit: "images/s", samples: osprey,
-                                  baseline: "Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow", baselineSamples: peerRate,
-                                  goal: "> 1× (ahead of peer)", goalMet: { $0.ratio! > 1 }))
-            figures.append(Figure(scenario: 7, name: "\(label), peer peak RSS (whole process)", unit: "MB", samples: peerMB,
-                                  note: "VmHWM of the Python process, interpreter included"))
+            figures.append(
+                Figure(
+                    scenario: 7, name: "\(label), Osprey / peer", unit: "images/s", samples: osprey,
+                    baseline: "Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow", baselineSamples: peerRate,
+                    goal: "> 1× (ahead of peer)", goalMet: { $0.ratio! > 1 }))
+            figures.append(
+                Figure(
+                    scenario: 7, name: "\(label), peer peak RSS (whole process)", unit: "MB", samples: peerMB,
+                    note: "VmHWM of the Python process, interpreter included"))
         }
     }
     return figures

@@ -4,7 +4,7 @@ import Foundation
 import Osprey
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Scenario 8: the CLI as a user runs it. `osprey prefetch --input urls.txt --concurrency 4
@@ -80,7 +80,10 @@ final class NginxOrigin {
             }
             if ready != nil { break }
             lastError = (try? String(contentsOfFile: dir + "/error.log", encoding: .utf8)) ?? "no error log"
-            if process.isRunning { process.terminate(); process.waitUntilExit() }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
             if !lastError.contains("in use") { break }
         }
         try? await loader.shutdown()
@@ -133,8 +136,9 @@ func runMeasured(_ arguments: [String], environment: [String: String]) throws ->
     let rssText = (try? String(contentsOfFile: rssPath, encoding: .utf8)) ?? ""
     // /usr/bin/time writes "Command exited with non-zero status N" first when the child failed.
     let kb = rssText.split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? .nan
-    return ProcessRun(seconds: seconds, peakMB: kb / 1024, status: exitStatus,
-                      stdout: FileManager.default.contents(atPath: outPath) ?? Data())
+    return ProcessRun(
+        seconds: seconds, peakMB: kb / 1024, status: exitStatus,
+        stdout: FileManager.default.contents(atPath: outPath) ?? Data())
 }
 
 /// The environment of a user's shell: the harness's own, without the libvips concurrency it sets
@@ -151,9 +155,16 @@ func cliRun(cli: String, urls: [String], concurrency: Int) throws -> ProcessRun 
     let dir = makeTempDir("cli")
     let list = dir.appendingPathComponent("urls.txt").path
     try (urls.joined(separator: "\n") + "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let run = try runMeasured([cli, "prefetch", "--input", list, "--concurrency", "\(concurrency)", "--process", cliSpec,
-                               "--cache-dir", dir.appendingPathComponent("cache").path, "--json"], environment: userEnvironment())
-    struct Summary: Decodable { var total: Int; var completed: Int; var failed: Int }
+    let run = try runMeasured(
+        [
+            cli, "prefetch", "--input", list, "--concurrency", "\(concurrency)", "--process", cliSpec,
+            "--cache-dir", dir.appendingPathComponent("cache").path, "--json"
+        ], environment: userEnvironment())
+    struct Summary: Decodable {
+        var total: Int
+        var completed: Int
+        var failed: Int
+    }
     let summary = try? JSONDecoder().decode(Summary.self, from: run.stdout)
     guard run.status == 0, let summary, summary.completed == urls.count else {
         throw BenchError("osprey prefetch exited with \(run.status): \(String(decoding: run.stdout.prefix(2000), as: UTF8.self))")
@@ -168,8 +179,11 @@ func peerProcessRun(_ peer: Peer, urls: [String], workers: Int) throws -> Proces
     let dir = makeTempDir("peer8")
     let list = dir.appendingPathComponent("urls.txt").path
     try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let run = try runMeasured([peer.python, peer.script, "--urls", list, "--out", dir.appendingPathComponent("out").path,
-                               "--workers", "\(workers)"], environment: userEnvironment())
+    let run = try runMeasured(
+        [
+            peer.python, peer.script, "--urls", list, "--out", dir.appendingPathComponent("out").path,
+            "--workers", "\(workers)"
+        ], environment: userEnvironment())
     let report = try? JSONDecoder().decode(Peer.Report.self, from: run.stdout)
     guard run.status == 0, let report, report.ok == urls.count else {
         throw BenchError("peer exited with \(run.status): \(String(decoding: run.stdout.prefix(2000), as: UTF8.self))")
@@ -224,11 +238,14 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
     let excluded = Set((env("S8_EXCLUDE") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     for var imageClass in classes {
         if !excluded.isEmpty {
-            notes.append("scenario 8, \(imageClass.name): left out (S8_EXCLUDE): \(imageClass.files.filter(excluded.contains).joined(separator: ", "))")
+            notes.append(
+                "scenario 8, \(imageClass.name): left out (S8_EXCLUDE): \(imageClass.files.filter(excluded.contains).joined(separator: ", "))")
             imageClass.files.removeAll(where: excluded.contains)
         }
         let stockFailed = imageClass.files.filter { stockThumbnailJPEG(imageClass.bytes[$0]!) == nil }
-        if !stockFailed.isEmpty { notes.append("scenario 8, \(imageClass.name): left out (stock libvips cannot thumbnail): \(stockFailed.joined(separator: ", "))") }
+        if !stockFailed.isEmpty {
+            notes.append("scenario 8, \(imageClass.name): left out (stock libvips cannot thumbnail): \(stockFailed.joined(separator: ", "))")
+        }
         imageClass.files.removeAll(where: stockFailed.contains)
         let isSmall = imageClass.name.hasPrefix("small")
         let wanted = isSmall ? envInt("S8_SMALL_URLS", 420) : envInt("S8_LARGE_URLS", 96)
@@ -269,11 +286,14 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             stock.append(n / s.seconds)
             sync()
             let c = try cliRun(cli: cli, urls: urls("cli\(rep)"), concurrency: concurrency)
-            cliRate.append(n / c.seconds); ospreyMB.append(c.peakMB); cliSeconds.append(c.seconds)
+            cliRate.append(n / c.seconds)
+            ospreyMB.append(c.peakMB)
+            cliSeconds.append(c.seconds)
             if let peer {
                 sync()
                 let p = try peerProcessRun(peer, urls: urls("peer\(rep)"), workers: concurrency)
-                peerRate.append(n / p.seconds); peerMB.append(p.peakMB)
+                peerRate.append(n / p.seconds)
+                peerMB.append(p.peakMB)
             }
             if index > 0, let floorFile {
                 sync()
@@ -284,27 +304,41 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         let isSmall = imageClass.name.hasPrefix("small")
         let label = "\(imageClass.name): \(imageClass.files.count) files × \(imageClass.repeats) = \(count) URLs"
         let cliName = "\(label), osprey prefetch (whole process, \(concurrency) at a time)"
-        figures.append(Figure(scenario: 8, name: "\(cliName) vs in-process limit", unit: "images/s", samples: cliRate,
-                              baseline: "Osprey's decoder + CLI serializer on the bytes in memory (\(threads) threads, vips concurrency 1)", baselineSamples: limit,
-                              goal: "≥ 0.85× limit", goalMet: { $0.ratio! >= 0.85 },
-                              note: "wall time from spawn to exit: \(cliSeconds.map { String(format: "%.2f s", $0) }.joined(separator: ", "))"))
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(cliName) vs in-process limit", unit: "images/s", samples: cliRate,
+                baseline: "Osprey's decoder + CLI serializer on the bytes in memory (\(threads) threads, vips concurrency 1)", baselineSamples: limit,
+                goal: "≥ 0.85× limit", goalMet: { $0.ratio! >= 0.85 },
+                note: "wall time from spawn to exit: \(cliSeconds.map { String(format: "%.2f s", $0) }.joined(separator: ", "))"))
         if peer != nil {
             let goal = isSmall ? 1.0 : 2.5
-            figures.append(Figure(scenario: 8, name: "\(cliName) vs peer", unit: "images/s", samples: cliRate,
-                                  baseline: "peer.py whole process (Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow)", baselineSamples: peerRate,
-                                  goal: "≥ \(goal)× peer", goalMet: { $0.ratio! >= goal }))
+            figures.append(
+                Figure(
+                    scenario: 8, name: "\(cliName) vs peer", unit: "images/s", samples: cliRate,
+                    baseline: "peer.py whole process (Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow)", baselineSamples: peerRate,
+                    goal: "≥ \(goal)× peer", goalMet: { $0.ratio! >= goal }))
         }
-        figures.append(Figure(scenario: 8, name: "\(cliName) vs stock libvips", unit: "images/s", samples: cliRate,
-                              baseline: "vips_thumbnail_buffer + vips_jpegsave_buffer (\(threads) threads, vips concurrency 1)", baselineSamples: stock,
-                              goal: isSmall ? nil : "≥ 0.85× stock libvips", goalMet: isSmall ? nil : { (f: Figure) in f.ratio! >= 0.85 }))
-        figures.append(Figure(scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
-                              baseline: peer != nil ? "peer.py peak RSS (whole process)" : nil, baselineSamples: peer != nil ? peerMB : nil,
-                              note: "maximum resident set of the process (/usr/bin/time %M); one 4000×3000 image's full-size pixels are 48 MB (RGBA), \(concurrency) in flight 192 MB"))
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(cliName) vs stock libvips", unit: "images/s", samples: cliRate,
+                baseline: "vips_thumbnail_buffer + vips_jpegsave_buffer (\(threads) threads, vips concurrency 1)", baselineSamples: stock,
+                goal: isSmall ? nil : "≥ 0.85× stock libvips", goalMet: isSmall ? nil : { (f: Figure) in f.ratio! >= 0.85 }))
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
+                baseline: peer != nil ? "peer.py peak RSS (whole process)" : nil, baselineSamples: peer != nil ? peerMB : nil,
+                note:
+                    "maximum resident set of the process (/usr/bin/time %M); one 4000×3000 image's full-size pixels are 48 MB (RGBA), \(concurrency) in flight 192 MB"
+            ))
         if !floorMB.isEmpty, let floorFile {
-            figures.append(Figure(scenario: 8, name: "\(label), osprey prefetch peak RSS minus the CLI's floor", unit: "MB",
-                                  samples: zip(ospreyMB, floorMB).map { $0 - $1 },
-                                  goal: "< 48 MB (one full-size 4000×3000 RGBA image)", goalMet: { $0.max < 48 },
-                                  note: "per repetition; floor: the CLI over \(count) URLs of \(floorFile) (\(floorMB.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB); the difference also holds the memory cache's \(count) thumbnails and the originals in flight"))
+            figures.append(
+                Figure(
+                    scenario: 8, name: "\(label), osprey prefetch peak RSS minus the CLI's floor", unit: "MB",
+                    samples: zip(ospreyMB, floorMB).map { $0 - $1 },
+                    goal: "< 48 MB (one full-size 4000×3000 RGBA image)", goalMet: { $0.max < 48 },
+                    note:
+                        "per repetition; floor: the CLI over \(count) URLs of \(floorFile) (\(floorMB.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB); the difference also holds the memory cache's \(count) thumbnails and the originals in flight"
+                ))
         }
     }
     return (figures, notes)
@@ -320,7 +354,9 @@ func limit8(_ arguments: [String]) async throws {
     let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
     let datas = (0..<8).flatMap { _ in files.compactMap { FileManager.default.contents(atPath: directory + "/" + $0) } }
         .filter { stockThumbnailJPEG($0) != nil }
-    print("round | CLI's work (CLI's decoding options + serializer) | scenario 6's work (first frame + encode) | stock libvips   [images/s, \(threads) threads, \(datas.count) images]")
+    print(
+        "round | CLI's work (CLI's decoding options + serializer) | scenario 6's work (first frame + encode) | stock libvips   [images/s, \(threads) threads, \(datas.count) images]"
+    )
     for round in 0..<rounds {
         let n = Double(datas.count)
         let cliWork = await cliLimitRun(datas, threads: threads)

@@ -4,9 +4,11 @@ import OspreyServer
 /// pair while serving `_`/`insecure` signatures (so the grammar after the signature is reached).
 private let parsers: [ImgproxyURLParser] = [
     ImgproxyURLParser(presets: ["thumb": "rs:fill:100:100/q:70", "loop": "pr:loop"]),
-    ImgproxyURLParser(signer: ImgproxySigner(pairs: [ImgproxySigner.KeyPair(hexKey: "6b6579", hexSalt: "73616c74")!],
-                                             signatureBytes: 16),
-                      allowUnsigned: true),
+    ImgproxyURLParser(
+        signer: ImgproxySigner(
+            pairs: [ImgproxySigner.KeyPair(hexKey: "6b6579", hexSalt: "73616c74")!],
+            signatureBytes: 16),
+        allowUnsigned: true)
 ]
 
 /// One input: a request path after the imgproxy prefix. A thrown ``ServerError`` is a correct

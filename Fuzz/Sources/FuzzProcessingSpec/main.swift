@@ -1,5 +1,5 @@
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // libFuzzer runs fuzzProcessingSpec(_:_:) on every input (see FuzzDriver.h for why the driver is called here).
 exit(osprey_fuzz_run(CommandLine.argc, CommandLine.unsafeArgv) { data, size in fuzzProcessingSpec(data!, size) })

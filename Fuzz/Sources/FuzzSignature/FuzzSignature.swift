@@ -24,8 +24,10 @@ public func fuzzSignature(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     // imgproxy HMAC-SHA256 over salt ‖ path, truncated to 1...32 bytes; key rotation with two pairs.
-    let pairs = [ImgproxySigner.KeyPair(key: part(0).isEmpty ? [1] : part(0), salt: salt),
-                 ImgproxySigner.KeyPair(key: [0x6b], salt: [])]
+    let pairs = [
+        ImgproxySigner.KeyPair(key: part(0).isEmpty ? [1] : part(0), salt: salt),
+        ImgproxySigner.KeyPair(key: [0x6b], salt: [])
+    ]
     let imgproxy = ImgproxySigner(pairs: pairs, signatureBytes: length)
     let accepted = pairs.map { imgproxy.signature(of: path, pair: $0) }
     for signature in accepted {

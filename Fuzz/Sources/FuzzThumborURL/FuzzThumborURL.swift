@@ -4,7 +4,7 @@ import OspreyServer
 /// (signature segments are verified first, then the grammar runs for `unsafe/` URLs).
 private let parsers = [
     ThumborURLParser(),
-    ThumborURLParser(signer: ThumborSigner(key: "fuzz-key", sha256Length: 40), allowUnsafe: true),
+    ThumborURLParser(signer: ThumborSigner(key: "fuzz-key", sha256Length: 40), allowUnsafe: true)
 ]
 
 /// One input: a request path after the thumbor prefix, with an optional `?query`. Any thrown

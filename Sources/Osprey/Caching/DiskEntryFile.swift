@@ -95,7 +95,8 @@ struct DiskEntryFile: Sendable, Equatable {
         let keyLength = Int(load(28, UInt32.self))
         let metaLength = Int(load(32, UInt32.self))
         guard dataSize <= UInt64(Int.max / 2), keyLength <= 1 << 20, metaLength <= 1 << 20,
-              Int(dataSize) + keyLength + metaLength + fixedSize == fileSize else { return nil }
+            Int(dataSize) + keyLength + metaLength + fixedSize == fileSize
+        else { return nil }
         let trailerSize = keyLength + metaLength + fixedSize
         guard count >= trailerSize else {
             needed = trailerSize
@@ -107,7 +108,7 @@ struct DiskEntryFile: Sendable, Equatable {
             guard sum.elementsEqual(UnsafeRawBufferPointer(rebasing: tail[(count - 16)..<(count - 8)])) else { return nil }
         }
         guard let policy = decode(kind: kind, value: value),
-              let key = String(validating: UnsafeRawBufferPointer(rebasing: tail[start..<(start + keyLength)]), as: UTF8.self)
+            let key = String(validating: UnsafeRawBufferPointer(rebasing: tail[start..<(start + keyLength)]), as: UTF8.self)
         else { return nil }
         let meta = Data(UnsafeRawBufferPointer(rebasing: tail[(start + keyLength)..<(start + keyLength + metaLength)]))
         return DiskEntryFile(key: key, dataSize: Int(dataSize), created: created, policy: policy, meta: meta)

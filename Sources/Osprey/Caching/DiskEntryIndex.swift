@@ -28,8 +28,10 @@ struct DiskEntryIndex: Sendable {
             return expires <= now
         }
 
-        init(fileName: String, inode: UInt64, key: String, size: Int, created: TimeInterval, policy: StorageExpiration,
-             expires: TimeInterval?, lastAccess: TimeInterval) {
+        init(
+            fileName: String, inode: UInt64, key: String, size: Int, created: TimeInterval, policy: StorageExpiration,
+            expires: TimeInterval?, lastAccess: TimeInterval
+        ) {
             self.fileName = fileName
             self.inode = inode
             self.key = key
@@ -42,8 +44,9 @@ struct DiskEntryIndex: Sendable {
 
         /// The entry a file holds, from its trailer and its times.
         init(fileName: String, file: DiskEntryFile, info: DiskFileIO.FileInfo) {
-            self.init(fileName: fileName, inode: info.inode, key: file.key, size: file.dataSize, created: file.created,
-                      policy: file.policy, expires: DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds), lastAccess: info.accessed)
+            self.init(
+                fileName: fileName, inode: info.inode, key: file.key, size: file.dataSize, created: file.created,
+                policy: file.policy, expires: DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds), lastAccess: info.accessed)
         }
     }
 
@@ -86,7 +89,8 @@ struct DiskEntryIndex: Sendable {
 
     /// Records a hit on the file `inode` of `hash`: its last access and (when `extended`) its new
     /// expiry, in memory. Returns the updated entry, `nil` when the index holds another file.
-    mutating func touch(_ hash: String, inode: UInt64, at now: TimeInterval, extendedTo expires: TimeInterval??, policy: StorageExpiration?) -> Entry? {
+    mutating func touch(_ hash: String, inode: UInt64, at now: TimeInterval, extendedTo expires: TimeInterval??, policy: StorageExpiration?) -> Entry?
+    {
         guard var entry = entries[hash], entry.inode == inode else { return nil }
         entry.lastAccess = now
         generation += 1

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed system call: the step it was doing and `errno`.
@@ -63,8 +64,10 @@ enum DiskFileIO {
         var failure: Int32 = 0
         data.withUnsafeBytes { raw in
             trailer.withUnsafeBytes { tail in
-                var vectors = [iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count),
-                               iovec(iov_base: UnsafeMutableRawPointer(mutating: tail.baseAddress), iov_len: tail.count)]
+                var vectors = [
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count),
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: tail.baseAddress), iov_len: tail.count)
+                ]
                 var remaining = raw.count + tail.count
                 var first = 0
                 while remaining > 0 {
@@ -74,7 +77,10 @@ enum DiskFileIO {
                         failure = errno
                         return
                     }
-                    if written == 0 { failure = EIO; return }
+                    if written == 0 {
+                        failure = EIO
+                        return
+                    }
                     remaining -= written
                     var advance = written
                     while advance > 0, first < 2 {
@@ -130,7 +136,10 @@ enum DiskFileIO {
         func discard() { free(bytes) }
     }
 
-    enum ReadFailure: Error { case missing, unreadable(FileInfo?) }
+    enum ReadFailure: Error {
+        case missing
+        case unreadable(FileInfo?)
+    }
 
     /// Opens `path` (without touching its atime where allowed: the storage keeps atimes itself)
     /// and reads it whole when it is a sealed regular file (see ``DiskEntryFile``).

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A copy of a ``DiskEntryIndex`` in one file of the cache directory, so that an open need not read
@@ -91,16 +92,19 @@ enum DiskIndexSnapshot {
             let nameLength = Int(load(offset + 52, UInt16.self))
             let nameStart = offset + recordFixedSize
             guard keyLength <= body, nameStart + nameLength + keyLength <= body,
-                  let policy = DiskEntryFile.decode(kind: load(offset + 54, UInt8.self), value: Double(bitPattern: load(offset + 40, UInt64.self))),
-                  let name = String(validating: UnsafeRawBufferPointer(rebasing: data[nameStart..<(nameStart + nameLength)]), as: UTF8.self),
-                  let key = String(validating: UnsafeRawBufferPointer(rebasing: data[(nameStart + nameLength)..<(nameStart + nameLength + keyLength)]), as: UTF8.self)
+                let policy = DiskEntryFile.decode(kind: load(offset + 54, UInt8.self), value: Double(bitPattern: load(offset + 40, UInt64.self))),
+                let name = String(validating: UnsafeRawBufferPointer(rebasing: data[nameStart..<(nameStart + nameLength)]), as: UTF8.self),
+                let key = String(
+                    validating: UnsafeRawBufferPointer(rebasing: data[(nameStart + nameLength)..<(nameStart + nameLength + keyLength)]), as: UTF8.self
+                )
             else { throw .corrupt }
             let size = load(offset + 8, UInt64.self)
             guard size <= UInt64(Int.max / 2) else { throw .corrupt }
-            var entry = DiskEntryIndex.Entry(fileName: name, inode: load(offset, UInt64.self), key: key, size: Int(size),
-                                             created: Double(bitPattern: load(offset + 16, UInt64.self)), policy: policy,
-                                             expires: load(offset + 55, UInt8.self) == 0 ? nil : Double(bitPattern: load(offset + 24, UInt64.self)),
-                                             lastAccess: Double(bitPattern: load(offset + 32, UInt64.self)))
+            var entry = DiskEntryIndex.Entry(
+                fileName: name, inode: load(offset, UInt64.self), key: key, size: Int(size),
+                created: Double(bitPattern: load(offset + 16, UInt64.self)), policy: policy,
+                expires: load(offset + 55, UInt8.self) == 0 ? nil : Double(bitPattern: load(offset + 24, UInt64.self)),
+                lastAccess: Double(bitPattern: load(offset + 32, UInt64.self)))
             entry.verified = false
             entries[DiskStorage.Backend.hashPart(name)] = entry
             offset = nameStart + nameLength + keyLength
@@ -128,7 +132,10 @@ enum DiskIndexSnapshot {
             while offset < raw.count {
                 let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0, errno == EINTR { continue }
-                guard written > 0 else { failure = written < 0 ? errno : EIO; return }
+                guard written > 0 else {
+                    failure = written < 0 ? errno : EIO
+                    return
+                }
                 offset += written
             }
         }

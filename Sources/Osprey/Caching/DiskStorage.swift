@@ -149,7 +149,8 @@ public enum DiskStorage {
     /// Sanitises a path extension: lowercased ASCII letters and digits only, `nil` when empty or
     /// longer than 20 characters.
     static func sanitizedExtension(_ raw: String) -> String? {
-        let cleaned = String(raw.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+        let cleaned = String(
+            raw.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
         guard !cleaned.isEmpty, cleaned.count <= 20 else { return nil }
         return cleaned
     }

@@ -225,8 +225,9 @@ extension DiskStorage {
                 _ = self.resync(removingCorrupt: false)
                 let now = self.config.now().timeIntervalSince1970
                 return self.state.withLock { state in
-                    var stats = Statistics(directory: self.directory, entryCount: state.index.count, expiredCount: 0,
-                                           totalSize: state.index.totalSize, sizeLimit: self.config.sizeLimit)
+                    var stats = Statistics(
+                        directory: self.directory, entryCount: state.index.count, expiredCount: 0,
+                        totalSize: state.index.totalSize, sizeLimit: self.config.sizeLimit)
                     for hash in state.index.hashes where state.index[hash]?.isExpired(at: now) == true { stats.expiredCount += 1 }
                     return stats
                 }
@@ -318,7 +319,9 @@ extension DiskStorage {
             return try body()
         }
 
-        private func perform<T: Sendable>(barrier: Bool = false, _ body: @escaping @Sendable () throws(OspreyError) -> T) async throws(OspreyError) -> T {
+        private func perform<T: Sendable>(barrier: Bool = false, _ body: @escaping @Sendable () throws(OspreyError) -> T) async throws(OspreyError)
+            -> T
+        {
             let result: Result<T, OspreyError> = await withCheckedContinuation { continuation in
                 queue.async(flags: barrier ? .barrier : []) {
                     continuation.resume(returning: Result { () throws(OspreyError) -> T in try body() })

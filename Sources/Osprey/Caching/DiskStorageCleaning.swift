@@ -26,7 +26,10 @@ extension DiskStorage.Backend {
             report = trim(removeExpired: false, enforceSize: true)
             report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
         } else {
-            state.withLock { report.remainingCount = $0.index.count; report.remainingSize = $0.index.totalSize }
+            state.withLock {
+                report.remainingCount = $0.index.count
+                report.remainingSize = $0.index.totalSize
+            }
         }
         // After a scan (no snapshot, or an outdated one), so that the next open, even after a crash, is quick.
         writeSnapshotIfStale()
@@ -53,7 +56,9 @@ extension DiskStorage.Backend {
 
     /// ``resync(removingCorrupt:strict:)``, also returning the directory listing, in its order.
     /// `listing`: the directory's names when the caller has just listed it.
-    func resyncListing(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> (removed: [DiskStorage.RemovedEntry], names: [String]) {
+    func resyncListing(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> (
+        removed: [DiskStorage.RemovedEntry], names: [String]
+    ) {
         guard let names = listing ?? DiskFileIO.list(directory) else {
             state.withLock { $0.index.removeAll() }
             return ([], [])
@@ -162,7 +167,8 @@ extension DiskStorage.Backend {
             for (hash, entry) in ordered where entry.isExpired(at: now) {
                 // Another instance may have extended it since this record was read or snapshotted: the seal says.
                 if let info = DiskFileIO.info(directory + "/" + entry.fileName), info.inode == entry.inode, info.isSealed,
-                   DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds).map({ $0 > now }) ?? true {
+                    DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds).map({ $0 > now }) ?? true
+                {
                     state.withLock { $0.index.setExpiry(hash, inode: entry.inode, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds)) }
                     continue
                 }

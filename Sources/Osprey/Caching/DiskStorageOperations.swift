@@ -28,8 +28,9 @@ extension DiskStorage.Backend {
                         try? DiskFileIO.removeFile(temp)
                         throw error
                     }
-                    let entry = Entry(fileName: name, inode: inode, key: key, size: data.count, created: now, policy: policy,
-                                      expires: DiskEntryFile.expiry(sealSeconds: seal), lastAccess: now)
+                    let entry = Entry(
+                        fileName: name, inode: inode, key: key, size: data.count, created: now, policy: policy,
+                        expires: DiskEntryFile.expiry(sealSeconds: seal), lastAccess: now)
                     let previous = state.withLock { $0.index.insert(entry, hash: hash) }
                     if let previous, previous.fileName != name {
                         try? DiskFileIO.removeFile(directory + "/" + previous.fileName)
@@ -69,8 +70,9 @@ extension DiskStorage.Backend {
         var needed = 0
         // The checksum was verified when this instance wrote or adopted this inode (not for a record
         // of the snapshot); the seal (checked by the read) says it was not written to since.
-        let parsed = DiskEntryFile.parse(tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size,
-                                         needed: &needed, verifyingChecksum: known?.inode != info.inode || known?.verified != true)
+        let parsed = DiskEntryFile.parse(
+            tail: UnsafeRawBufferPointer(start: contents.bytes, count: info.size), fileSize: info.size,
+            needed: &needed, verifyingChecksum: known?.inode != info.inode || known?.verified != true)
         guard let file = parsed, file.key == key else {
             contents.discard()
             discardFile(hash: hash, path: path, info: info)
@@ -123,14 +125,17 @@ extension DiskStorage.Backend {
         guard dirfd >= 0 else { return nil }
         defer { close(dirfd) }
         guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key,
-              !Entry(fileName: name, file: file, info: info).isExpired(at: config.now().timeIntervalSince1970) else { return nil }
+            !Entry(fileName: name, file: file, info: info).isExpired(at: config.now().timeIntervalSince1970)
+        else { return nil }
         return file.meta
     }
 
     /// Updates the index after a hit; writes the access record now when the interval is 0, else
     /// schedules the batch write once the interval has passed.
-    private func recordAccess(hash: String, entry: Entry, path: String, at now: TimeInterval,
-                              extendedTo expires: TimeInterval??, policy: StorageExpiration?) {
+    private func recordAccess(
+        hash: String, entry: Entry, path: String, at now: TimeInterval,
+        extendedTo expires: TimeInterval??, policy: StorageExpiration?
+    ) {
         let interval = config.accessRecordInterval
         var adopted = false
         let (updated, flush) = state.withLock { state -> (Entry?, Bool) in
@@ -154,7 +159,10 @@ extension DiskStorage.Backend {
             state.withLock { $0.index.markClean(hash, inode: updated.inode) }
             DiskFileIO.setTimes(path, accessed: updated.lastAccess, mtimeSeconds: DiskEntryFile.sealSeconds(expiry: updated.expires))
             // The file's times are now newer than the snapshot's record: an open must read them instead.
-            if state.withLock({ state in defer { state.snapshotOnDisk = false }; return state.snapshotOnDisk }) {
+            if state.withLock({ state in
+                defer { state.snapshotOnDisk = false }
+                return state.snapshotOnDisk
+            }) {
                 unlink(directory + "/" + DiskIndexSnapshot.fileName)
             }
         } else if flush {

@@ -23,8 +23,10 @@ public final class ImageCache: Sendable {
     public static let `default` = ImageCache(name: "default")
 
     /// Makes a cache from its two levels.
-    public init(memoryStorage: MemoryStorage.Backend<Image>, diskStorage: DiskStorage.Backend,
-                serializer: any CacheSerializer = DefaultCacheSerializer()) {
+    public init(
+        memoryStorage: MemoryStorage.Backend<Image>, diskStorage: DiskStorage.Backend,
+        serializer: any CacheSerializer = DefaultCacheSerializer()
+    ) {
         self.memoryStorage = memoryStorage
         self.diskStorage = diskStorage
         self.serializer = serializer
@@ -32,11 +34,14 @@ public final class ImageCache: Sendable {
 
     /// Makes a cache named `name`: memory with `memoryConfig` (default ``MemoryStorage/Config/init(totalCostLimit:countLimit:entryCostLimitRatio:expiration:extendingExpiration:cleanInterval:evictionPolicy:now:)``
     /// defaults), disk with `diskConfig` (default: `DiskStorage.Config(name: name)`).
-    public convenience init(name: String, memoryConfig: MemoryStorage.Config = .init(), diskConfig: DiskStorage.Config? = nil,
-                            serializer: any CacheSerializer = DefaultCacheSerializer()) {
-        self.init(memoryStorage: MemoryStorage.Backend(config: memoryConfig),
-                  diskStorage: DiskStorage.Backend(config: diskConfig ?? DiskStorage.Config(name: name)),
-                  serializer: serializer)
+    public convenience init(
+        name: String, memoryConfig: MemoryStorage.Config = .init(), diskConfig: DiskStorage.Config? = nil,
+        serializer: any CacheSerializer = DefaultCacheSerializer()
+    ) {
+        self.init(
+            memoryStorage: MemoryStorage.Backend(config: memoryConfig),
+            diskStorage: DiskStorage.Backend(config: diskConfig ?? DiskStorage.Config(name: name)),
+            serializer: serializer)
     }
 
     /// The key an entry is stored under: `key` itself when `processorIdentifier` is empty,
@@ -51,38 +56,49 @@ public final class ImageCache: Sendable {
     /// serializer's choice: by default `original` when the image is unprocessed). Returns both
     /// results once the disk write is done.
     @discardableResult
-    public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
-                      options: CacheOptions = CacheOptions(), toDisk: Bool = true) async -> CacheStoreResult {
-        await store(image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
-                    toDisk: toDisk, validator: nil)
+    public func store(
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions = CacheOptions(), toDisk: Bool = true
+    ) async -> CacheStoreResult {
+        await store(
+            image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
+            toDisk: toDisk, validator: nil)
     }
 
     /// ``store(_:original:forKey:processorIdentifier:options:toDisk:)`` with the download's HTTP
     /// validators kept in the disk entry (for ``OspreyOptions/refreshCached``).
     @discardableResult
-    func store(_ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
-               options: CacheOptions, toDisk: Bool, validator: CacheValidator?) async -> CacheStoreResult {
+    func store(
+        _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
+        options: CacheOptions, toDisk: Bool, validator: CacheValidator?
+    ) async -> CacheStoreResult {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else { return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(())) }
-        let disk = await storeOnDisk(image, original: original, computedKey: computed,
-                                     processorIdentifier: processorIdentifier, options: options, validator: validator)
+        let disk = await storeOnDisk(
+            image, original: original, computedKey: computed,
+            processorIdentifier: processorIdentifier, options: options, validator: validator)
         return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)
     }
 
     /// Stores `image` in memory before returning and, when `toDisk`, on disk in the background;
     /// `completion` (may be `nil`) gets both results on `options.callbackQueue` once the disk part is done.
-    public func store(_ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
-                      options: CacheOptions = CacheOptions(), toDisk: Bool = true,
-                      completion: (@Sendable (CacheStoreResult) -> Void)?) {
-        store(image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
-              toDisk: toDisk, validator: nil, completion: completion)
+    public func store(
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions = CacheOptions(), toDisk: Bool = true,
+        completion: (@Sendable (CacheStoreResult) -> Void)?
+    ) {
+        store(
+            image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
+            toDisk: toDisk, validator: nil, completion: completion)
     }
 
     /// The background store with the download's HTTP validators kept in the disk entry.
-    func store(_ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
-               options: CacheOptions, toDisk: Bool, validator: CacheValidator?,
-               completion: (@Sendable (CacheStoreResult) -> Void)?) {
+    func store(
+        _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
+        options: CacheOptions, toDisk: Bool, validator: CacheValidator?,
+        completion: (@Sendable (CacheStoreResult) -> Void)?
+    ) {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else {
@@ -92,8 +108,9 @@ public final class ImageCache: Sendable {
             return
         }
         Task {
-            let disk = await storeOnDisk(image, original: original, computedKey: computed,
-                                         processorIdentifier: processorIdentifier, options: options, validator: validator)
+            let disk = await storeOnDisk(
+                image, original: original, computedKey: computed,
+                processorIdentifier: processorIdentifier, options: options, validator: validator)
             if let completion {
                 options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
             }
@@ -102,8 +119,10 @@ public final class ImageCache: Sendable {
 
     /// Stores already-encoded bytes on disk only (as a downloader does before decoding).
     /// - Throws: the disk storage's ``OspreyError/cache(_:)`` errors.
-    public func storeToDisk(_ data: Data, forKey key: String, processorIdentifier: String = "",
-                            expiration: StorageExpiration? = nil) async throws(OspreyError) {
+    public func storeToDisk(
+        _ data: Data, forKey key: String, processorIdentifier: String = "",
+        expiration: StorageExpiration? = nil
+    ) async throws(OspreyError) {
         try await diskStorage.store(data, forKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: expiration)
     }
 
@@ -124,8 +143,10 @@ public final class ImageCache: Sendable {
         }
     }
 
-    private func storeOnDisk(_ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
-                             options: CacheOptions, validator: CacheValidator?) async -> Result<Void, OspreyError> {
+    private func storeOnDisk(
+        _ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
+        options: CacheOptions, validator: CacheValidator?
+    ) async -> Result<Void, OspreyError> {
         let serializer = options.serializer ?? self.serializer
         let data: Data
         do throws(OspreyError) {
@@ -148,8 +169,10 @@ public final class ImageCache: Sendable {
     /// not decode (corrupt, truncated, unknown format) count as a miss and are removed.
     /// - Throws: decoding errors that are not the data's fault (``OspreyError/DecodingReason/tooLarge(width:height:frames:limitPixels:)``,
     ///   ``OspreyError/DecodingReason/noDecoder(format:)``).
-    public func retrieveImage(forKey key: String, processorIdentifier: String = "",
-                              options: CacheOptions = CacheOptions()) async throws(OspreyError) -> ImageCacheResult {
+    public func retrieveImage(
+        forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions = CacheOptions()
+    ) async throws(OspreyError) -> ImageCacheResult {
         if let image = retrieveImageInMemoryCache(forKey: key, processorIdentifier: processorIdentifier, options: options) {
             return .memory(image)
         }
@@ -157,15 +180,18 @@ public final class ImageCache: Sendable {
             return .none
         }
         if options.storeInMemoryAfterDiskHit {
-            _ = storeInMemory(image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: options.memoryExpiration)
+            _ = storeInMemory(
+                image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: options.memoryExpiration)
         }
         return .disk(image)
     }
 
     /// ``retrieveImage(forKey:processorIdentifier:options:)`` with a completion handler, called on
     /// `options.callbackQueue`.
-    public func retrieveImage(forKey key: String, processorIdentifier: String = "", options: CacheOptions = CacheOptions(),
-                              completion: @escaping @Sendable (Result<ImageCacheResult, OspreyError>) -> Void) {
+    public func retrieveImage(
+        forKey key: String, processorIdentifier: String = "", options: CacheOptions = CacheOptions(),
+        completion: @escaping @Sendable (Result<ImageCacheResult, OspreyError>) -> Void
+    ) {
         Task {
             let result: Result<ImageCacheResult, OspreyError>
             do throws(OspreyError) {
@@ -178,15 +204,20 @@ public final class ImageCache: Sendable {
     }
 
     /// The image in memory, if any (a hit counts as a use and extends its expiration as configured).
-    public func retrieveImageInMemoryCache(forKey key: String, processorIdentifier: String = "",
-                                           options: CacheOptions = CacheOptions()) -> Image? {
-        memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier),
-                            extendingExpiration: options.memoryExtendingExpiration)
+    public func retrieveImageInMemoryCache(
+        forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions = CacheOptions()
+    ) -> Image? {
+        memoryStorage.value(
+            forKey: Self.computedKey(key, processorIdentifier: processorIdentifier),
+            extendingExpiration: options.memoryExtendingExpiration)
     }
 
     /// The image on disk, decoded, if any; does not touch memory. Undecodable bytes are removed.
-    public func retrieveImageInDiskCache(forKey key: String, processorIdentifier: String = "",
-                                         options: CacheOptions = CacheOptions()) async throws(OspreyError) -> Image? {
+    public func retrieveImageInDiskCache(
+        forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions = CacheOptions()
+    ) async throws(OspreyError) -> Image? {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         guard let data = await diskStorage.value(forKey: computed, extendingExpiration: options.diskExtendingExpiration) else {
             return nil

@@ -4,8 +4,10 @@ import Foundation
 extension ImageCache {
     /// Removes the image from memory and/or disk (both by default).
     /// - Throws: ``OspreyError/CacheReason/cannotRemoveFile(path:message:)``.
-    public func removeImage(forKey key: String, processorIdentifier: String = "",
-                            fromMemory: Bool = true, fromDisk: Bool = true) async throws(OspreyError) {
+    public func removeImage(
+        forKey key: String, processorIdentifier: String = "",
+        fromMemory: Bool = true, fromDisk: Bool = true
+    ) async throws(OspreyError) {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         if fromMemory { memoryStorage.remove(forKey: computed) }
         if fromDisk { try await diskStorage.remove(forKey: computed) }
@@ -13,9 +15,11 @@ extension ImageCache {
 
     /// ``removeImage(forKey:processorIdentifier:fromMemory:fromDisk:)`` with a completion handler
     /// (may be `nil`) called on `callbackQueue` (default `DispatchQueue.global()`); memory is cleared before returning.
-    public func removeImage(forKey key: String, processorIdentifier: String = "", fromMemory: Bool = true, fromDisk: Bool = true,
-                            callbackQueue: DispatchQueue = .global(),
-                            completion: (@Sendable (Result<Void, OspreyError>) -> Void)?) {
+    public func removeImage(
+        forKey key: String, processorIdentifier: String = "", fromMemory: Bool = true, fromDisk: Bool = true,
+        callbackQueue: DispatchQueue = .global(),
+        completion: (@Sendable (Result<Void, OspreyError>) -> Void)?
+    ) {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         if fromMemory { memoryStorage.remove(forKey: computed) }
         run(callbackQueue, completion) { () async throws(OspreyError) in
@@ -81,8 +85,10 @@ extension ImageCache {
         }
     }
 
-    private func run(_ queue: DispatchQueue, _ completion: (@Sendable (Result<Void, OspreyError>) -> Void)?,
-                     _ work: @escaping @Sendable () async throws(OspreyError) -> Void) {
+    private func run(
+        _ queue: DispatchQueue, _ completion: (@Sendable (Result<Void, OspreyError>) -> Void)?,
+        _ work: @escaping @Sendable () async throws(OspreyError) -> Void
+    ) {
         Task {
             let result: Result<Void, OspreyError>
             do throws(OspreyError) {

@@ -38,11 +38,12 @@ struct DecodePlan: Hashable, Sendable {
         guard decoding.thumbnail == nil, decoding.scaleDownLimitBytes == nil, let first = processors.first else { return nil }
         switch first {
         case let resize as ImageProcessors.Resize:
-            let fit: Fit = switch resize.contentMode {
-            case .fit: .fit
-            case .fill: .fill
-            case .stretch: .stretch
-            }
+            let fit: Fit =
+                switch resize.contentMode {
+                case .fit: .fit
+                case .fill: .fill
+                case .stretch: .stretch
+                }
             self.init(width: resize.width, height: resize.height, fit: fit)
         case let downsample as ImageProcessors.Downsample:
             self.init(width: downsample.width, height: downsample.height, fit: .downsample)
@@ -99,8 +100,9 @@ struct ShrinkBox: Sendable {
 
     /// The box of ``DecodingOptions/Thumbnail``: fit inside without upscaling, or stretch.
     init(_ thumbnail: DecodingOptions.Thumbnail) {
-        self.init(width: thumbnail.width, height: thumbnail.height,
-                  size: thumbnail.preserveAspectRatio ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE, crop: VIPS_INTERESTING_NONE)
+        self.init(
+            width: thumbnail.width, height: thumbnail.height,
+            size: thumbnail.preserveAspectRatio ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE, crop: VIPS_INTERESTING_NONE)
     }
 
     init(width: Int, height: Int, size: VipsSize, crop: VipsInteresting) {

@@ -50,8 +50,10 @@ public struct DecodingOptions: Sendable, Hashable {
     public var maxSourcePixels: Int
 
     /// Options with every default; pass values to override.
-    public init(thumbnail: Thumbnail? = nil, scaleDownLimitBytes: Int? = nil, firstFrameOnly: Bool = false,
-                autoOrient: Bool = true, maxSourcePixels: Int = DecodingOptions.defaultMaxSourcePixels) {
+    public init(
+        thumbnail: Thumbnail? = nil, scaleDownLimitBytes: Int? = nil, firstFrameOnly: Bool = false,
+        autoOrient: Bool = true, maxSourcePixels: Int = DecodingOptions.defaultMaxSourcePixels
+    ) {
         self.thumbnail = thumbnail
         self.scaleDownLimitBytes = scaleDownLimitBytes
         self.firstFrameOnly = firstFrameOnly

@@ -71,8 +71,9 @@ public struct ImageDecoder: Sendable {
                 let loaded = try Self.load(buffer, format: format, probe: probe, box: box, options: options)
                 let frameHeight = loaded.height / max(1, frames)
                 let pixelsInMemory = try loaded.normalisedToSRGB().materialised()
-                let image = Image(storage: pixelsInMemory, frameHeight: frameHeight, format: format,
-                                  frameDelays: probe.delays, loopCount: probe.loop, orientation: header.orientation)
+                let image = Image(
+                    storage: pixelsInMemory, frameHeight: frameHeight, format: format,
+                    frameDelays: probe.delays, loopCount: probe.loop, orientation: header.orientation)
                 return (image, folded)
             } catch {
                 throw Self.classify(error, format: format)
@@ -116,18 +117,22 @@ public struct ImageDecoder: Sendable {
 
     /// The pixels of the source: shrunk on load into `box` when there is one, else at full size
     /// (upright when auto-orientation is on).
-    private static func load(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, probe: Probe, box: ShrinkBox?,
-                             options: DecodingOptions) throws(VipsFailure) -> VipsImageRef {
+    private static func load(
+        _ buffer: UnsafeRawBufferPointer, format: ImageFormat, probe: Probe, box: ShrinkBox?,
+        options: DecodingOptions
+    ) throws(VipsFailure) -> VipsImageRef {
         let header = probe.header
         if let box, probe.isCMYK, format == .jpeg,
-           let thumbnail = try cmykThumbnail(buffer, header: header, box: box, options: options) {
+            let thumbnail = try cmykThumbnail(buffer, header: header, box: box, options: options)
+        {
             return thumbnail
         }
         if let box {
             let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
             return try VipsImageRef.make { out in
-                osprey_thumbnail_buffer(buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
-                                        Int32(box.size.rawValue), Int32(box.crop.rawValue), options.autoOrient ? 0 : 1, loaderOptions, &out)
+                osprey_thumbnail_buffer(
+                    buffer.baseAddress, buffer.count, Int32(box.width), Int32(box.height),
+                    Int32(box.size.rawValue), Int32(box.crop.rawValue), options.autoOrient ? 0 : 1, loaderOptions, &out)
             }
         }
         let rotate = options.autoOrient && header.orientation != .up
@@ -146,8 +151,10 @@ public struct ImageDecoder: Sendable {
     /// (`vips_thumbnail` would build a new transform from the fallback CMYK profile for every
     /// image: ~30 ms, against a few hundred microseconds for the rest.) `nil` when the transform
     /// is not available; the caller then takes the usual path.
-    private static func cmykThumbnail(_ buffer: UnsafeRawBufferPointer, header: ImageHeader, box: ShrinkBox,
-                                      options: DecodingOptions) throws(VipsFailure) -> VipsImageRef? {
+    private static func cmykThumbnail(
+        _ buffer: UnsafeRawBufferPointer, header: ImageHeader, box: ShrinkBox,
+        options: DecodingOptions
+    ) throws(VipsFailure) -> VipsImageRef? {
         let (width, height) = header.upright(autoOrient: options.autoOrient)
         let ratios = (Double(width) / Double(max(1, box.width)), Double(height) / Double(max(1, box.height)))
         // A fit shrinks by the larger ratio; a cover (crop) or a stretch must keep the smaller one.
@@ -197,10 +204,12 @@ public struct ImageDecoder: Sendable {
             let pageHeight = image.int("page-height").flatMap { $0 > 0 && image.height % $0 == 0 ? $0 : nil } ?? image.height
             let frames = max(1, image.height / pageHeight)
             let orientation = image.int("orientation").flatMap(ImageOrientation.init(rawValue:)) ?? .up
-            let header = ImageHeader(format: format, width: image.width, height: pageHeight, frameCount: frames,
-                                     orientation: orientation, hasAlpha: image.hasAlpha)
-            return Probe(header: header, frameHeight: pageHeight, delays: image.intArray("delay") ?? [], loop: image.int("loop") ?? 0,
-                         isCMYK: image.interpretation == VIPS_INTERPRETATION_CMYK)
+            let header = ImageHeader(
+                format: format, width: image.width, height: pageHeight, frameCount: frames,
+                orientation: orientation, hasAlpha: image.hasAlpha)
+            return Probe(
+                header: header, frameHeight: pageHeight, delays: image.intArray("delay") ?? [], loop: image.int("loop") ?? 0,
+                isCMYK: image.interpretation == VIPS_INTERPRETATION_CMYK)
         } catch {
             throw classify(error, format: format)
         }

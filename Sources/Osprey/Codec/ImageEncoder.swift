@@ -56,14 +56,15 @@ public struct ImageEncoder: Sendable {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let q = Int32(quality)
-        let status: Int32 = switch format {
-        case .jpeg: osprey_jpegsave(image.pointer, q, &buffer, &length)
-        case .png: osprey_pngsave(image.pointer, 6, &buffer, &length)
-        case .webp: osprey_webpsave(image.pointer, q, quality == 100 ? 1 : 0, &buffer, &length)
-        case .gif: osprey_gifsave(image.pointer, &buffer, &length)
-        case .avif: osprey_avifsave(image.pointer, q, &buffer, &length)
-        case .heif, .tiff, .bmp: -1
-        }
+        let status: Int32 =
+            switch format {
+            case .jpeg: osprey_jpegsave(image.pointer, q, &buffer, &length)
+            case .png: osprey_pngsave(image.pointer, 6, &buffer, &length)
+            case .webp: osprey_webpsave(image.pointer, q, quality == 100 ? 1 : 0, &buffer, &length)
+            case .gif: osprey_gifsave(image.pointer, &buffer, &length)
+            case .avif: osprey_avifsave(image.pointer, q, &buffer, &length)
+            case .heif, .tiff, .bmp: -1
+            }
         guard status == 0, let buffer else {
             if let buffer { g_free(buffer) }
             throw VipsFailure(message: Vips.takeError())

@@ -22,8 +22,10 @@ public struct Image: Sendable {
         let loopCount: Int
         let orientation: ImageOrientation
 
-        init(storage: VipsImageRef, width: Int, height: Int, format: ImageFormat?, frameCount: Int,
-             frameDelays: [Int], loopCount: Int, orientation: ImageOrientation) {
+        init(
+            storage: VipsImageRef, width: Int, height: Int, format: ImageFormat?, frameCount: Int,
+            frameDelays: [Int], loopCount: Int, orientation: ImageOrientation
+        ) {
             self.storage = storage
             self.width = width
             self.height = height
@@ -56,12 +58,15 @@ public struct Image: Sendable {
     /// The EXIF orientation the source declared (``ImageOrientation/up`` when it declared none).
     public var orientation: ImageOrientation { box.orientation }
 
-    init(storage: VipsImageRef, frameHeight: Int, format: ImageFormat?, frameDelays: [Int],
-         loopCount: Int, orientation: ImageOrientation) {
+    init(
+        storage: VipsImageRef, frameHeight: Int, format: ImageFormat?, frameDelays: [Int],
+        loopCount: Int, orientation: ImageOrientation
+    ) {
         let frameCount = max(1, storage.height / max(1, frameHeight))
-        box = Box(storage: storage, width: storage.width, height: frameHeight, format: format, frameCount: frameCount,
-                  frameDelays: frameCount > 1 ? Image.normalisedDelays(frameDelays, count: frameCount) : [],
-                  loopCount: loopCount, orientation: orientation)
+        box = Box(
+            storage: storage, width: storage.width, height: frameHeight, format: format, frameCount: frameCount,
+            frameDelays: frameCount > 1 ? Image.normalisedDelays(frameDelays, count: frameCount) : [],
+            loopCount: loopCount, orientation: orientation)
     }
 
     /// Whether the image has an alpha channel.
@@ -76,7 +81,8 @@ public struct Image: Sendable {
     /// when the byte count does not match.
     public init(rgba pixels: [UInt8], width: Int, height: Int) throws(OspreyError) {
         guard width > 0, height > 0, pixels.count == width * height * 4 else {
-            throw .decoding(.corruptData(format: .png, message: "expected \(max(0, width * height * 4)) RGBA bytes for \(width)x\(height), got \(pixels.count)"))
+            throw .decoding(
+                .corruptData(format: .png, message: "expected \(max(0, width * height * 4)) RGBA bytes for \(width)x\(height), got \(pixels.count)"))
         }
         do throws(VipsFailure) {
             let ref = try VipsImageRef.make { out in
@@ -114,7 +120,8 @@ public struct Image: Sendable {
     public func frame(at index: Int) -> Image? {
         guard index >= 0, index < frameCount else { return nil }
         if frameCount == 1 { return self }
-        guard let ref = try? storage.apply({ osprey_extract_area($0, 0, Int32(index * height), Int32(width), Int32(height), &$1) }).materialised() else {
+        guard let ref = try? storage.apply({ osprey_extract_area($0, 0, Int32(index * height), Int32(width), Int32(height), &$1) }).materialised()
+        else {
             return nil
         }
         return replacing(storage: ref, frameHeight: height, keepAnimation: false)
@@ -125,8 +132,9 @@ public struct Image: Sendable {
     /// every later encode and cache write keeps the alpha.
     func replacing(storage: VipsImageRef, frameHeight: Int, keepAnimation: Bool = true) -> Image {
         let gainedAlpha = (storage.bands == 2 || storage.bands == 4) && format?.holdsAlpha == false
-        return Image(storage: storage, frameHeight: frameHeight, format: gainedAlpha ? .png : format,
-                     frameDelays: keepAnimation ? frameDelays : [], loopCount: loopCount, orientation: orientation)
+        return Image(
+            storage: storage, frameHeight: frameHeight, format: gainedAlpha ? .png : format,
+            frameDelays: keepAnimation ? frameDelays : [], loopCount: loopCount, orientation: orientation)
     }
 
     /// Per-frame delays: a missing or short list is padded with 100 ms, as browsers do for GIFs.

@@ -83,10 +83,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         }
         if bytes(0, 3) == 0xFF_D8_FF { return .jpeg }
         if bytes(0, 8) == 0x89_50_4E_47_0D_0A_1A_0A { return .png }
-        if bytes(0, 6) == 0x47_49_46_38_37_61 || bytes(0, 6) == 0x47_49_46_38_39_61 { return .gif } // GIF87a, GIF89a
-        if bytes(0, 4) == 0x52_49_46_46 && bytes(8, 4) == 0x57_45_42_50 { return .webp } // RIFF....WEBP
-        if bytes(0, 4) == 0x49_49_2A_00 || bytes(0, 4) == 0x4D_4D_00_2A { return .tiff } // II*. or MM.*
-        if bytes(0, 2) == 0x42_4D && b.count >= 14 { return .bmp } // BM
+        if bytes(0, 6) == 0x47_49_46_38_37_61 || bytes(0, 6) == 0x47_49_46_38_39_61 { return .gif }  // GIF87a, GIF89a
+        if bytes(0, 4) == 0x52_49_46_46 && bytes(8, 4) == 0x57_45_42_50 { return .webp }  // RIFF....WEBP
+        if bytes(0, 4) == 0x49_49_2A_00 || bytes(0, 4) == 0x4D_4D_00_2A { return .tiff }  // II*. or MM.*
+        if bytes(0, 2) == 0x42_4D && b.count >= 14 { return .bmp }  // BM
         // ISO base media: size(4) "ftyp" major-brand(4) minor(4) compatible brands...
         if bytes(4, 4) == 0x66_74_79_70, b.count >= 12 {
             let size = min(Int(bytes(0, 4)!), b.count)

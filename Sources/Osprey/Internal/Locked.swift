@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A `Sendable` value guarded by a `pthread_mutex_t`, with `Synchronization.Mutex`'s `withLock`
@@ -45,16 +45,16 @@ struct Locked<Value: Sendable>: @unchecked Sendable {
             let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in value }, to: Storage.self)
             storage.withUnsafeMutablePointerToElements { mutex in
                 #if canImport(Glibc)
-                // Adaptive: a contended lock spins briefly before sleeping in the kernel; Osprey
-                // holds its locks for well under a microsecond, so a waiter usually gets the lock
-                // while spinning instead of paying a futex sleep and wake.
-                var attributes = pthread_mutexattr_t()
-                pthread_mutexattr_init(&attributes)
-                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-                pthread_mutex_init(mutex, &attributes)
-                pthread_mutexattr_destroy(&attributes)
+                    // Adaptive: a contended lock spins briefly before sleeping in the kernel; Osprey
+                    // holds its locks for well under a microsecond, so a waiter usually gets the lock
+                    // while spinning instead of paying a futex sleep and wake.
+                    var attributes = pthread_mutexattr_t()
+                    pthread_mutexattr_init(&attributes)
+                    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+                    pthread_mutex_init(mutex, &attributes)
+                    pthread_mutexattr_destroy(&attributes)
                 #else
-                pthread_mutex_init(mutex, nil)
+                    pthread_mutex_init(mutex, nil)
                 #endif
             }
             return storage

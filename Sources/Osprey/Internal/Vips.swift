@@ -84,7 +84,10 @@ final class VipsImageRef: @unchecked Sendable {
     var interpretation: VipsInterpretation { vips_image_get_interpretation(pointer) }
     var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
     /// Bytes the pixels take once in memory.
-    var memoryCost: Int { Int(vips_image_get_width(pointer)) * Int(vips_image_get_height(pointer)) * Int(vips_image_get_bands(pointer)) * Int(vips_format_sizeof(bandFormat)) }
+    var memoryCost: Int {
+        Int(vips_image_get_width(pointer)) * Int(vips_image_get_height(pointer)) * Int(vips_image_get_bands(pointer))
+            * Int(vips_format_sizeof(bandFormat))
+    }
 
     func int(_ name: String) -> Int? {
         guard vips_image_get_typeof(pointer, name) != 0 else { return nil }

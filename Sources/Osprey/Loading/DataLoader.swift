@@ -30,9 +30,11 @@ public final class DataLoader: DataLoading {
         public var retriesConnectionEstablishment: Bool
 
         /// Creates a configuration; every parameter has the default stated on its property.
-        public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(30),
-                    maximumConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(60),
-                    retriesConnectionEstablishment: Bool = false) {
+        public init(
+            connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(30),
+            maximumConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(60),
+            retriesConnectionEstablishment: Bool = false
+        ) {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost

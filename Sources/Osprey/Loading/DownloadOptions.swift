@@ -32,11 +32,13 @@ public struct DownloadOptions: Sendable {
     public var retryStrategy: (any RetryStrategy)?
 
     /// Creates options; every parameter has the default stated on its property.
-    public init(priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .default,
-                headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
-                validator: CacheValidator? = nil, timeout: Duration? = nil,
-                requestModifier: RequestModifier? = nil, responseDataModifier: ResponseDataModifier? = nil,
-                retryFailed: Bool = false, redirectHandler: RedirectHandler? = nil, retryStrategy: (any RetryStrategy)? = nil) {
+    public init(
+        priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .default,
+        headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
+        validator: CacheValidator? = nil, timeout: Duration? = nil,
+        requestModifier: RequestModifier? = nil, responseDataModifier: ResponseDataModifier? = nil,
+        retryFailed: Bool = false, redirectHandler: RedirectHandler? = nil, retryStrategy: (any RetryStrategy)? = nil
+    ) {
         self.redirectHandler = redirectHandler
         self.retryStrategy = retryStrategy
         self.priority = priority

@@ -52,7 +52,7 @@ extension ImageDownloader {
         /// `Accept: image/*,*/*;q=0.8` and `User-Agent: Osprey/<version> (Linux)`.
         public static let defaultHeaders: [String: String] = [
             "Accept": "image/*,*/*;q=0.8",
-            "User-Agent": "Osprey/\(ospreyVersion) (Linux)",
+            "User-Agent": "Osprey/\(ospreyVersion) (Linux)"
         ]
 
         /// Creates the default configuration.

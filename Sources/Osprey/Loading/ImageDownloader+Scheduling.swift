@@ -13,7 +13,9 @@ extension ImageDownloader {
             return options.callbackQueue.deliver(.failure(.download(.invalidURL(url.absoluteString))), to: completion)
         }
         let request = makeRequest(url, options: options)
-        let modifiers = configuration.requestModifier == nil && options.requestModifier == nil ? []
+        let modifiers =
+            configuration.requestModifier == nil && options.requestModifier == nil
+            ? []
             : [configuration.requestModifier, options.requestModifier].compactMap { $0 }
         if modifiers.allSatisfy(\.isSynchronous) {
             var modified: DownloadRequest? = request
@@ -37,15 +39,18 @@ extension ImageDownloader {
     /// caller before anything is queued: there is no transfer to wait for or to share, so a final
     /// answer takes no slot, no queue entry and no table entry. An answer that needs waiting goes
     /// into the network task this caller creates (a caller joining a running task drops its own).
-    func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
-                  progress: ProgressHandler?, completion: @escaping Completion) {
+    func register(
+        _ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
+        progress: ProgressHandler?, completion: @escaping Completion
+    ) {
         let token = task.token
         if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
         }
-        let settings = TransferSettings(redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-                                        retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
+        let settings = TransferSettings(
+            redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
+            retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
         var preloaded: DataLoadingResponse?
         if let request, !task.isCancelled {
             let answer = answerAtOnce(request, settings: settings) { received, expected in
@@ -118,8 +123,10 @@ extension ImageDownloader {
 
     /// Calls a caller's `completion` with its result of `outcome`. Its data modifier runs on its
     /// callback queue; `.immediate` calls straight through (no closure to allocate).
-    func deliver(_ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics, url: URL, options: DownloadOptions,
-                 to completion: @escaping Completion) {
+    func deliver(
+        _ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics, url: URL, options: DownloadOptions,
+        to completion: @escaping Completion
+    ) {
         guard case .dispatch(let queue) = options.callbackQueue else {
             return completion(Self.result(outcome, metrics: metrics, for: options, url: url))
         }
@@ -204,7 +211,8 @@ extension ImageDownloader {
     func popQueued(_ state: inout State) -> NetworkTask? {
         while let entry = state.queue.pop() {
             guard let next = state.tasks[entry.request], next.id == entry.id, next.worker == nil,
-                  next.priority == entry.priority else { continue }
+                next.priority == entry.priority
+            else { continue }
             state.queued -= 1
             return next
         }
@@ -240,8 +248,10 @@ extension ImageDownloader {
     /// Ends network task `id`: updates the failed-URL list, delivers to its callers, and hands
     /// `worker` the next queued task (or ends the worker, freeing its slot).
     /// A failure of a task whose deadline passed is reported as a timeout.
-    func finish(id: UInt64, request: RequestKey, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
-                worker: UInt64) -> Transfer? {
+    func finish(
+        id: UInt64, request: RequestKey, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
+        worker: UInt64
+    ) -> Transfer? {
         var finalOutcome = outcome
         var starts: [WorkerStart] = []
         let (callers, next): ([Caller], Transfer?) = state.withLock { state in

@@ -69,8 +69,10 @@ extension ImageDownloader {
     /// Asks the loader for an answer at once and checks a final one as a transfer would
     /// (status, content type, size, image bytes), reporting progress through `progress`.
     /// Partial data kept for resuming needs a range request: no answer is asked for then.
-    func answerAtOnce(_ request: DownloadRequest, settings: TransferSettings,
-                      progress: (_ received: Int, _ expected: Int?) -> Void) -> ImmediateAnswer {
+    func answerAtOnce(
+        _ request: DownloadRequest, settings: TransferSettings,
+        progress: (_ received: Int, _ expected: Int?) -> Void
+    ) -> ImmediateAnswer {
         guard !hasResumableData(for: request.url) else { return .none }
         let clock = ContinuousClock()
         let start = clock.now
@@ -114,14 +116,17 @@ extension ImageDownloader {
 
     /// Loads `request`, retrying retriable failures as the retry strategy says. The first
     /// attempt starts from `preloaded` when given.
-    func transfer(id: UInt64, request: DownloadRequest, settings: TransferSettings, preloaded: DataLoadingResponse?,
-                  metrics: inout DownloadMetrics) async -> Result<Fetched, OspreyError> {
+    func transfer(
+        id: UInt64, request: DownloadRequest, settings: TransferSettings, preloaded: DataLoadingResponse?,
+        metrics: inout DownloadMetrics
+    ) async -> Result<Fetched, OspreyError> {
         var retryCount = 0
         var preloaded = preloaded
         while true {
             let error: OspreyError
             do {
-                return .success(try await attempt(id: id, request: request, preloaded: preloaded, redirectHandler: settings.redirectHandler, metrics: &metrics))
+                return .success(
+                    try await attempt(id: id, request: request, preloaded: preloaded, redirectHandler: settings.redirectHandler, metrics: &metrics))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
@@ -166,11 +171,14 @@ extension ImageDownloader {
     }
 
     /// One attempt: follows redirects, validates the response and streams the body.
-    func attempt(id: UInt64, request original: DownloadRequest, preloaded: DataLoadingResponse?, redirectHandler: RedirectHandler,
-                 metrics: inout DownloadMetrics) async throws -> Fetched {
+    func attempt(
+        id: UInt64, request original: DownloadRequest, preloaded: DataLoadingResponse?, redirectHandler: RedirectHandler,
+        metrics: inout DownloadMetrics
+    ) async throws -> Fetched {
         let resumeKey = original.url.absoluteString
         var request = original
-        let resume = configuration.allowsResumableDownloads && resumableCount.load(ordering: .relaxed) > 0
+        let resume =
+            configuration.allowsResumableDownloads && resumableCount.load(ordering: .relaxed) > 0
             ? state.withLock { $0.resumable[resumeKey] } : nil
         if let resume {
             request.setValue("bytes=\(resume.data.count)-", forHTTPHeaderField: "Range")
@@ -197,8 +205,9 @@ extension ImageDownloader {
             loaded.response.url = request.url
             let status = loaded.response.statusCode
             guard Self.isRedirect(status),
-                  let location = loaded.response.value(forHTTPHeaderField: "Location"),
-                  let next = URL(string: location, relativeTo: request.url)?.absoluteURL else { break }
+                let location = loaded.response.value(forHTTPHeaderField: "Location"),
+                let next = URL(string: location, relativeTo: request.url)?.absoluteURL
+            else { break }
             if redirects >= configuration.maximumRedirects {
                 throw OspreyError.download(.tooManyRedirects(url: original.url, limit: configuration.maximumRedirects))
             }
@@ -274,8 +283,10 @@ extension ImageDownloader {
 
     /// Appends a chunk of the body from `url` to `data`, within the size limit, and reports the
     /// progress.
-    func receive(_ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics,
-                 progress: (_ received: Int, _ expected: Int?) -> Void) throws(OspreyError) {
+    func receive(
+        _ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics,
+        progress: (_ received: Int, _ expected: Int?) -> Void
+    ) throws(OspreyError) {
         // The first chunk is kept as it is (no copy) when it starts at index 0.
         if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
         metrics.receivedBytes += chunk.count
@@ -291,15 +302,17 @@ extension ImageDownloader {
         guard configuration.validatesImageData, ImageFormat(sniffing: data) == nil else { return }
         let leading = data.prefix(8).map { String(format: "%02x", $0) }.joined()
         let type = response.value(forHTTPHeaderField: "Content-Type") ?? "no content type"
-        throw .download(.invalidResponse(url: url, reason: "the body is not an image (\(type), \(data.count) bytes, leading bytes \(leading.isEmpty ? "none" : leading))"))
+        throw .download(
+            .invalidResponse(
+                url: url, reason: "the body is not an image (\(type), \(data.count) bytes, leading bytes \(leading.isEmpty ? "none" : leading))"))
     }
 
     /// Stores partial data when the server allows resuming it (Nuke's rules).
     private func keepResumable(_ key: String, data: Data, response: DownloadResponse, resumed: Bool) {
         guard configuration.allowsResumableDownloads, !data.isEmpty,
-              response.statusCode == 200 || resumed,
-              response.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().contains("bytes") == true,
-              let validator = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified")
+            response.statusCode == 200 || resumed,
+            response.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased().contains("bytes") == true,
+            let validator = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified")
         else { return }
         let capacity = max(0, configuration.maximumResumableEntries)
         state.withLock { state in
@@ -329,7 +342,8 @@ extension ImageDownloader {
     static func contentRangeStart(_ response: DownloadResponse) -> Int? {
         // "bytes 100-199/200"
         guard let value = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(),
-              value.hasPrefix("bytes ") else { return nil }
+            value.hasPrefix("bytes ")
+        else { return nil }
         return Int(value.dropFirst(6).prefix { $0.isNumber })
     }
 

@@ -150,9 +150,11 @@ public final class ImageDownloader: Sendable {
     /// - Returns: this caller's handle; cancel it to stop waiting (the network task continues while
     ///   other callers wait for it).
     @discardableResult
-    public func download(_ url: URL, options: DownloadOptions = DownloadOptions(),
-                         progress: ProgressHandler? = nil,
-                         completion: @escaping Completion) -> DownloadTask {
+    public func download(
+        _ url: URL, options: DownloadOptions = DownloadOptions(),
+        progress: ProgressHandler? = nil,
+        completion: @escaping Completion
+    ) -> DownloadTask {
         let task = DownloadTask(url: url, priority: options.priority, downloader: self)
         start(task, options: options, progress: progress, completion: completion)
         return task
@@ -161,8 +163,10 @@ public final class ImageDownloader: Sendable {
     /// Downloads `url`. Cancelling the calling Swift task cancels this caller only.
     ///
     /// - Throws: ``OspreyError/download(_:)``.
-    public func download(_ url: URL, options: DownloadOptions = DownloadOptions(),
-                         progress: ProgressHandler? = nil) async throws -> DownloadResult {
+    public func download(
+        _ url: URL, options: DownloadOptions = DownloadOptions(),
+        progress: ProgressHandler? = nil
+    ) async throws -> DownloadResult {
         var options = options
         options.callbackQueue = .immediate
         let task = DownloadTask(url: url, priority: options.priority, downloader: self)
@@ -179,7 +183,8 @@ public final class ImageDownloader: Sendable {
     /// when ``Configuration/validatesImageData``) and applying the caller's response data modifier.
     /// Providers are neither queued nor coalesced.
     public func download(provider: any ImageDataProvider, options: DownloadOptions = DownloadOptions()) async throws -> DownloadResult {
-        let url = URL(string: "provider:" + (provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        let url =
+            URL(string: "provider:" + (provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
             ?? URL(string: "provider:unknown")!
         let clock = ContinuousClock()
         let start = clock.now
@@ -220,7 +225,8 @@ public final class ImageDownloader: Sendable {
     func cancel(token: DownloadToken) {
         let removed: Caller? = state.withLock { state in
             guard let key = state.keysByToken.removeValue(forKey: token), var task = state.tasks[key],
-                  let index = task.callers.firstIndex(where: { $0.task.token == token }) else { return nil }
+                let index = task.callers.firstIndex(where: { $0.task.token == token })
+            else { return nil }
             let caller = task.callers.remove(at: index)
             if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
             if task.callers.isEmpty {
@@ -245,7 +251,8 @@ public final class ImageDownloader: Sendable {
     func setPriority(_ priority: DownloadPriority, token: DownloadToken) {
         state.withLock { state in
             guard let key = state.keysByToken[token],
-                  let index = state.tasks[key]?.callers.firstIndex(where: { $0.task.token == token }) else { return }
+                let index = state.tasks[key]?.callers.firstIndex(where: { $0.task.token == token })
+            else { return }
             let before = state.tasks[key]!.priority
             state.tasks[key]!.callers[index].priority = priority
             requeueIfReprioritised(&state, key, from: before)
@@ -320,8 +327,10 @@ public final class ImageDownloader: Sendable {
 
     // MARK: - Helpers
 
-    static func result(_ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
-                       for options: DownloadOptions, url: URL) -> Result<DownloadResult, OspreyError> {
+    static func result(
+        _ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
+        for options: DownloadOptions, url: URL
+    ) -> Result<DownloadResult, OspreyError> {
         outcome.flatMap { fetched in
             var data = fetched.data
             if !fetched.notModified, let modifier = options.responseDataModifier {

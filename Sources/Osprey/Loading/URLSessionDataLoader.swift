@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A ``DataLoading`` on `URLSession` (FoundationNetworking on Linux, libcurl underneath): an
 /// alternative to ``DataLoader`` where async-http-client is unwanted.
@@ -65,13 +66,17 @@ final class URLSessionStreamingDelegate: NSObject, URLSessionDataDelegate, Senda
         pending.withLock { $0[task.taskIdentifier] = Pending(url: url, head: continuation) }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         continuation.onTermination = { termination in
             if case .cancelled = termination { dataTask.cancel() }

@@ -9,8 +9,10 @@ import Foundation
 extension ImagePipeline {
     /// Revalidates in the background. `refresh` gets the new result when the server sent new bytes,
     /// `nil` when the cached image is still good (a `304`: its entries are extended) or on failure.
-    func startRevalidation(_ source: ImageSource, key: String, options: OspreyOptions,
-                           refresh: (@Sendable (ImageResult?) -> Void)?) {
+    func startRevalidation(
+        _ source: ImageSource, key: String, options: OspreyOptions,
+        refresh: (@Sendable (ImageResult?) -> Void)?
+    ) {
         Task.detached {
             let result = await self.revalidate(source, key: key, options: options)
             refresh?(result)
@@ -21,7 +23,8 @@ extension ImagePipeline {
         let cache = options.targetCache ?? configuration.cache
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
-        let validator = cache.storedValidator(forKey: key, processorIdentifier: identifier)
+        let validator =
+            cache.storedValidator(forKey: key, processorIdentifier: identifier)
             ?? (options.originalCache ?? cache).storedValidator(forKey: key, processorIdentifier: "")
         guard let download = try? await load(source, options: options, validator: validator, progress: { _, _ in }) else {
             return nil
@@ -32,18 +35,24 @@ extension ImagePipeline {
             return nil
         }
         let queue = options.processingQueue ?? configuration.processingQueue
-        guard let image = try? await Self.run(on: queue, { () throws(OspreyError) in
-            try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)
-        }) else {
+        guard
+            let image = try? await Self.run(
+                on: queue,
+                { () throws(OspreyError) in
+                    try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)
+                })
+        else {
             return nil
         }
         let newValidator = download.response.validator
-        await cache.store(image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
-                          options: options.cacheOptions, toDisk: !options.cacheMemoryOnly, validator: newValidator)
+        await cache.store(
+            image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
+            options: options.cacheOptions, toDisk: !options.cacheMemoryOnly, validator: newValidator)
         if options.cacheOriginalImage, !identifier.isEmpty, !options.cacheMemoryOnly {
             _ = try? await (options.originalCache ?? cache).storeToDisk(download.data, forKey: key, validator: newValidator)
         }
-        return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .none, source: source, originalSource: source,
-                           data: options.returnsData ? download.data : nil, isRefresh: true)
+        return ImageResult(
+            image: options.imageModifier?(image) ?? image, cacheType: .none, source: source, originalSource: source,
+            data: options.returnsData ? download.data : nil, isRefresh: true)
     }
 }

@@ -66,8 +66,10 @@ final class StageContext: Sendable {
         sharedOptions = shared
         cache = shared.value.targetCache ?? pipeline.configuration.cache
         originalCache = shared.value.originalCache ?? cache
-        fetchKey = HashedKey(FetchJobKey(source: source, key: key, options: shared.value, downloader: shared.value.downloader ?? pipeline.configuration.downloader,
-                                         originalCache: originalCache))
+        fetchKey = HashedKey(
+            FetchJobKey(
+                source: source, key: key, options: shared.value, downloader: shared.value.downloader ?? pipeline.configuration.downloader,
+                originalCache: originalCache))
         self.reportsProgress = reportsProgress
     }
 }
@@ -77,13 +79,16 @@ extension ImagePipeline {
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
     /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
     /// stage this request starts looks again only if anything was stored since.
-    func subscribeDelivery(_ source: ImageSource, key: String, options shared: SharedOptions, memoryMiss: MemoryMiss?,
-                           progress: JobProgressHandler?,
-                           completion: @escaping DeliverJob.Completion) -> (job: DeliverJob, id: Int)? {
+    func subscribeDelivery(
+        _ source: ImageSource, key: String, options shared: SharedOptions, memoryMiss: MemoryMiss?,
+        progress: JobProgressHandler?,
+        completion: @escaping DeliverJob.Completion
+    ) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
-        let jobKey = DeliverJobKey(fetch: context.fetchKey, processor: shared.value.processor.identifier, cache: ObjectIdentifier(context.cache),
-                                   originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
-                                   waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
+        let jobKey = DeliverJobKey(
+            fetch: context.fetchKey, processor: shared.value.processor.identifier, cache: ObjectIdentifier(context.cache),
+            originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
+            waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context, memoryMiss: memoryMiss)
         }
@@ -97,16 +102,19 @@ extension ImagePipeline {
         if !context.options.forceRefresh, let image = context.cache.memoryStorage.value(forKey: computed, ifStoredSince: memoryMiss) {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
-        let subscription = fetchJobs.subscribe(context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil, completion: { result in
-            switch result {
-            case .failure(let error): job.finish(.failure(error))
-            case .success(let fetched): self.process(fetched, for: job, context)
-            }
-        }, work: { fetch in
-            // Unprocessed, from the same cache: the original's memory entry is the one just missed.
-            let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
-            self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
-        })
+        let subscription = fetchJobs.subscribe(
+            context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil,
+            completion: { result in
+                switch result {
+                case .failure(let error): job.finish(.failure(error))
+                case .success(let fetched): self.process(fetched, for: job, context)
+                }
+            },
+            work: { fetch in
+                // Unprocessed, from the same cache: the original's memory entry is the one just missed.
+                let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
+                self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
+            })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
 
@@ -121,8 +129,10 @@ extension ImagePipeline {
                 }
             }
         }
-        let subscription = subscribeProcessing(processors, count: processors.count, source: fetched, context,
-                                               progress: job.reportProgress) { result in
+        let subscription = subscribeProcessing(
+            processors, count: processors.count, source: fetched, context,
+            progress: job.reportProgress
+        ) { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
             case .success(let processed): self.store(processed, fetched: fetched, for: job, context)
@@ -134,11 +144,15 @@ extension ImagePipeline {
     /// Subscribes to the stage that makes the image after the first `count` processors (at least
     /// one), sharing every shorter prefix with other requests. The first step is folded into the
     /// decode when it shrinks the source (``DecodePlan``).
-    private func subscribeProcessing(_ processors: [any ImageProcessing], count: Int, source: FetchedSource, _ context: StageContext,
-                                     progress: JobProgressHandler?,
-                                     completion: @escaping ProcessJob.Completion) -> (job: ProcessJob, id: Int)? {
+    private func subscribeProcessing(
+        _ processors: [any ImageProcessing], count: Int, source: FetchedSource, _ context: StageContext,
+        progress: JobProgressHandler?,
+        completion: @escaping ProcessJob.Completion
+    ) -> (job: ProcessJob, id: Int)? {
         let prefix = processors.prefix(count).map(\.identifier).joined(separator: ",")
-        return processJobs.subscribe(HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion) { job in
+        return processJobs.subscribe(
+            HashedKey(ProcessJobKey(fetch: context.fetchKey, processors: prefix)), progress: progress, completion: completion
+        ) { job in
             let run = self.applying(processors[count - 1], context, to: job)
             guard count > 1 else {
                 if source.image == nil, let plan = DecodePlan(processors: processors, decoding: context.options.decodingOptions) {
@@ -149,8 +163,9 @@ extension ImagePipeline {
                 }
                 return self.original(source, context, completion: run)
             }
-            let previous = self.subscribeProcessing(processors, count: count - 1, source: source, context,
-                                                    progress: job.reportProgress, completion: run)
+            let previous = self.subscribeProcessing(
+                processors, count: count - 1, source: source, context,
+                progress: job.reportProgress, completion: run)
             if let (stage, id) = previous { job.setStep(.subscription(stage, id: id)) }
         }
     }
@@ -162,8 +177,10 @@ extension ImagePipeline {
     }
 
     /// The bytes decoded with `plan` (`nil`: in full), once for every request that fetched them.
-    private func decoded(_ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
-                         completion: @escaping SourceDecodes.Completion) {
+    private func decoded(
+        _ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
+        completion: @escaping SourceDecodes.Completion
+    ) {
         guard let decodes = source.decodes, let data = source.data else {
             return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
         }
@@ -171,8 +188,10 @@ extension ImagePipeline {
     }
 
     /// A completion that runs `processor` over its input on the processing queue and finishes `job`.
-    private func applying(_ processor: any ImageProcessing, _ context: StageContext,
-                          to job: ProcessJob) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
+    private func applying(
+        _ processor: any ImageProcessing, _ context: StageContext,
+        to job: ProcessJob
+    ) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
         let queue = context.options.processingQueue ?? configuration.processingQueue
         let logger = configuration.logger, key = context.key
         return { input in
@@ -202,8 +221,9 @@ extension ImagePipeline {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
                     if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
-                        self.configuration.logger.debug("original from disk",
-                                                        metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
+                        self.configuration.logger.debug(
+                            "original from disk",
+                            metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
                         return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }
@@ -230,8 +250,12 @@ extension ImagePipeline {
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
             switch result {
             case .success(let download):
-                logger.debug("download end", metadata: ["osprey.key": "\(context.key)", "osprey.status": "\(download.response.statusCode)",
-                                                        "osprey.bytes": "\(download.data.count)"])
+                logger.debug(
+                    "download end",
+                    metadata: [
+                        "osprey.key": "\(context.key)", "osprey.status": "\(download.response.statusCode)",
+                        "osprey.bytes": "\(download.data.count)"
+                    ])
             case .failure(let error):
                 logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
             }
@@ -246,8 +270,9 @@ extension ImagePipeline {
         }
         switch context.source {
         case .network(let resource):
-            let download = downloader.download(resource.url, options: context.options.downloadOptions(),
-                                               progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
+            let download = downloader.download(
+                resource.url, options: context.options.downloadOptions(),
+                progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
             job.setStep(.download(download))
         case .provider(let provider):
             let read = Task {
@@ -268,12 +293,17 @@ extension ImagePipeline {
         let decoder = configuration.decoder, options = context.options.decodingOptions
         let logger = configuration.logger, key = context.key
         let decode: @Sendable () -> Void = {
-            completion(Result { () throws(OspreyError) in
-                let (image, folded) = try decoder.decode(data, options: options, plan: plan)
-                logger.debug("decode", metadata: ["osprey.key": "\(key)", "osprey.bytes": "\(data.count)",
-                                                  "osprey.size": "\(image.width)x\(image.height)", "osprey.shrunkOnLoad": "\(folded)"])
-                return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
-            })
+            completion(
+                Result { () throws(OspreyError) in
+                    let (image, folded) = try decoder.decode(data, options: options, plan: plan)
+                    logger.debug(
+                        "decode",
+                        metadata: [
+                            "osprey.key": "\(key)", "osprey.bytes": "\(data.count)",
+                            "osprey.size": "\(image.width)x\(image.height)", "osprey.shrunkOnLoad": "\(folded)"
+                        ])
+                    return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
+                })
         }
         // A synchronous decoder runs here, with no hop to another thread.
         guard !decodesInline else { return decode() }
@@ -281,8 +311,10 @@ extension ImagePipeline {
     }
 
     /// Downloads a network source or reads a provider (for revalidation).
-    func load(_ source: ImageSource, options: OspreyOptions, validator: CacheValidator?,
-              progress: @escaping @Sendable (Int, Int?) -> Void) async throws(OspreyError) -> DownloadResult {
+    func load(
+        _ source: ImageSource, options: OspreyOptions, validator: CacheValidator?,
+        progress: @escaping @Sendable (Int, Int?) -> Void
+    ) async throws(OspreyError) -> DownloadResult {
         let downloader = options.downloader ?? configuration.downloader
         do {
             switch source {

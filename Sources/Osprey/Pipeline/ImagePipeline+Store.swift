@@ -11,9 +11,13 @@ extension ImagePipeline {
         let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType, decoded: processed.decoded)
-        configuration.logger.debug("store", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(context.options.processor.identifier)",
-                                                       "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
-                                                       "osprey.waitForCache": "\(context.options.waitForCache)"])
+        configuration.logger.debug(
+            "store",
+            metadata: [
+                "osprey.key": "\(key)", "osprey.processor": "\(context.options.processor.identifier)",
+                "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
+                "osprey.waitForCache": "\(context.options.waitForCache)"
+            ])
         if context.options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {
@@ -22,15 +26,18 @@ extension ImagePipeline {
             }
             return
         }
-        let plan = StorePlan(fetched: fetched, identifier: context.options.processor.identifier, cache: cache,
-                             originalCache: originalCache, options: context.options)
+        let plan = StorePlan(
+            fetched: fetched, identifier: context.options.processor.identifier, cache: cache,
+            originalCache: originalCache, options: context.options)
         if plan.needsStore && plan.toDisk {
-            cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
-                        toDisk: true, validator: plan.validator, completion: nil)
+            cache.store(
+                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
+                toDisk: true, validator: plan.validator, completion: nil)
         } else if plan.needsStore {
             // Memory only: no cache options to build.
-            _ = cache.storeInMemory(image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
-                                    expiration: context.options.memoryCacheExpiration)
+            _ = cache.storeInMemory(
+                image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
+                expiration: context.options.memoryCacheExpiration)
         }
         job.finish(.success(delivered))
     }
@@ -54,13 +61,17 @@ extension ImagePipeline {
     }
 
     /// The store of ``OspreyOptions/waitForCache``: returns when every write is done.
-    private func store(_ image: Image, fetched: FetchedSource, key: String, cache: ImageCache, originalCache: ImageCache,
-                       options: OspreyOptions) async {
-        let plan = StorePlan(fetched: fetched, identifier: options.processor.identifier, cache: cache,
-                             originalCache: originalCache, options: options)
+    private func store(
+        _ image: Image, fetched: FetchedSource, key: String, cache: ImageCache, originalCache: ImageCache,
+        options: OspreyOptions
+    ) async {
+        let plan = StorePlan(
+            fetched: fetched, identifier: options.processor.identifier, cache: cache,
+            originalCache: originalCache, options: options)
         if plan.needsStore {
-            await cache.store(image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
-                              options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator)
+            await cache.store(
+                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
+                options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator)
         }
     }
 }

@@ -53,10 +53,12 @@ public final class ImagePipeline: Sendable {
         public var logger: Logger
 
         /// A configuration; every argument has the default documented on its property.
-        public init(cache: ImageCache = .default, downloader: ImageDownloader = .default,
-                    defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
-                    processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
-                    decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger) {
+        public init(
+            cache: ImageCache = .default, downloader: ImageDownloader = .default,
+            defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
+            processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
+            decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger
+        ) {
             self.decoder = decoder
             self.logger = logger
             self.cache = cache
@@ -151,15 +153,19 @@ public final class ImagePipeline: Sendable {
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
     /// cancels the request. `memoryMiss`: the caller has just missed the memory cache (`nil`: it
     /// did not look).
-    func retrieve(_ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
-                  refresh: (@Sendable (ImageResult?) -> Void)?, memoryMiss: MemoryMiss? = nil) async throws(OspreyError) -> ImageResult {
+    func retrieve(
+        _ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
+        refresh: (@Sendable (ImageResult?) -> Void)?, memoryMiss: MemoryMiss? = nil
+    ) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): resumed exactly once, as argued in
             // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
-                PipelineRequest(pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
-                                callbackQueue: .immediate) { continuation.resume(returning: $0) }.start(memoryMiss: memoryMiss)
+                PipelineRequest(
+                    pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
+                    callbackQueue: .immediate
+                ) { continuation.resume(returning: $0) }.start(memoryMiss: memoryMiss)
             }
         } onCancel: {
             task.cancel()
@@ -195,12 +201,15 @@ public final class ImagePipeline: Sendable {
             let task = Task {
                 do throws(OspreyError) {
                     let refreshDone = AsyncStream<Void>.makeStream()
-                    let result = try await self.retrieve(source, options: SharedOptions(options), progress: { received, expected in
-                        continuation.yield(.progress(received: received, expected: expected))
-                    }, refresh: { refreshed in
-                        if let refreshed { continuation.yield(.finished(refreshed)) }
-                        refreshDone.continuation.finish()
-                    })
+                    let result = try await self.retrieve(
+                        source, options: SharedOptions(options),
+                        progress: { received, expected in
+                            continuation.yield(.progress(received: received, expected: expected))
+                        },
+                        refresh: { refreshed in
+                            if let refreshed { continuation.yield(.finished(refreshed)) }
+                            refreshDone.continuation.finish()
+                        })
                     continuation.yield(.finished(result))
                     if options.refreshCached && result.cacheType != .none {
                         for await _ in refreshDone.stream {}
@@ -228,9 +237,11 @@ public final class ImagePipeline: Sendable {
     /// - Returns: a task to cancel the request; a cancelled request completes with
     ///   ``OspreyError/PipelineReason/cancelled(source:)``.
     @discardableResult
-    public func loadImage(with source: ImageSource, options items: [OspreyOption] = [],
-                          progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
-                          completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void) -> ImageTask {
+    public func loadImage(
+        with source: ImageSource, options items: [OspreyOption] = [],
+        progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
+    ) -> ImageTask {
         let options = resolve(items)
         let queue = options.callbackQueue
         var miss: MemoryMiss?
@@ -250,9 +261,11 @@ public final class ImagePipeline: Sendable {
             }
         }
         // No per-call options: the pipeline's defaults, boxed once.
-        PipelineRequest(pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
-                        progress: progressOnQueue, refresh: refresh,
-                        callbackQueue: queue, completion: completion).start(memoryMiss: miss)
+        PipelineRequest(
+            pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
+            progress: progressOnQueue, refresh: refresh,
+            callbackQueue: queue, completion: completion
+        ).start(memoryMiss: miss)
         return imageTask
     }
 
@@ -267,7 +280,8 @@ public final class ImagePipeline: Sendable {
     /// whose key was not set explicitly.
     public func cacheKey(for source: ImageSource) -> String {
         if let filter = configuration.cacheKeyFilter, case .network(let resource) = source,
-           resource.cacheKey == resource.url.absoluteString {
+            resource.cacheKey == resource.url.absoluteString
+        {
             return filter(resource.url)
         }
         return source.cacheKey
@@ -280,11 +294,12 @@ public final class ImagePipeline: Sendable {
         guard !options.forceRefresh else { return nil }
         let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
         // The caches are borrowed, not copied out of an optional (see memoryImage).
-        let lookup = if let target = options.targetCache {
-            target.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-        } else {
-            configuration.cache.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-        }
+        let lookup =
+            if let target = options.targetCache {
+                target.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+            } else {
+                configuration.cache.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+            }
         switch lookup {
         case .hit(let image):
             return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)

@@ -26,8 +26,10 @@ public struct ImageResult: Sendable {
     public var decoded: DecodeInfo?
 
     /// A result; `data` defaults to `nil`, `isRefresh` to `false`.
-    public init(image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
-                data: Data? = nil, isRefresh: Bool = false) {
+    public init(
+        image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
+        data: Data? = nil, isRefresh: Bool = false
+    ) {
         self.image = image
         self.cacheType = cacheType
         self.source = source

@@ -52,7 +52,8 @@ struct FetchJobKey: Hashable, Sendable {
         headers = options.requestHeaders
         user = options.credentials?.user
         storesOriginal = options.cacheOriginalImage && !options.cacheMemoryOnly && !options.processor.identifier.isEmpty
-        let hasClosures = options.requestModifier != nil || options.responseDataModifier != nil
+        let hasClosures =
+            options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil
         unshared = hasClosures ? Self.nextUnshared.add(1, ordering: .relaxed).newValue : 0
     }

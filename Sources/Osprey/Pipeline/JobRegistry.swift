@@ -22,9 +22,11 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// just finished, `completion` is called at once with its outcome.
     /// - Returns: the job and the subscriber's id, to ``SharedJob/unsubscribe(_:)``; `nil` when
     ///   `completion` was already called.
-    func subscribe(_ key: Key, progress: SharedJob<Key, Value>.ProgressHandler?,
-                   completion: @escaping SharedJob<Key, Value>.Completion,
-                   work: (SharedJob<Key, Value>) -> Void) -> (job: SharedJob<Key, Value>, id: Int)? {
+    func subscribe(
+        _ key: Key, progress: SharedJob<Key, Value>.ProgressHandler?,
+        completion: @escaping SharedJob<Key, Value>.Completion,
+        work: (SharedJob<Key, Value>) -> Void
+    ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
             if let existing = jobs[key] {
                 switch existing.subscribe(progress: progress, completion: completion) {

@@ -95,18 +95,20 @@ public struct OspreyOptions: Sendable {
 
     /// The cache-layer options these request options imply.
     var cacheOptions: CacheOptions {
-        CacheOptions(memoryExpiration: memoryCacheExpiration, diskExpiration: diskCacheExpiration,
-                     memoryExtendingExpiration: memoryCacheAccessExtendingExpiration,
-                     diskExtendingExpiration: diskCacheAccessExtendingExpiration,
-                     storeInMemoryAfterDiskHit: true, serializer: cacheSerializer,
-                     decodingOptions: decodingOptions, callbackQueue: CacheOptions.globalQueue)
+        CacheOptions(
+            memoryExpiration: memoryCacheExpiration, diskExpiration: diskCacheExpiration,
+            memoryExtendingExpiration: memoryCacheAccessExtendingExpiration,
+            diskExtendingExpiration: diskCacheAccessExtendingExpiration,
+            storeInMemoryAfterDiskHit: true, serializer: cacheSerializer,
+            decodingOptions: decodingOptions, callbackQueue: CacheOptions.globalQueue)
     }
 
     /// The download options these request options imply.
     func downloadOptions(validator: CacheValidator? = nil) -> DownloadOptions {
-        DownloadOptions(priority: downloadPriority, callbackQueue: .immediate, headers: requestHeaders,
-                        credentials: credentials, validator: validator, requestModifier: requestModifier,
-                        responseDataModifier: responseDataModifier, retryFailed: retryFailed,
-                        redirectHandler: redirectHandler, retryStrategy: retryStrategy)
+        DownloadOptions(
+            priority: downloadPriority, callbackQueue: .immediate, headers: requestHeaders,
+            credentials: credentials, validator: validator, requestModifier: requestModifier,
+            responseDataModifier: responseDataModifier, retryFailed: retryFailed,
+            redirectHandler: redirectHandler, retryStrategy: retryStrategy)
     }
 }

@@ -22,9 +22,11 @@ final class PipelineRequest: Sendable {
     private let callbackQueue: CallbackQueue
     private let completion: Completion
 
-    init(pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
-         progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
-         callbackQueue: CallbackQueue, completion: @escaping Completion) {
+    init(
+        pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
+        progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
+        callbackQueue: CallbackQueue, completion: @escaping Completion
+    ) {
         self.pipeline = pipeline
         self.source = source
         self.sharedOptions = options
@@ -136,14 +138,17 @@ final class PipelineRequest: Sendable {
     /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMiss:progress:completion:)``.
     private func deliver(_ attempt: Attempt, key: String, memoryMiss: MemoryMiss?) {
         // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(attempt.candidate, key: key, options: sharedOptions, memoryMiss: memoryMiss,
-                                                      progress: progress) { [self] result in
+        let subscription = pipeline.subscribeDelivery(
+            attempt.candidate, key: key, options: sharedOptions, memoryMiss: memoryMiss,
+            progress: progress
+        ) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
-                var result = ImageResult(image: options.imageModifier?(delivered.image) ?? delivered.image,
-                                         cacheType: delivered.cacheType, source: attempt.candidate,
-                                         data: options.returnsData ? delivered.data : nil)
+                var result = ImageResult(
+                    image: options.imageModifier?(delivered.image) ?? delivered.image,
+                    cacheType: delivered.cacheType, source: attempt.candidate,
+                    data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
                 finished(attempt, .success(result))
             case .failure(let error):

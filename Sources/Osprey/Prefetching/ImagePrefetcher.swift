@@ -50,8 +50,10 @@ public final class ImagePrefetcher: Sendable {
     /// A prefetcher for `sources` through `pipeline` (default ``ImagePipeline/shared``) with
     /// `options` (default none; `.downloadPriority(.low)` is added unless a priority is given),
     /// `maxConcurrentRequests` (default 5) and `promotesDiskHitsToMemory` (default `false`).
-    public init(sources: [ImageSource], options: [OspreyOption] = [], pipeline: ImagePipeline = .shared,
-                maxConcurrentRequests: Int = 5, promotesDiskHitsToMemory: Bool = false) {
+    public init(
+        sources: [ImageSource], options: [OspreyOption] = [], pipeline: ImagePipeline = .shared,
+        maxConcurrentRequests: Int = 5, promotesDiskHitsToMemory: Bool = false
+    ) {
         self.sources = sources
         self.pipeline = pipeline
         let hasPriority = options.contains { if case .downloadPriority = $0 { return true } else { return false } }
@@ -69,7 +71,11 @@ public final class ImagePrefetcher: Sendable {
             state.task = task
             return task
         }
-        return await withTaskCancellationHandler { await task.value } onCancel: { self.stop() }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            self.stop()
+        }
     }
 
     /// Starts prefetching in the background; `completion` (default `nil`) gets the final report.

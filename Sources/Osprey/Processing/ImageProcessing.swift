@@ -19,7 +19,7 @@ extension ImageProcessing {
     }
 }
 
-infix operator |>: AdditionPrecedence
+infix operator |> : AdditionPrecedence
 
 /// Composes two processors: `left` runs first, then `right`. Same as `left.append(right)`.
 public func |> (left: any ImageProcessing, right: any ImageProcessing) -> ImageProcessors.Composition {

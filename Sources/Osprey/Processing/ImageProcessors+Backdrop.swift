@@ -56,12 +56,14 @@ extension ImageProcessors {
                     median.append(Double(threshold))
                 }
                 while median.count < 3 { median.append(median.first ?? 0) }
-                let color = RGBAColor(red: UInt8(clamping: Int(median[0])), green: UInt8(clamping: Int(median[1])), blue: UInt8(clamping: Int(median[2])))
+                let color = RGBAColor(
+                    red: UInt8(clamping: Int(median[0])), green: UInt8(clamping: Int(median[1])), blue: UInt8(clamping: Int(median[2])))
                 return try Pad(width: canvasWidth, height: canvasHeight, background: color).transform(frame)
             case .blurred(let sigma):
                 var canvas = try frame.apply {
-                    osprey_thumbnail_image($0, Int32(canvasWidth), Int32(canvasHeight), Int32(VIPS_SIZE_FORCE.rawValue),
-                                           Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
+                    osprey_thumbnail_image(
+                        $0, Int32(canvasWidth), Int32(canvasHeight), Int32(VIPS_SIZE_FORCE.rawValue),
+                        Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
                 }
                 if sigma > 0 { canvas = try canvas.apply { osprey_gaussblur($0, sigma, &$1) } }
                 if canvas.bandFormat != frame.bandFormat {

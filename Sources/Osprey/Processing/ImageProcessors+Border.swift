@@ -27,8 +27,9 @@ extension ImageProcessors {
             let background = input.hasAlpha ? color.rgbaDoubles : color.rgbDoubles
             return try input.apply { image, out in
                 background.withUnsafeBufferPointer {
-                    osprey_embed(image, Int32(width), Int32(width), Int32(frame.width + 2 * width), Int32(frame.height + 2 * width),
-                                 $0.baseAddress, Int32($0.count), &out)
+                    osprey_embed(
+                        image, Int32(width), Int32(width), Int32(frame.width + 2 * width), Int32(frame.height + 2 * width),
+                        $0.baseAddress, Int32($0.count), &out)
                 }
             }
         }

@@ -36,11 +36,12 @@ extension ImageProcessors {
         }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
-            let (size, crop): (VipsSize, VipsInteresting) = switch contentMode {
-            case .fit: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
-            case .fill: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
-            case .stretch: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-            }
+            let (size, crop): (VipsSize, VipsInteresting) =
+                switch contentMode {
+                case .fit: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
+                case .fill: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
+                case .stretch: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+                }
             return try frame.apply {
                 osprey_thumbnail_image($0, Int32(width), Int32(height), Int32(size.rawValue), Int32(crop.rawValue), &$1)
             }

@@ -27,7 +27,10 @@ extension ImageProcessors {
 
         /// Parses `all` or `tl+tr+bl+br` (any subset, `+`-separated).
         init?(token: String) {
-            if token == "all" { self = .all; return }
+            if token == "all" {
+                self = .all
+                return
+            }
             var corners: RectCorner = []
             for part in token.split(separator: "+") {
                 switch part {
@@ -80,7 +83,7 @@ extension ImageProcessors {
             mask = try mask.apply { osprey_extract_bands($0, 0, 1, &$1) }
             let placements: [(RectCorner, Int, Int)] = [
                 (.topLeft, 0, 0), (.topRight, frame.width - r, 0),
-                (.bottomLeft, 0, frame.height - r), (.bottomRight, frame.width - r, frame.height - r),
+                (.bottomLeft, 0, frame.height - r), (.bottomRight, frame.width - r, frame.height - r)
             ]
             for (corner, x, y) in placements where corners.contains(corner) {
                 let tile = try VipsImageRef.mask(Self.cornerCoverage(radius: r, corner: corner), width: r, height: r)

@@ -26,8 +26,9 @@ extension ImageProcessors {
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
             try frame.apply {
-                osprey_thumbnail_image($0, Int32(width), Int32(height), Int32(VIPS_SIZE_BOTH.rawValue),
-                                       Int32(VIPS_INTERESTING_ATTENTION.rawValue), &$1)
+                osprey_thumbnail_image(
+                    $0, Int32(width), Int32(height), Int32(VIPS_SIZE_BOTH.rawValue),
+                    Int32(VIPS_INTERESTING_ATTENTION.rawValue), &$1)
             }
         }
     }

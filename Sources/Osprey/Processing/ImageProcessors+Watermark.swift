@@ -55,8 +55,10 @@ extension ImageProcessors {
 
         /// A watermark of `mark` (named `name`) at `x`, `y` with `transparency` (defaults: top
         /// left, opaque, unscaled).
-        public init(mark: Image, name: String, x: Position = .pixels(0), y: Position = .pixels(0), transparency: Int = 0,
-                    widthRatio: Double? = nil, heightRatio: Double? = nil) {
+        public init(
+            mark: Image, name: String, x: Position = .pixels(0), y: Position = .pixels(0), transparency: Int = 0,
+            widthRatio: Double? = nil, heightRatio: Double? = nil
+        ) {
             self.mark = mark
             self.name = name
             self.x = x
@@ -81,7 +83,8 @@ extension ImageProcessors {
                 let boxWidth = max(1, Int(Double(frame.width) * (widthRatio ?? 100) / 100))
                 let boxHeight = max(1, Int(Double(frame.height) * (heightRatio ?? 100) / 100))
                 overlay = try overlay.apply {
-                    osprey_thumbnail_image($0, Int32(boxWidth), Int32(boxHeight), Int32(VIPS_SIZE_DOWN.rawValue), Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
+                    osprey_thumbnail_image(
+                        $0, Int32(boxWidth), Int32(boxHeight), Int32(VIPS_SIZE_DOWN.rawValue), Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
                 }
             }
             overlay = try overlay.withAlpha()

@@ -19,8 +19,10 @@ public struct TargetLoadSettings: Sendable {
     public var operationKey: String
 
     /// Settings; every argument has the default documented on its property.
-    public init(keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil, indicator: (any ImageIndicator)? = nil,
-                transition: ImageTransition? = nil, keepsPreviousLoad: Bool = false, operationKey: String = "image") {
+    public init(
+        keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil, indicator: (any ImageIndicator)? = nil,
+        transition: ImageTransition? = nil, keepsPreviousLoad: Bool = false, operationKey: String = "image"
+    ) {
         self.keepCurrentImageWhileLoading = keepCurrentImageWhileLoading
         self.failureImage = failureImage
         self.indicator = indicator
@@ -52,10 +54,12 @@ extension OspreyWrapper {
     ///     possibly twice. Default `nil`.
     /// - Returns: the request's task, or `nil` for a `nil` source.
     @discardableResult
-    public func setImage(with source: ImageSource?, placeholder: Image? = nil, options: [OspreyOption] = [],
-                         settings: TargetLoadSettings = TargetLoadSettings(), pipeline: ImagePipeline = .shared,
-                         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
-                         completion: (@Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil) -> ImageTask? {
+    public func setImage(
+        with source: ImageSource?, placeholder: Image? = nil, options: [OspreyOption] = [],
+        settings: TargetLoadSettings = TargetLoadSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
         let target = base
         let key = settings.operationKey
         let showPlaceholder: @Sendable (any ImageTarget) -> Void = { target in
@@ -94,25 +98,28 @@ extension OspreyWrapper {
             // With refresh-cached a cached first result may be followed by a refreshed one.
             let value = try? result.get()
             let awaitsRefresh = resolved.refreshCached && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
-            TargetRegistry.shared.applyIfCurrent(target, key: key, identifier: identifier, finish: !awaitsRefresh, { target in
-                switch result {
-                case .success(let value):
-                    if let transition = settings.transition, value.cacheType != .memory || transition.forced {
-                        transition.apply(target, value.image)
-                    } else {
-                        target.image = value.image
+            TargetRegistry.shared.applyIfCurrent(
+                target, key: key, identifier: identifier, finish: !awaitsRefresh,
+                { target in
+                    switch result {
+                    case .success(let value):
+                        if let transition = settings.transition, value.cacheType != .memory || transition.forced {
+                            transition.apply(target, value.image)
+                        } else {
+                            target.image = value.image
+                        }
+                    case .failure(let error):
+                        if !error.isCancellation, let failureImage = settings.failureImage { target.image = failureImage }
                     }
-                case .failure(let error):
-                    if !error.isCancellation, let failureImage = settings.failureImage { target.image = failureImage }
-                }
-            }, then: { applied in
-                guard applied else {
-                    completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
-                    return
-                }
-                settings.indicator?.stopAnimating()
-                completion?(result)
-            })
+                },
+                then: { applied in
+                    guard applied else {
+                        completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
+                        return
+                    }
+                    settings.indicator?.stopAnimating()
+                    completion?(result)
+                })
         }
         TargetRegistry.shared.attach(task, to: target, key: key, identifier: identifier)
         return task
@@ -143,9 +150,11 @@ extension ImagePipeline {
         let identifier = options.processor.identifier
         // The storage's own read: its files carry a trailer after the bytes.
         guard let data = cache.diskStorage.valueNow(forKey: ImageCache.computedKey(key, processorIdentifier: identifier), extendingExpiration: nil),
-              let image = try? configuration.decoder.decode(data, options: options.decodingOptions) else { return nil }
-        _ = try? cache.memoryStorage.store(image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
-                                           expiration: options.memoryCacheExpiration)
+            let image = try? configuration.decoder.decode(data, options: options.decodingOptions)
+        else { return nil }
+        _ = try? cache.memoryStorage.store(
+            image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
+            expiration: options.memoryCacheExpiration)
         return options.imageModifier?(image) ?? image
     }
 }

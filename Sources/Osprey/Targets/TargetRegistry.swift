@@ -38,9 +38,12 @@ final class TargetRegistry: Sendable {
     /// Starts a new operation for `key` on `target`: issues its identifier, runs `prepare` (e.g.
     /// setting the placeholder; at once unless the target's callbacks are running), and returns the
     /// previous operation's task and indicator.
-    func begin(_ target: any ImageTarget, key: String, indicator: (any ImageIndicator)?,
-               prepare: @escaping @Sendable (any ImageTarget) -> Void)
-        -> (identifier: UInt64, previous: ImageTask?, previousIndicator: (any ImageIndicator)?) {
+    func begin(
+        _ target: any ImageTarget, key: String, indicator: (any ImageIndicator)?,
+        prepare: @escaping @Sendable (any ImageTarget) -> Void
+    )
+        -> (identifier: UInt64, previous: ImageTask?, previousIndicator: (any ImageIndicator)?)
+    {
         let identifier = counter.add(1, ordering: .relaxed).newValue
         let previous = state.withLock { state in
             let id = ObjectIdentifier(target)
@@ -66,8 +69,10 @@ final class TargetRegistry: Sendable {
     /// Runs `apply` if `identifier` is still the current operation for `key` when the target's
     /// turn comes (when `finish` is set, the operation then ends), then `then` with whether it was.
     /// Both run outside the lock, after the target's earlier callbacks.
-    func applyIfCurrent(_ target: any ImageTarget, key: String, identifier: UInt64, finish: Bool,
-                        _ apply: @escaping @Sendable (any ImageTarget) -> Void, then: @escaping @Sendable (Bool) -> Void) {
+    func applyIfCurrent(
+        _ target: any ImageTarget, key: String, identifier: UInt64, finish: Bool,
+        _ apply: @escaping @Sendable (any ImageTarget) -> Void, then: @escaping @Sendable (Bool) -> Void
+    ) {
         serialize(target) { [self] in
             let current = endIfCurrent(target, key: key, identifier: identifier, finish: finish)
             if current { apply(target) }
@@ -122,7 +127,8 @@ final class TargetRegistry: Sendable {
         state.withLock { state in
             let id = ObjectIdentifier(target)
             guard state.entries[id]?.target === target,
-                  let operation = state.entries[id]?.operations.removeValue(forKey: key) else { return (nil, nil) }
+                let operation = state.entries[id]?.operations.removeValue(forKey: key)
+            else { return (nil, nil) }
             if state.entries[id]?.operations.isEmpty == true { state.entries.removeValue(forKey: id) }
             return (operation.task, operation.indicator)
         }

@@ -27,7 +27,9 @@ struct ImgproxyOptions {
         func int(_ index: Int, in range: ClosedRange<Int>) throws(ServerError) -> Int? {
             guard index < arguments.count, !arguments[index].isEmpty else { return nil }
             guard let value = Int(arguments[index]) else { throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not an integer") }
-            guard range.contains(value) else { throw .badRequest("imgproxy option \(name): \(value) is outside \(range.lowerBound)...\(range.upperBound)") }
+            guard range.contains(value) else {
+                throw .badRequest("imgproxy option \(name): \(value) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
             return value
         }
         func double(_ index: Int, in range: ClosedRange<Double>) throws(ServerError) -> Double? {
@@ -94,7 +96,8 @@ struct ImgproxyOptions {
             quality = try int(0, in: 0...100).map { $0 == 0 ? nil : $0 } ?? nil
         case "f", "format", "ext":
             guard let value = arguments.first?.lowercased(), ["jpg", "jpeg", "png", "webp", "avif", "gif"].contains(value),
-                  let format = ImageFormat(name: value) else {
+                let format = ImageFormat(name: value)
+            else {
                 throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif")
             }
             self.format = format
@@ -107,7 +110,9 @@ struct ImgproxyOptions {
         case "t", "trim":
             trim = try double(0, in: 0...442) ?? 10
         case "exp", "expires":
-            guard let value = arguments.first, let seconds = TimeInterval(value) else { throw .badRequest("imgproxy option \(name) needs a Unix time") }
+            guard let value = arguments.first, let seconds = TimeInterval(value) else {
+                throw .badRequest("imgproxy option \(name) needs a Unix time")
+            }
             expires = seconds
         default:
             throw .badRequest("unknown or unsupported imgproxy option \"\(name)\"")
@@ -146,8 +151,10 @@ struct ImgproxyOptions {
         default: step.mode = .fit
         }
         if let crop {
-            result.append(ImageProcessors.Crop(width: crop.width == 0 ? 1 << 20 : crop.width, height: crop.height == 0 ? 1 << 20 : crop.height,
-                                               gravity: crop.gravity ?? gravity))
+            result.append(
+                ImageProcessors.Crop(
+                    width: crop.width == 0 ? 1 << 20 : crop.width, height: crop.height == 0 ? 1 << 20 : crop.height,
+                    gravity: crop.gravity ?? gravity))
         }
         // A resize first whenever there is no crop, so the pipeline can plan the decode from it.
         result += step.processors

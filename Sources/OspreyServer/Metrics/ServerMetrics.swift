@@ -44,7 +44,7 @@ final class ServerMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10)
         ]
         self.factory = factory
         inFlight = CoreMetrics.Meter(label: "osprey_in_flight_requests", factory: factory)

@@ -86,13 +86,15 @@ public struct ResizeStep: ImageProcessing, Hashable {
     /// The library processors for this step, first the resize.
     public var processors: [any ImageProcessing] {
         guard !isIdentity else { return [] }
-        let flips: [any ImageProcessing] = flipHorizontally || flipVertically
+        let flips: [any ImageProcessing] =
+            flipHorizontally || flipVertically
             ? [ImageProcessors.Flip(horizontal: flipHorizontally, vertical: flipVertically)] : []
         let sized = width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive
         if sized {
             switch mode {
             case .fill where smart && upscale && placedByGravity: return [ImageProcessors.SmartResize(width: width, height: height)] + flips
-            case .fill where gravity == .center && upscale && placedByGravity: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fill)] + flips
+            case .fill where gravity == .center && upscale && placedByGravity:
+                return [ImageProcessors.Resize(width: width, height: height, contentMode: .fill)] + flips
             case .fit where upscale: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fit)] + flips
             case .fit: return [ImageProcessors.Downsample(width: width, height: height)] + flips
             case .force: return [ImageProcessors.Resize(width: width, height: height, contentMode: .stretch)] + flips
@@ -114,7 +116,11 @@ public struct ResizeStep: ImageProcessing, Hashable {
         guard w > 0 || h > 0, w0 > 0, h0 > 0 else { return [] }
         let sx = w / w0, sy = h / h0
         var scale: Double
-        if w == 0 { scale = sy } else if h == 0 { scale = sx } else {
+        if w == 0 {
+            scale = sy
+        } else if h == 0 {
+            scale = sx
+        } else {
             switch mode {
             case .fit: scale = min(sx, sy)
             case .fill, .cover: scale = max(sx, sy)

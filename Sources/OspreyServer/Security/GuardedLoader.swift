@@ -40,7 +40,8 @@ struct GuardedLoader: DataLoading {
     /// in the `Host` header.
     static func pinned(_ request: DownloadRequest, to address: IPAddress) -> DownloadRequest {
         guard var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
-              let host = components.percentEncodedHost, !host.isEmpty else { return request }
+            let host = components.percentEncodedHost, !host.isEmpty
+        else { return request }
         components.percentEncodedHost = address.urlHost
         guard let url = components.url else { return request }
         var pinned = request

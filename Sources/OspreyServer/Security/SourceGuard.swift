@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The SSRF guard: decides which source URLs the server may fetch.
@@ -100,11 +101,17 @@ public struct SourceGuard: Sendable {
             if b[0] == 0xfe && b[1] & 0xc0 == 0x80 { return "link-local" }
             if b[0] & 0xfe == 0xfc { return allowPrivate ? nil : "private (unique local)" }
             let embedded: [UInt8]?
-            if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff { embedded = Array(b[12..<16]) }
-            else if b[0..<12].allSatisfy({ $0 == 0 }) { embedded = Array(b[12..<16]) }
-            else if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4..<12].allSatisfy({ $0 == 0 }) { embedded = Array(b[12..<16]) }
-            else if b[0] == 0x20 && b[1] == 0x02 { embedded = Array(b[2..<6]) }
-            else { embedded = nil }
+            if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff {
+                embedded = Array(b[12..<16])
+            } else if b[0..<12].allSatisfy({ $0 == 0 }) {
+                embedded = Array(b[12..<16])
+            } else if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4..<12].allSatisfy({ $0 == 0 }) {
+                embedded = Array(b[12..<16])
+            } else if b[0] == 0x20 && b[1] == 0x02 {
+                embedded = Array(b[2..<6])
+            } else {
+                embedded = nil
+            }
             if let embedded, let why = refusalV4(embedded) { return "IPv4 in IPv6: \(why)" }
             return nil
         }
@@ -138,9 +145,9 @@ public struct SourceGuard: Sendable {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }

@@ -16,7 +16,8 @@ final class Coalescer<Value: Sendable>: Sendable {
 
     /// The value of the job under `key`, starting `work` when none runs; `shared` tells whether
     /// the caller joined a running job.
-    func value(for key: String, _ work: @escaping @Sendable () async throws(ServerError) -> Value) async throws(ServerError) -> (Value, shared: Bool) {
+    func value(for key: String, _ work: @escaping @Sendable () async throws(ServerError) -> Value) async throws(ServerError) -> (Value, shared: Bool)
+    {
         let (task, shared) = jobs.withLock { jobs -> (Task<Value, any Error>, Bool) in
             if var job = jobs[key] {
                 job.waiting += 1

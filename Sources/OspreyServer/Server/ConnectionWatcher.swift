@@ -84,8 +84,10 @@ final class ConnectionState: Sendable {
 
     /// `body`'s result, or 499 as soon as the connection closes (`body` is then cancelled, which
     /// leaves its shared job: see ``Coalescer``). Without a state, `body` just runs.
-    static func run<T: Sendable>(cancellingOnClose connection: ConnectionState?,
-                                 _ body: @escaping @Sendable () async throws(ServerError) -> T) async throws(ServerError) -> T {
+    static func run<T: Sendable>(
+        cancellingOnClose connection: ConnectionState?,
+        _ body: @escaping @Sendable () async throws(ServerError) -> T
+    ) async throws(ServerError) -> T {
         guard let connection else { return try await body() }
         let gone = ServerError(status: 499, reason: "the client closed the connection before the answer was ready")
         let (closed, signal) = AsyncStream<Void>.makeStream()
@@ -102,7 +104,10 @@ final class ConnectionState: Sendable {
             }
             var first: Result<T, ServerError>?
             while let next = await group.next() {
-                if let next { first = next; break }
+                if let next {
+                    first = next
+                    break
+                }
             }
             group.cancelAll()
             return first ?? .failure(gone)

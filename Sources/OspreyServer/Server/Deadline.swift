@@ -58,7 +58,10 @@ enum Deadline {
             let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<Result<T, ServerError>, Never>?, [Task<Void, Never>]) in
                 if state.outcome != nil { return (nil, []) }
                 state.outcome = outcome
-                defer { state.continuation = nil; state.tasks = [] }
+                defer {
+                    state.continuation = nil
+                    state.tasks = []
+                }
                 return (state.continuation, state.tasks)
             }
             tasks.forEach { $0.cancel() }

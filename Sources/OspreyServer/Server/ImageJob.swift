@@ -23,8 +23,10 @@ public struct ImageJob: Sendable {
     public var watermarks: [WatermarkRequest] = []
 
     /// A job fetching `source` and running `processors`.
-    public init(source: URL, processors: [any ImageProcessing] = [], format: ImageFormat? = nil,
-                quality: Int? = nil, maxBytes: Int? = nil) {
+    public init(
+        source: URL, processors: [any ImageProcessing] = [], format: ImageFormat? = nil,
+        quality: Int? = nil, maxBytes: Int? = nil
+    ) {
         self.source = source
         self.processors = processors
         self.format = format
@@ -72,7 +74,8 @@ public struct WatermarkRequest: Sendable {
 
     /// The processor drawing `mark`.
     func processor(mark: Image) -> ImageProcessors.Watermark {
-        ImageProcessors.Watermark(mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
-                                  widthRatio: widthRatio, heightRatio: heightRatio)
+        ImageProcessors.Watermark(
+            mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
+            widthRatio: widthRatio, heightRatio: heightRatio)
     }
 }

@@ -100,11 +100,13 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     private func failure(_ error: ServerError, path: String) -> Response {
         var headers: HTTPFields = [:]
         headers[.contentType] = "text/plain; charset=utf-8"
-        headers[.cacheControl] = error.status >= 500 || error.status == 429 || configuration.errorMaxAge == 0
+        headers[.cacheControl] =
+            error.status >= 500 || error.status == 429 || configuration.errorMaxAge == 0
             ? "no-store" : "public, max-age=\(configuration.errorMaxAge)"
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: HTTPResponse.Status(code: error.status), headers: headers,
-                        body: ResponseBody(byteBuffer: ByteBuffer(string: error.reason + "\n")))
+        return Response(
+            status: HTTPResponse.Status(code: error.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: error.reason + "\n")))
     }
 }
 

@@ -27,11 +27,13 @@ final class ImageService: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
-        sourceGuard = SourceGuard(allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
-                                  allowedSources: configuration.allowedSources)
+        sourceGuard = SourceGuard(
+            allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
+            allowedSources: configuration.allowedSources)
         limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
-        results = ResultCache(memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
-                              diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
+        results = ResultCache(
+            memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
+            diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
         loader = DataLoader()
         var download = ImageDownloader.Configuration()
         download.maximumResponseSize = configuration.maxSourceBytes
@@ -39,9 +41,11 @@ final class ImageService: Sendable {
         download.blacklistsFailedURLs = false
         download.allowsResumableDownloads = false
         download.maximumConcurrentDownloads = max(6, configuration.workers * 2)
-        let downloader = ImageDownloader(configuration: download,
-                                         loader: MeteredLoader(base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
-                                                               metrics: metrics, policies: policies))
+        let downloader = ImageDownloader(
+            configuration: download,
+            loader: MeteredLoader(
+                base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
+                metrics: metrics, policies: policies))
         sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
     }
 
@@ -105,8 +109,9 @@ final class ImageService: Sendable {
                 throw tooManyFrames(frames)
             }
             let processStart = ContinuousClock.now
-            let result = try await sources.image(for: job.source, processor: processor, firstFrameOnly: still,
-                                                 validation: validation, started: started)
+            let result = try await sources.image(
+                for: job.source, processor: processor, firstFrameOnly: still,
+                validation: validation, started: started)
             metrics.record("process", ContinuousClock.now - processStart)
             if let decoded = result.decoded { metrics.decode(shrunkOnLoad: decoded.shrunkOnLoad) }
             // A miss: this request waited for the source's bytes to come from the origin.
@@ -114,7 +119,8 @@ final class ImageService: Sendable {
             let image = result.image
             if !still, image.frameCount > configuration.maxAnimationFrames { throw tooManyFrames(image.frameCount) }
             guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
-                throw .unprocessable("result would be \(image.width)x\(image.height), larger than the limit of \(configuration.maxResultDimension) per side")
+                throw .unprocessable(
+                    "result would be \(image.width)x\(image.height), larger than the limit of \(configuration.maxResultDimension) per side")
             }
             let encodeStart = ContinuousClock.now
             let format = job.format ?? negotiator.format(for: image, offer: offer)
@@ -127,8 +133,9 @@ final class ImageService: Sendable {
             // A result lives no longer than its source stays fresh: after that the source is
             // revalidated, and a changed source makes new results.
             let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
-            let lifetime = min(Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
-                               Double(entry.policy.maxAge ?? .max))
+            let lifetime = min(
+                Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
+                Double(entry.policy.maxAge ?? .max))
             if !entry.policy.noStore, lifetime > 0 {
                 await results.store(entry, forKey: key, lifetime: lifetime)
             }
@@ -152,8 +159,9 @@ final class ImageService: Sendable {
     }
 
     private func tooManyFrames(_ frames: Int) -> ServerError {
-        .unprocessable("source has \(frames) animation frames, more than the limit of \(configuration.maxAnimationFrames); "
-            + "ask for a still format (jpeg, png) to get its first frame")
+        .unprocessable(
+            "source has \(frames) animation frames, more than the limit of \(configuration.maxAnimationFrames); "
+                + "ask for a still format (jpeg, png) to get its first frame")
     }
 
     /// A watermark's image: fetched, cached and revalidated like a source, under the same rules.
@@ -162,8 +170,10 @@ final class ImageService: Sendable {
             try await sourceGuard.check(url)
             let started = ContinuousClock.now
             let (validation, _) = try await sources.validate(url)
-            return try await sources.image(for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true,
-                                           validation: validation, started: started).image
+            return try await sources.image(
+                for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true,
+                validation: validation, started: started
+            ).image
         } catch {
             var failure = error
             failure.reason = "watermark: " + failure.reason

@@ -34,9 +34,10 @@ public struct OspreyServer: Sendable {
         // One watcher per connection: requests learn of a client going away without reading
         // the connection, so it stays alive.
         let metrics = service.metrics
-        return Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionWatcher(metrics: metrics)])),
-                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
-                           onServerRunning: onServerRunning, logger: logger)
+        return Application(
+            router: router, server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionWatcher(metrics: metrics)])),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
+            onServerRunning: onServerRunning, logger: logger)
     }
 
     /// Waits until the results and originals written so far are on disk.
@@ -46,14 +47,17 @@ public struct OspreyServer: Sendable {
     }
 
     var thumborParser: ThumborURLParser {
-        ThumborURLParser(signer: configuration.thumborKey.map { ThumborSigner(key: $0, sha256Length: configuration.thumborSHA256Length) },
-                         allowUnsafe: configuration.allowUnsafe)
+        ThumborURLParser(
+            signer: configuration.thumborKey.map { ThumborSigner(key: $0, sha256Length: configuration.thumborSHA256Length) },
+            allowUnsafe: configuration.allowUnsafe)
     }
 
     var imgproxyParser: ImgproxyURLParser {
-        ImgproxyURLParser(signer: configuration.imgproxyKeys.isEmpty ? nil
-                              : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
-                          allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets)
+        ImgproxyURLParser(
+            signer: configuration.imgproxyKeys.isEmpty
+                ? nil
+                : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
+            allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets)
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
@@ -72,13 +76,15 @@ public struct OspreyServer: Sendable {
     public func makeServiceGroup(signals: [UnixSignal], onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> ServiceGroup {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ClientShutdownService(service: service)),
-            .init(service: makeApplication(onServerRunning: onServerRunning)),
+            .init(service: makeApplication(onServerRunning: onServerRunning))
         ]
         var shutdownSignals = signals
         if self.configuration.drainTimeout > .zero, signals.contains(.sigterm) {
             shutdownSignals.removeAll { $0 == .sigterm }
-            services.append(.init(service: DrainService(state: drain, drain: self.configuration.drainTimeout),
-                                  successTerminationBehavior: .gracefullyShutdownGroup))
+            services.append(
+                .init(
+                    service: DrainService(state: drain, drain: self.configuration.drainTimeout),
+                    successTerminationBehavior: .gracefullyShutdownGroup))
         }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger)
         configuration.maximumGracefulShutdownDuration = self.configuration.shutdownTimeout

@@ -34,11 +34,15 @@ final class ResultCache: Sendable {
     /// `lifetime` seconds from when they were made (the origin TTL: after it, the source is
     /// fetched again, so a changed source is picked up).
     init(memoryBytes: Int, directory: URL?, diskBytes: Int, lifetime: TimeInterval) {
-        memory = MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: memoryBytes, expiration: .seconds(lifetime),
-                                                                    extendingExpiration: .none))
+        memory = MemoryStorage.Backend(
+            config: MemoryStorage.Config(
+                totalCostLimit: memoryBytes, expiration: .seconds(lifetime),
+                extendingExpiration: .none))
         disk = directory.map {
-            DiskStorage.Backend(config: DiskStorage.Config(name: "results", directory: $0.appendingPathComponent("results"), sizeLimit: diskBytes,
-                                                           expiration: .seconds(lifetime), extendingExpiration: .none))
+            DiskStorage.Backend(
+                config: DiskStorage.Config(
+                    name: "results", directory: $0.appendingPathComponent("results"), sizeLimit: diskBytes,
+                    expiration: .seconds(lifetime), extendingExpiration: .none))
         }
     }
 
@@ -61,16 +65,19 @@ final class ResultCache: Sendable {
 
     /// On disk: `format created max-age private\n` then the bytes (`max-age` `-1`: none).
     private static func encode(_ entry: Entry) -> Data {
-        let header = "\(entry.format.rawValue) \(Int(entry.created.timeIntervalSince1970)) \(entry.policy.maxAge ?? -1) \(entry.policy.isPrivate ? 1 : 0)\n"
+        let header =
+            "\(entry.format.rawValue) \(Int(entry.created.timeIntervalSince1970)) \(entry.policy.maxAge ?? -1) \(entry.policy.isPrivate ? 1 : 0)\n"
         return Data(header.utf8) + entry.data
     }
 
     private static func decode(_ stored: Data) -> Entry? {
         guard let newline = stored.firstIndex(of: 0x0A),
-              let header = String(data: stored[stored.startIndex..<newline], encoding: .utf8) else { return nil }
+            let header = String(data: stored[stored.startIndex..<newline], encoding: .utf8)
+        else { return nil }
         let fields = header.split(separator: " ")
         guard fields.count == 4, let format = ImageFormat(rawValue: String(fields[0])), let seconds = Double(fields[1]),
-              let maxAge = Int(fields[2]) else { return nil }
+            let maxAge = Int(fields[2])
+        else { return nil }
         var entry = Entry(data: Data(stored[stored.index(after: newline)...]), format: format, created: Date(timeIntervalSince1970: seconds))
         entry.policy = OriginPolicy(isPrivate: fields[3] == "1", maxAge: maxAge < 0 ? nil : maxAge)
         return entry

@@ -64,17 +64,23 @@ final class SourceLoader: Sendable {
     init(configuration: ServerConfiguration, downloader: ImageDownloader, policies: OriginPolicies) {
         self.configuration = configuration
         self.policies = policies
-        let directory = configuration.cacheDirectory
+        let directory =
+            configuration.cacheDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("osprey-serve-\(UUID().uuidString)")
         // Entries outlive the freshness time: a stale original is revalidated, not dropped.
-        let memory = MemoryStorage.Backend<Image>(config: MemoryStorage.Config(totalCostLimit: 16 << 20, countLimit: 100_000,
-                                                                               expiration: .never, extendingExpiration: .none))
-        let disk = DiskStorage.Backend(config: DiskStorage.Config(name: "originals", directory: directory.appendingPathComponent("originals"),
-                                                                  sizeLimit: configuration.diskCacheBytes, expiration: .never,
-                                                                  extendingExpiration: .none))
+        let memory = MemoryStorage.Backend<Image>(
+            config: MemoryStorage.Config(
+                totalCostLimit: 16 << 20, countLimit: 100_000,
+                expiration: .never, extendingExpiration: .none))
+        let disk = DiskStorage.Backend(
+            config: DiskStorage.Config(
+                name: "originals", directory: directory.appendingPathComponent("originals"),
+                sizeLimit: configuration.diskCacheBytes, expiration: .never,
+                extendingExpiration: .none))
         cache = ImageCache(memoryStorage: memory, diskStorage: disk)
-        scratch = ImageCache(memoryStorage: MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: 1, countLimit: 1, expiration: .expired)),
-                             diskStorage: disk, serializer: OriginalsOnly())
+        scratch = ImageCache(
+            memoryStorage: MemoryStorage.Backend(config: MemoryStorage.Config(totalCostLimit: 1, countLimit: 1, expiration: .expired)),
+            diskStorage: disk, serializer: OriginalsOnly())
         var options = OspreyOptions()
         options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
         options.cacheOriginalImage = true
@@ -163,10 +169,14 @@ final class SourceLoader: Sendable {
     /// original or downloaded, after `validation` (from ``validate(_:)``, begun at `started`; a
     /// `nil` one records the download). With `firstFrameOnly` only the first frame of an
     /// animation is decoded (a still output format).
-    func image(for url: URL, processor: any ImageProcessing, firstFrameOnly: Bool, validation: Validation?,
-               started: ContinuousClock.Instant) async throws(ServerError) -> ImageResult {
-        var options: [OspreyOption] = [.processor(processor.identifier.isEmpty ? PassThrough() : processor),
-                                       .targetCache(scratch), .originalCache(cache)]
+    func image(
+        for url: URL, processor: any ImageProcessing, firstFrameOnly: Bool, validation: Validation?,
+        started: ContinuousClock.Instant
+    ) async throws(ServerError) -> ImageResult {
+        var options: [OspreyOption] = [
+            .processor(processor.identifier.isEmpty ? PassThrough() : processor),
+            .targetCache(scratch), .originalCache(cache)
+        ]
         if firstFrameOnly { options.append(.onlyLoadFirstFrame) }
         let result: ImageResult
         do throws(OspreyError) {

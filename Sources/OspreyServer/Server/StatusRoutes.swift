@@ -29,8 +29,9 @@ enum StatusRoutes {
         router.get("/health/ready") { _, _ -> Response in ready() }
         router.get("/health") { _, _ -> Response in ready() }
         router.get("/metrics") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.render())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.render())))
         }
     }
 
@@ -44,11 +45,13 @@ enum StatusRoutes {
     }
 
     private static func health(problems: [String], service: ImageService) -> Response {
-        let body = problems.isEmpty
+        let body =
+            problems.isEmpty
             ? "ok: \(service.limiter.running) running, \(service.limiter.queued) queued\n"
             : problems.joined(separator: "; ") + "\n"
-        return Response(status: problems.isEmpty ? .ok : .serviceUnavailable,
-                        headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        return Response(
+            status: problems.isEmpty ? .ok : .serviceUnavailable,
+            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 }

@@ -47,7 +47,11 @@ final class WorkLimiter: Sendable {
     }
 
     private func acquire() async throws(ServerError) {
-        enum Decision { case run, wait(UInt64), refuse }
+        enum Decision {
+            case run
+            case wait(UInt64)
+            case refuse
+        }
         let decision: Decision = state.withLock { state in
             if state.running < workers {
                 state.running += 1
@@ -61,7 +65,8 @@ final class WorkLimiter: Sendable {
         switch decision {
         case .run: return
         case .refuse:
-            throw ServerError(status: 429, reason: "the server is busy: \(workers) jobs running and \(queueLimit) waiting; retry later", retryAfter: 1)
+            throw ServerError(
+                status: 429, reason: "the server is busy: \(workers) jobs running and \(queueLimit) waiting; retry later", retryAfter: 1)
         case .wait(let id):
             let granted = await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

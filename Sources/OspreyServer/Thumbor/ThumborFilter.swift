@@ -38,13 +38,22 @@ struct ThumborFilter: Sendable, Equatable {
             var cursor = open
             while cursor < text.endIndex {
                 if text[cursor] == "(" { depth += 1 }
-                if text[cursor] == ")" { depth -= 1; if depth == 0 { close = cursor; break } }
+                if text[cursor] == ")" {
+                    depth -= 1
+                    if depth == 0 {
+                        close = cursor
+                        break
+                    }
+                }
                 cursor = text.index(after: cursor)
             }
             guard let close else { throw .badRequest("thumbor filter \(name) has an unclosed argument list") }
             let inside = text[text.index(after: open)..<close]
-            let arguments = inside.isEmpty ? [] : inside.split(separator: ",", omittingEmptySubsequences: false)
-                .map { $0.trimmingCharacters(in: .whitespaces) }
+            let arguments =
+                inside.isEmpty
+                ? []
+                : inside.split(separator: ",", omittingEmptySubsequences: false)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
             filters.append(ThumborFilter(name: name, arguments: arguments))
             index = text.index(after: close)
             if index < text.endIndex {
@@ -99,7 +108,8 @@ struct ThumborFilter: Sendable, Equatable {
             let transparent = arguments.count > 4 && ["1", "true", "True"].contains(arguments[4])
             var background: RGBAColor?
             if !transparent && arguments.count >= 4 {
-                background = RGBAColor(red: UInt8(try int(1, in: 0...255)), green: UInt8(try int(2, in: 0...255)), blue: UInt8(try int(3, in: 0...255)))
+                background = RGBAColor(
+                    red: UInt8(try int(1, in: 0...255)), green: UInt8(try int(2, in: 0...255)), blue: UInt8(try int(3, in: 0...255)))
             }
             processors.append(ImageProcessors.RoundCorner(radius: radius, background: background))
         case "no_upscale":
@@ -146,8 +156,10 @@ struct ThumborFilter: Sendable, Equatable {
                 guard index < arguments.count, arguments[index] != "none", !arguments[index].isEmpty else { return nil }
                 return try double(index, in: 0.1...100)
             }
-            job.watermarks.append(WatermarkRequest(url: url, index: processors.count, x: try position(1), y: try position(2),
-                                                   transparency: try int(3, in: 0...100), widthRatio: ratios[0], heightRatio: ratios[1]))
+            job.watermarks.append(
+                WatermarkRequest(
+                    url: url, index: processors.count, x: try position(1), y: try position(2),
+                    transparency: try int(3, in: 0...100), widthRatio: ratios[0], heightRatio: ratios[1]))
         default:
             throw .badRequest("unknown or unsupported thumbor filter \"\(name)\"")
         }
@@ -192,7 +204,9 @@ struct ThumborFilter: Sendable, Equatable {
     private func double(_ index: Int, in range: ClosedRange<Double>) throws(ServerError) -> Double {
         let text = try string(index)
         guard let value = Double(text), value.isFinite else { throw invalid("argument \"\(text)\" is not a number") }
-        guard range.contains(value) else { throw invalid("argument \(text) is outside \(identifierNumber(range.lowerBound))...\(identifierNumber(range.upperBound))") }
+        guard range.contains(value) else {
+            throw invalid("argument \(text) is outside \(identifierNumber(range.lowerBound))...\(identifierNumber(range.upperBound))")
+        }
         return value
     }
 

@@ -43,10 +43,14 @@ public struct ThumborURLParser: Sendable {
             segments.advance()
             // trim[:top-left|bottom-right][:tolerance]; the top-left pixel is the background.
             let parts = trim.split(separator: ":").dropFirst()
-            if parts.contains("bottom-right") { throw .badRequest("thumbor trim:bottom-right is not supported; the top-left pixel is the background") }
+            if parts.contains("bottom-right") {
+                throw .badRequest("thumbor trim:bottom-right is not supported; the top-left pixel is the background")
+            }
             var threshold = 10.0
             if let last = parts.last, last != "top-left" {
-                guard let value = Double(last), (0...442).contains(value) else { throw .badRequest("thumbor trim tolerance \"\(last)\" is not 0...442") }
+                guard let value = Double(last), (0...442).contains(value) else {
+                    throw .badRequest("thumbor trim tolerance \"\(last)\" is not 0...442")
+                }
                 threshold = value
             }
             leading.append(ImageProcessors.Trim(threshold: threshold))
@@ -62,17 +66,33 @@ public struct ThumborURLParser: Sendable {
         }
         var adaptive = false
         switch segments.peek {
-        case "fit-in": step.mode = .fit; segments.advance()
-        case "adaptive-fit-in": step.mode = .fit; adaptive = true; segments.advance()
-        case "full-fit-in": step.mode = .cover; segments.advance()
+        case "fit-in":
+            step.mode = .fit
+            segments.advance()
+        case "adaptive-fit-in":
+            step.mode = .fit
+            adaptive = true
+            segments.advance()
+        case "full-fit-in":
+            step.mode = .cover
+            segments.advance()
         default: break
         }
         if let size = segments.peek, try parseSize(size, into: &step) { segments.advance() }
         var horizontal: String?, vertical: String?
-        if let h = segments.peek, ["left", "center", "right"].contains(h) { horizontal = h; segments.advance() }
-        if let v = segments.peek, ["top", "middle", "bottom"].contains(v) { vertical = v; segments.advance() }
+        if let h = segments.peek, ["left", "center", "right"].contains(h) {
+            horizontal = h
+            segments.advance()
+        }
+        if let v = segments.peek, ["top", "middle", "bottom"].contains(v) {
+            vertical = v
+            segments.advance()
+        }
         step.gravity = Self.gravity(horizontal: horizontal, vertical: vertical)
-        if segments.peek == "smart" { step.smart = true; segments.advance() }
+        if segments.peek == "smart" {
+            step.smart = true
+            segments.advance()
+        }
 
         var image = segments.remainder
         var filters: [ThumborFilter] = []
@@ -91,8 +111,9 @@ public struct ThumborURLParser: Sendable {
         step.adaptive = adaptive
         if let focal = adjustments.focal {
             // Given in the source's pixels: moved with a manual crop (not with trim, which is found later).
-            step.focus = .region(left: focal.left - cropOrigin.x, top: focal.top - cropOrigin.y,
-                                 right: focal.right - cropOrigin.x, bottom: focal.bottom - cropOrigin.y)
+            step.focus = .region(
+                left: focal.left - cropOrigin.x, top: focal.top - cropOrigin.y,
+                right: focal.right - cropOrigin.x, bottom: focal.bottom - cropOrigin.y)
         }
         let resize = step.processors
         job.processors = leading + resize + processors
@@ -103,7 +124,9 @@ public struct ThumborURLParser: Sendable {
 
     private func verify(first: Substring, rest: String, query: String?) throws(ServerError) {
         if first == "unsafe" {
-            if signer != nil && !allowUnsafe { throw .forbidden("unsafe thumbor URLs are refused: a thumbor key is configured (pass --allow-unsafe to serve them)") }
+            if signer != nil && !allowUnsafe {
+                throw .forbidden("unsafe thumbor URLs are refused: a thumbor key is configured (pass --allow-unsafe to serve them)")
+            }
             return
         }
         guard let signer else { throw .forbidden("signed thumbor URL but no thumbor key is configured; use /unsafe/ or set --thumbor-key") }
@@ -134,9 +157,12 @@ public struct ThumborURLParser: Sendable {
         }
         guard case let .some(w?) = side(segment[..<x]), case let .some(h?) = side(segment[segment.index(after: x)...]) else { return false }
         guard w.value <= 100_000, h.value <= 100_000 else { throw .badRequest("thumbor size \(segment) is out of range (at most 100000 per side)") }
-        step.width = w.value; step.height = h.value
-        step.originalWidth = w.orig; step.originalHeight = h.orig
-        step.flipHorizontally = w.flip; step.flipVertically = h.flip
+        step.width = w.value
+        step.height = h.value
+        step.originalWidth = w.orig
+        step.originalHeight = h.orig
+        step.flipHorizontally = w.flip
+        step.flipVertically = h.flip
         return true
     }
 
@@ -186,4 +212,3 @@ public struct ThumborURLParser: Sendable {
         var remainder: String { String(rest) }
     }
 }
-

@@ -81,9 +81,10 @@ enum TestImages {
     /// A file of the shared test images: `$OSPREY_TESTDATA`, or `shared/testdata/images` beside
     /// the repository.
     static func shared(_ name: String) throws -> Data {
-        let directory = ProcessInfo.processInfo.environment["OSPREY_TESTDATA"].map { URL(fileURLWithPath: $0) }
+        let directory =
+            ProcessInfo.processInfo.environment["OSPREY_TESTDATA"].map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/testdata/images")
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/testdata/images")
         return try Data(contentsOf: directory.appendingPathComponent(name))
     }
 

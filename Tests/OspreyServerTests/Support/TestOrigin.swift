@@ -58,7 +58,8 @@ final class TestOrigin: Sendable {
             if let delay = resource.delay { try await Task.sleep(for: delay) }
             let etag = resource.headers.first { $0.key.lowercased() == "etag" }?.value
             let lastModified = resource.headers.first { $0.key.lowercased() == "last-modified" }?.value
-            let notModified = resource.status == 200
+            let notModified =
+                resource.status == 200
                 && (etag.map { request.headers[.ifNoneMatch] == $0 } ?? lastModified.map { request.headers[.ifModifiedSince] == $0 } ?? false)
             let status = notModified ? 304 : resource.status
             origin.state.withLock { $0.statuses[path, default: [:]][status, default: 0] += 1 }
@@ -74,15 +75,17 @@ final class TestOrigin: Sendable {
                 }
             }
             if notModified { return Response(status: .notModified, headers: headers) }
-            return Response(status: .init(code: resource.status), headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: resource.body)))
+            return Response(
+                status: .init(code: resource.status), headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: resource.body)))
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
-                              onServerRunning: { channel in
-                                  continuation.yield(channel.localAddress?.port ?? 0)
-                                  continuation.finish()
-                              })
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            })
         let task = Task {
             defer { continuation.finish() }
             try await app.runService()
@@ -93,7 +96,10 @@ final class TestOrigin: Sendable {
             task.cancel()
             throw OriginError(message: "the test origin could not bind port \(port)")
         }
-        origin.state.withLock { $0.task = task; $0.port = bound }
+        origin.state.withLock {
+            $0.task = task
+            $0.port = bound
+        }
         return origin
     }
 
@@ -118,11 +124,13 @@ actor FixtureOriginBox {
     private var starting: Task<TestOrigin, any Error>?
 
     func origin(port: Int) async throws -> TestOrigin {
-        let task = starting ?? Task {
-            let origin = try await TestOrigin.start(port: port)
-            origin.set("/photo.jpg", body: TestImages.photo)
-            return origin
-        }
+        let task =
+            starting
+            ?? Task {
+                let origin = try await TestOrigin.start(port: port)
+                origin.set("/photo.jpg", body: TestImages.photo)
+                return origin
+            }
         starting = task
         return try await task.value
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("CLI info and convert", .timeLimit(.minutes(5)))
@@ -37,8 +38,10 @@ final class CLITests {
     @Test("convert processes, picks the format and writes the file")
     func convert() throws {
         let output = path("card.png")
-        let result = try CLIRunner.run(["convert", TestData.url("rocket.jpg").path, output,
-                                        "--process", "resize:200x200:fill,blur:2,round:12,format:webp:80"])
+        let result = try CLIRunner.run([
+            "convert", TestData.url("rocket.jpg").path, output,
+            "--process", "resize:200x200:fill,blur:2,round:12,format:webp:80"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let image = try Image(contentsOf: URL(fileURLWithPath: output))
         #expect(image.format == .webp, "the spec's format wins over the extension")
@@ -78,9 +81,11 @@ final class CLITests {
     @Test("usage errors exit 64; a missing input exits 66")
     func usageErrors() throws {
         let input = TestData.url("hopper.jpg").path
-        for arguments in [["convert", input], ["convert", input, path("x.png"), "--process", "bogus:1"],
-                          ["convert", input, path("x.png"), "--quality", "0"], ["convert", input, path("x.png"), "--format", "svg"],
-                          ["info"], ["frobnicate"]] {
+        for arguments in [
+            ["convert", input], ["convert", input, path("x.png"), "--process", "bogus:1"],
+            ["convert", input, path("x.png"), "--quality", "0"], ["convert", input, path("x.png"), "--format", "svg"],
+            ["info"], ["frobnicate"]
+        ] {
             let result = try CLIRunner.run(arguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(!result.crashed)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("CLI fetch and prefetch", .timeLimit(.minutes(5)))
@@ -73,8 +74,10 @@ final class FetchCommandTests {
         var outputs: [[UInt8]] = []
         for (run, expected) in ["none", "disk"].enumerated() {
             let out = directory.appendingPathComponent("o\(run)").path
-            let result = try CLIRunner.run(["fetch", rocket, "--cache-dir", cache, "--json", "--out", out,
-                                            "--process", "resize:200x200:fill,round:40,format:png"])
+            let result = try CLIRunner.run([
+                "fetch", rocket, "--cache-dir", cache, "--json", "--out", out,
+                "--process", "resize:200x200:fill,round:40,format:png"
+            ])
             #expect(result.status == 0, "\(result.stderr)")
             let line = try json(result.stdout.split(separator: "\n")[0])
             #expect(line["cacheType"] as? String == expected)

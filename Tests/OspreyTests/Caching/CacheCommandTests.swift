@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("CacheCommand CLI", .enabled(if: OspreyExecutable.hasWriteLoop, "needs .build/debug/osprey with `cache`"), .timeLimit(.minutes(5)))

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import Osprey
 
 /// A clock tests move by hand, so that no test sleeps.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// The `osprey` executable next to the test bundle (`.build/debug/osprey`), or `$OSPREY_BIN`.

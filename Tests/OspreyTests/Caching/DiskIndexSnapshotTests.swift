@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// The index snapshot: an open takes its records of unchanged files without reading them, ignores
@@ -122,10 +123,12 @@ struct DiskIndexSnapshotTests {
     }
 
     @Test func theSnapshotRoundTripsEveryField() throws {
-        var entry = DiskEntryIndex.Entry(fileName: DiskStorage.Backend.hash("k") + ".png", inode: 42, key: "k/é", size: 12,
-                                         created: 1.5, policy: .days(3), expires: nil, lastAccess: 7.25)
-        var other = DiskEntryIndex.Entry(fileName: DiskStorage.Backend.hash("x"), inode: 7, key: "x", size: 0,
-                                         created: 2, policy: .seconds(9.5), expires: 11, lastAccess: 3)
+        var entry = DiskEntryIndex.Entry(
+            fileName: DiskStorage.Backend.hash("k") + ".png", inode: 42, key: "k/é", size: 12,
+            created: 1.5, policy: .days(3), expires: nil, lastAccess: 7.25)
+        var other = DiskEntryIndex.Entry(
+            fileName: DiskStorage.Backend.hash("x"), inode: 7, key: "x", size: 0,
+            created: 2, policy: .seconds(9.5), expires: 11, lastAccess: 3)
         let bytes = DiskIndexSnapshot.encode(["h1": entry, "h2": other])
         let decoded = try bytes.withUnsafeBytes { raw in try DiskIndexSnapshot.decode(raw) }
         entry.verified = false

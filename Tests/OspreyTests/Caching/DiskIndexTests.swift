@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// The in-memory index of the disk storage: what other instances do, what restarts keep, what an
@@ -7,8 +8,10 @@ import Testing
 @Suite("DiskStorage index", .timeLimit(.minutes(5)))
 struct DiskIndexTests {
     func open(_ url: URL, clock: TestClock, sizeLimit: Int = 0, accessRecordInterval: TimeInterval = 60) async -> DiskStorage.Backend {
-        let storage = DiskStorage.Backend(config: .init(directory: url, sizeLimit: sizeLimit, accessRecordInterval: accessRecordInterval,
-                                                        now: clock.function))
+        let storage = DiskStorage.Backend(
+            config: .init(
+                directory: url, sizeLimit: sizeLimit, accessRecordInterval: accessRecordInterval,
+                now: clock.function))
         await storage.waitForPendingWork()
         return storage
     }

@@ -1,19 +1,24 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("DiskStorage", .timeLimit(.minutes(5)))
 struct DiskStorageTests {
-    func makeStorage(_ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(), sizeLimit: Int = 0,
-                     expiration: StorageExpiration = .days(7), extending: ExpirationExtending = .cacheTime,
-                     fileExtension: DiskStorage.FileExtension = .none, grace: TimeInterval = 60,
-                     accessRecordInterval: TimeInterval = 0) async -> DiskStorage.Backend {
+    func makeStorage(
+        _ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(), sizeLimit: Int = 0,
+        expiration: StorageExpiration = .days(7), extending: ExpirationExtending = .cacheTime,
+        fileExtension: DiskStorage.FileExtension = .none, grace: TimeInterval = 60,
+        accessRecordInterval: TimeInterval = 0
+    ) async -> DiskStorage.Backend {
         // These tests step the clock by seconds and check exact LRU order, so by default every
         // read is recorded (`accessRecordInterval: 0`); the lazy default has its own test.
-        let storage = DiskStorage.Backend(config: .init(directory: dir.url.appendingPathComponent("c"), sizeLimit: sizeLimit,
-                                                        expiration: expiration, extendingExpiration: extending,
-                                                        fileExtension: fileExtension, recoveryGracePeriod: grace,
-                                                        accessRecordInterval: accessRecordInterval, now: clock.function))
+        let storage = DiskStorage.Backend(
+            config: .init(
+                directory: dir.url.appendingPathComponent("c"), sizeLimit: sizeLimit,
+                expiration: expiration, extendingExpiration: extending,
+                fileExtension: fileExtension, recoveryGracePeriod: grace,
+                accessRecordInterval: accessRecordInterval, now: clock.function))
         await storage.waitForPendingWork()
         return storage
     }
@@ -152,8 +157,8 @@ struct DiskStorageTests {
         for i in 0..<200 {
             clock.advance(by: 1)
             try await storage.store(entryBytes("e\(i)", size: 1_000), forKey: "e\(i)")
-            if i == 5 { _ = await storage.value(forKey: "e0") } // e0 recently used early on...
-            if i >= 10 { _ = await storage.value(forKey: "e0") } // ...and kept in use
+            if i == 5 { _ = await storage.value(forKey: "e0") }  // e0 recently used early on...
+            if i >= 10 { _ = await storage.value(forKey: "e0") }  // ...and kept in use
         }
         await storage.waitForPendingWork()
         let stats = await storage.statistics()

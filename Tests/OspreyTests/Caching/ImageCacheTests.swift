@@ -1,11 +1,14 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("ImageCache", .timeLimit(.minutes(5)))
 struct ImageCacheTests {
-    func makeCache(_ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(),
-                   memoryLimit: Int = 512 << 20, diskDirectory: URL? = nil) async -> ImageCache {
+    func makeCache(
+        _ dir: borrowing TemporaryDirectory, clock: TestClock = TestClock(),
+        memoryLimit: Int = 512 << 20, diskDirectory: URL? = nil
+    ) async -> ImageCache {
         let cache = ImageCache(
             memoryStorage: .init(config: .init(totalCostLimit: memoryLimit, entryCostLimitRatio: 1, cleanInterval: 0, now: clock.function)),
             diskStorage: .init(config: .init(directory: diskDirectory ?? dir.url.appendingPathComponent("disk"), now: clock.function)))
@@ -38,7 +41,7 @@ struct ImageCacheTests {
         let fromDisk = try await cache.retrieveImage(forKey: "hopper")
         #expect(fromDisk.cacheType == .disk)
         #expect(fromDisk.image?.width == image.width && fromDisk.image?.height == image.height)
-        #expect(cache.imageCachedType(forKey: "hopper") == .memory) // promoted
+        #expect(cache.imageCachedType(forKey: "hopper") == .memory)  // promoted
 
         cache.clearMemoryCache()
         let noPromotion = CacheOptions(storeInMemoryAfterDiskHit: false)
@@ -67,7 +70,8 @@ struct ImageCacheTests {
         await cache.store(try rgbaImage(alpha: 128), forKey: "alpha")
         #expect(ImageFormat(sniffing: try #require(await cache.diskStorage.value(forKey: "alpha"))) == .png)
         await cache.store(try rgbaImage(alpha: 255).frame(at: 0)!, forKey: "opaque", processorIdentifier: "x")
-        let opaqueFormat = ImageFormat(sniffing: try #require(await cache.diskStorage.value(forKey: ImageCache.computedKey("opaque", processorIdentifier: "x"))))
+        let opaqueFormat = ImageFormat(
+            sniffing: try #require(await cache.diskStorage.value(forKey: ImageCache.computedKey("opaque", processorIdentifier: "x"))))
         #expect(opaqueFormat == (try rgbaImage(alpha: 255).hasAlpha ? .png : .jpeg))
         #expect(DefaultCacheSerializer.format(for: try rgbaImage(alpha: 0), originalFormat: nil) == .png)
         #expect(DefaultCacheSerializer.format(for: image, originalFormat: nil) == .jpeg)
@@ -204,7 +208,8 @@ struct ImageCacheTests {
                         } else if i % 5 == 0 {
                             cache.clearMemoryCache()
                         } else if let found = try? await cache.retrieveImage(forKey: key).image,
-                                  found.width != image.width || found.height != image.height {
+                            found.width != image.width || found.height != image.height
+                        {
                             wrong += 1
                         }
                     }

@@ -1,16 +1,21 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("MemoryStorage", .timeLimit(.minutes(5)))
 struct MemoryStorageTests {
-    func makeStorage(clock: TestClock = TestClock(), totalCost: Int = 1_000, count: Int = .max,
-                     ratio: Double = 1, expiration: StorageExpiration = .seconds(300),
-                     extending: ExpirationExtending = .cacheTime,
-                     policy: MemoryStorage.EvictionPolicy = .lru) -> MemoryStorage.Backend<String> {
-        MemoryStorage.Backend(config: .init(totalCostLimit: totalCost, countLimit: count, entryCostLimitRatio: ratio,
-                                            expiration: expiration, extendingExpiration: extending,
-                                            cleanInterval: 0, evictionPolicy: policy, now: clock.function))
+    func makeStorage(
+        clock: TestClock = TestClock(), totalCost: Int = 1_000, count: Int = .max,
+        ratio: Double = 1, expiration: StorageExpiration = .seconds(300),
+        extending: ExpirationExtending = .cacheTime,
+        policy: MemoryStorage.EvictionPolicy = .lru
+    ) -> MemoryStorage.Backend<String> {
+        MemoryStorage.Backend(
+            config: .init(
+                totalCostLimit: totalCost, countLimit: count, entryCostLimitRatio: ratio,
+                expiration: expiration, extendingExpiration: extending,
+                cleanInterval: 0, evictionPolicy: policy, now: clock.function))
     }
 
     @Test func defaultsAreDocumentedOnes() {
@@ -69,7 +74,7 @@ struct MemoryStorageTests {
         try storage.store("a", forKey: "a", cost: 10)
         try storage.store("b", forKey: "b", cost: 10)
         try storage.store("c", forKey: "c", cost: 10)
-        _ = storage.value(forKey: "a") // a is now the most recent; b the least
+        _ = storage.value(forKey: "a")  // a is now the most recent; b the least
         try storage.store("d", forKey: "d", cost: 10)
         #expect(storage.keys == ["d", "a", "c"])
         #expect(!storage.isCached(forKey: "b"))
@@ -87,7 +92,7 @@ struct MemoryStorageTests {
         try storage.store("a", forKey: "a", cost: 10)
         try storage.store("b", forKey: "b", cost: 10)
         try storage.store("c", forKey: "c", cost: 10)
-        _ = storage.value(forKey: "a") // a is oldest but referenced: b goes instead
+        _ = storage.value(forKey: "a")  // a is oldest but referenced: b goes instead
         try storage.store("d", forKey: "d", cost: 10)
         #expect(storage.isCached(forKey: "a"))
         #expect(!storage.isCached(forKey: "b"))
@@ -156,7 +161,7 @@ struct MemoryStorageTests {
         for storage in [extending, fixed, replaced] { try storage.store("v", forKey: "k", cost: 1) }
         clock.advance(by: 90)
         for storage in [extending, fixed, replaced] { #expect(storage.value(forKey: "k") == "v") }
-        clock.advance(by: 90) // 180 s after the store, 90 s after the read
+        clock.advance(by: 90)  // 180 s after the store, 90 s after the read
         #expect(extending.value(forKey: "k") == "v")
         #expect(fixed.value(forKey: "k") == nil)
         #expect(replaced.value(forKey: "k") == "v")
@@ -176,13 +181,13 @@ struct MemoryStorageTests {
         let storage = makeStorage(clock: clock, expiration: .seconds(100), extending: .cacheTime)
         try storage.store("v", forKey: "k", cost: 1)
         clock.advance(by: 10)
-        #expect(storage.value(forKey: "k") == "v") // 90 s left of 100: unchanged, still due at 100
+        #expect(storage.value(forKey: "k") == "v")  // 90 s left of 100: unchanged, still due at 100
         clock.advance(by: 50)
-        #expect(storage.value(forKey: "k") == "v") // 40 s left: restarted, now due at 160
+        #expect(storage.value(forKey: "k") == "v")  // 40 s left: restarted, now due at 160
         clock.advance(by: 99)
-        #expect(storage.value(forKey: "k") == "v") // at 159; 1 s left: restarted, due at 259
+        #expect(storage.value(forKey: "k") == "v")  // at 159; 1 s left: restarted, due at 259
         clock.advance(by: 99)
-        #expect(storage.isCached(forKey: "k")) // at 258
+        #expect(storage.isCached(forKey: "k"))  // at 258
         clock.advance(by: 1)
         #expect(!storage.isCached(forKey: "k"))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Bad input", .timeLimit(.minutes(5)))
@@ -13,9 +14,9 @@ struct BadInputTests {
     /// A minimal uncompressed 8-bit grey TIFF declaring `width` x `height` with `grey` as its strip.
     static func tiff(width: UInt32, height: UInt32, grey: [UInt8]) -> Data {
         var bytes: [UInt8] = Array("II".utf8) + [42, 0] + le32(8)
-        let entries: [(UInt16, UInt16, UInt32)] = [ // tag, type (3 short, 4 long), value
+        let entries: [(UInt16, UInt16, UInt32)] = [  // tag, type (3 short, 4 long), value
             (256, 4, width), (257, 4, height), (258, 3, 8), (259, 3, 1), (262, 3, 1),
-            (273, 4, 0), (277, 3, 1), (278, 4, height), (279, 4, UInt32(grey.count)),
+            (273, 4, 0), (277, 3, 1), (278, 4, height), (279, 4, UInt32(grey.count))
         ]
         let dataOffset = UInt32(8 + 2 + entries.count * 12 + 4)
         bytes += le16(UInt16(entries.count))
@@ -37,8 +38,10 @@ struct BadInputTests {
             let marker = bytes[index + 1]
             let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
             if (0xC0...0xC2).contains(marker) {
-                bytes[index + 5] = UInt8(height >> 8); bytes[index + 6] = UInt8(height & 0xFF)
-                bytes[index + 7] = UInt8(width >> 8); bytes[index + 8] = UInt8(width & 0xFF)
+                bytes[index + 5] = UInt8(height >> 8)
+                bytes[index + 6] = UInt8(height & 0xFF)
+                bytes[index + 7] = UInt8(width >> 8)
+                bytes[index + 8] = UInt8(width & 0xFF)
                 return Data(bytes)
             }
             index += 2 + length
@@ -84,18 +87,25 @@ struct BadInputTests {
     func unknownInput() throws {
         #expect(throws: OspreyError.decoding(.emptyData)) { try Image(data: Data()) }
         #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "3c 68 74 6d 6c 3e"))) { try Image(data: Data("<html>".utf8)) }
-        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "25 50 44 46 2d 31 2e 34"))) { try Image(data: Data("%PDF-1.4 ...".utf8)) }
+        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "25 50 44 46 2d 31 2e 34"))) {
+            try Image(data: Data("%PDF-1.4 ...".utf8))
+        }
         let missing = URL(fileURLWithPath: "/nonexistent/osprey/missing.png")
         do {
             _ = try Image(contentsOf: missing)
             Issue.record("decoding a missing file succeeded")
         } catch {
-            guard case .decoding(.unreadableFile(let path, _)) = error else { Issue.record("unexpected \(error)"); return }
+            guard case .decoding(.unreadableFile(let path, _)) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
             #expect(path == missing.path)
         }
     }
 
-    static let damageSources = ["hopper.jpg", "hopper.png", "hopper.gif", "hopper.webp", "hopper.avif", "iss634.gif", "logo.png", "rocket.jpg", "pil_sample_cmyk.jpg"]
+    static let damageSources = [
+        "hopper.jpg", "hopper.png", "hopper.gif", "hopper.webp", "hopper.avif", "iss634.gif", "logo.png", "rocket.jpg", "pil_sample_cmyk.jpg"
+    ]
 
     @Test("truncated copies give typed decoding errors", arguments: damageSources)
     func truncatedCopies(name: String) throws {
@@ -106,7 +116,10 @@ struct BadInputTests {
                 _ = try Image(data: cut)
                 Issue.record("\(name) cut to \(cut.count) of \(data.count) bytes decoded without an error")
             } catch {
-                guard case .decoding = error else { Issue.record("unexpected \(error)"); continue }
+                guard case .decoding = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
                 #expect(!error.description.isEmpty)
             }
         }
@@ -128,7 +141,10 @@ struct BadInputTests {
                 let image = try Image(data: Data(bytes))
                 #expect(image.width > 0 && image.height > 0)
             } catch {
-                guard case .decoding = error else { Issue.record("unexpected \(error)"); continue }
+                guard case .decoding = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// Decode planning: a chain's first shrinking step folded into the decode (libvips shrink-on-load).
@@ -21,17 +22,19 @@ struct DecodePlanTests {
         return (planned, full, folded)
     }
 
-    @Test("each shrinking step and chains of them fold into the decode and match the full decode",
-          arguments: [
-              "resize:80x80", "resize:80x60:fill", "resize:70x50:stretch", "downsample:60x60", "thumbnail:64", "thumbnail:33",
-              "resize:90x90:fill,crop:40x40", "thumbnail:64,blur:1", "resize:90x90,resize:40x40:fill",
-          ])
+    @Test(
+        "each shrinking step and chains of them fold into the decode and match the full decode",
+        arguments: [
+            "resize:80x80", "resize:80x60:fill", "resize:70x50:stretch", "downsample:60x60", "thumbnail:64", "thumbnail:33",
+            "resize:90x90:fill,crop:40x40", "thumbnail:64,blur:1", "resize:90x90,resize:40x40:fill"
+        ])
     func folds(spec: String) throws {
         for name in ["rocket.jpg", "coffee.png", "hopper.webp", "hopper_orientation_6.jpg", "pil_sample_cmyk.jpg"] {
             let (planned, full, folded) = try bothWays(name, spec)
             #expect(folded, "\(name) \(spec): not folded")
-            #expect(planned.width == full.width && planned.height == full.height,
-                    "\(name) \(spec): \(planned.width)x\(planned.height) vs \(full.width)x\(full.height)")
+            #expect(
+                planned.width == full.width && planned.height == full.height,
+                "\(name) \(spec): \(planned.width)x\(planned.height) vs \(full.width)x\(full.height)")
             #expect(planned.hasAlpha == full.hasAlpha)
             guard planned.width == full.width, planned.height == full.height else { continue }
             let difference = Pixels.meanDifference(try planned.rgbaPixels(), try full.rgbaPixels())

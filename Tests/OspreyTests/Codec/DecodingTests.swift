@@ -1,6 +1,7 @@
+import COspreyVips
 import Foundation
 import Testing
-import COspreyVips
+
 @testable import Osprey
 
 @Suite("Decoding", .timeLimit(.minutes(5)))
@@ -27,7 +28,7 @@ struct DecodingTests {
         "pil_sample_cmyk.jpg": (.jpeg, 100, 100, 1),
         "retina.jpg": (.jpeg, 1411, 1411, 1),
         "rocket.jpg": (.jpeg, 640, 427, 1),
-        "text.png": (.png, 448, 172, 1),
+        "text.png": (.png, 448, 172, 1)
     ]
 
     @Test("every test image decodes with its format, size and frame count", arguments: expectations.keys.sorted())
@@ -54,7 +55,9 @@ struct DecodingTests {
         }
     }
 
-    @Test("EXIF orientations decode upright, matching hopper.jpg", arguments: ["hopper_orientation_3.jpg", "hopper_orientation_6.jpg", "hopper_orientation_8.webp"])
+    @Test(
+        "EXIF orientations decode upright, matching hopper.jpg",
+        arguments: ["hopper_orientation_3.jpg", "hopper_orientation_6.jpg", "hopper_orientation_8.webp"])
     func autoOrientation(name: String) throws {
         let reference = try TestData.image("hopper.jpg").rgbaPixels()
         let oriented = try TestData.image(name)
@@ -87,8 +90,9 @@ struct DecodingTests {
                     ? loaded.apply { osprey_colourspace($0, Int32(VIPS_INTERPRETATION_sRGB.rawValue), &$1) }
                     : loaded.apply { osprey_icc_to_srgb($0, &$1) }
             }
-            let image = Image(storage: try converted.materialised(), frameHeight: converted.height, format: nil,
-                              frameDelays: [], loopCount: 0, orientation: .up)
+            let image = Image(
+                storage: try converted.materialised(), frameHeight: converted.height, format: nil,
+                frameDelays: [], loopCount: 0, orientation: .up)
             return try image.rgbaPixels()
         }
         for name in ["rocket.jpg", "pil_sample_cmyk.jpg"] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Downloader coalescing and cancellation", .timeLimit(.minutes(5)))
@@ -58,10 +59,10 @@ struct DownloaderCoalescingTests {
             let results = Collector<DownloadOutcome>()
             let variants = [
                 DownloadOptions(),
-                DownloadOptions(priority: .high, callbackQueue: .immediate, retryFailed: true), // same request
+                DownloadOptions(priority: .high, callbackQueue: .immediate, retryFailed: true),  // same request
                 DownloadOptions(headers: ["X-Variant": "1"]),
                 DownloadOptions(credentials: DownloadCredentials(user: "u", password: "p")),
-                DownloadOptions(validator: CacheValidator(etag: "\"zzz\"")),
+                DownloadOptions(validator: CacheValidator(etag: "\"zzz\""))
             ]
             for options in variants { downloader.download(url, options: options) { results.append($0) } }
             #expect(await server.waitUntil { $0.hits["/gated/diff/x"] == 4 })
@@ -233,8 +234,10 @@ struct DownloaderCoalescingTests {
             let url = server.url("/gated/pr/x")
             let reports = Collector<(Int, Int?)>()
             let results = Collector<DownloadOutcome>()
-            downloader.download(url, options: DownloadOptions(callbackQueue: .immediate),
-                                progress: { reports.append(($0, $1)) }) { results.append($0) }
+            downloader.download(
+                url, options: DownloadOptions(callbackQueue: .immediate),
+                progress: { reports.append(($0, $1)) }
+            ) { results.append($0) }
             let first = await reports.wait(for: 1)
             #expect(first[0].0 < server.image.count)
             #expect(first[0].1 == server.image.count)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @_spi(Benchmarking) @testable import Osprey
 
 /// A loader with its answers in memory: `immediateResponse` (the benchmarks' hook) answers at
@@ -101,7 +102,7 @@ struct DownloaderImmediateTests {
     func redirect() async throws {
         let loader = MemoryLoader([
             "/old.jpg": [.init(status: 302, headers: ["Location": "/new.jpg"], body: Data())],
-            "/new.jpg": [.init()],
+            "/new.jpg": [.init()]
         ])
         let downloader = makeDownloader(loader)
         let result = try await downloader.download(url("/old.jpg"))
@@ -136,7 +137,7 @@ struct DownloaderImmediateTests {
     func validation() async throws {
         let loader = MemoryLoader([
             "/missing.jpg": [.init(status: 404, body: Data("not found".utf8))],
-            "/page.jpg": [.init(headers: ["Content-Type": "text/html"], body: Data("<html></html>".utf8))],
+            "/page.jpg": [.init(headers: ["Content-Type": "text/html"], body: Data("<html></html>".utf8))]
         ])
         let downloader = makeDownloader(loader)
         guard case .invalidStatusCode(404, _)? = await outcome(downloader, url("/missing.jpg")).downloadReason else {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Downloader retries, blacklist, resume and conditional requests", .timeLimit(.minutes(5)))
@@ -151,8 +152,10 @@ struct DownloaderRecoveryTests {
             let url = server.url("/gatedresumable/never/c")
             let events = downloader.events()
             let received = Collector<Int>()
-            let task = downloader.download(url, options: DownloadOptions(callbackQueue: .immediate),
-                                           progress: { bytes, _ in received.append(bytes) }) { _ in }
+            let task = downloader.download(
+                url, options: DownloadOptions(callbackQueue: .immediate),
+                progress: { bytes, _ in received.append(bytes) }
+            ) { _ in }
             _ = await received.wait(for: 1)
             task.cancel()
             // The network task ends (and keeps its data) after the caller was told.

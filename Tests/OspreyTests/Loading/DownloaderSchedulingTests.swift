@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Downloader scheduling", .timeLimit(.minutes(5)))
@@ -83,7 +84,7 @@ struct DownloaderSchedulingTests {
             let results = Collector<DownloadOutcome>()
             let plan: [(String, DownloadPriority)] = [
                 ("low", .low), ("normal1", .normal), ("veryHigh", .veryHigh),
-                ("normal2", .normal), ("high", .high), ("veryLow", .veryLow),
+                ("normal2", .normal), ("high", .high), ("veryLow", .veryLow)
             ]
             for (name, priority) in plan {
                 downloader.download(server.url("/image/\(name)"), options: DownloadOptions(priority: priority)) { results.append($0) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Downloader sources, events and helpers", .timeLimit(.minutes(5)))
@@ -161,7 +162,7 @@ struct DownloaderSourcesTests {
 
         #expect(RetryAfter.parse("120") == .seconds(120))
         #expect(RetryAfter.parse(nil) == nil)
-        let now = Date(timeIntervalSince1970: 1_445_412_470) // Wed, 21 Oct 2015 07:27:50 GMT
+        let now = Date(timeIntervalSince1970: 1_445_412_470)  // Wed, 21 Oct 2015 07:27:50 GMT
         #expect(RetryAfter.parse("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == .seconds(10))
 
         let response = DownloadResponse(statusCode: 503, headers: ["Retry-After": "7"], url: request.url)

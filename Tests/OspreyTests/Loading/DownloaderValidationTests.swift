@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Downloader requests and validation", .timeLimit(.minutes(5)))

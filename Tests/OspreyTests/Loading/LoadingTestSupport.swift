@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Osprey
 
 /// Collects values from completion handlers and lets a test await a count of them.

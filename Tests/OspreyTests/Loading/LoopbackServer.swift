@@ -1,9 +1,10 @@
 import Foundation
-@testable import Osprey
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+
+@testable import Osprey
 
 /// The images used by the loading tests, from ``TestData``.
 enum LoadingTestData {
@@ -190,7 +191,10 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
     func channelInactive(context: ChannelHandlerContext) {
         if let uri = inProgress {
             inProgress = nil
-            server.update { $0.aborted.append(uri); $0.inFlight -= 1 }
+            server.update {
+                $0.aborted.append(uri)
+                $0.inFlight -= 1
+            }
         }
         context.fireChannelInactive()
     }
@@ -318,7 +322,8 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
     /// The start of a satisfiable `Range: bytes=N-` request validated by `If-Range: "v1"`, else `nil`.
     private static func resumeOffset(_ headers: [String: String], length: Int) -> Int? {
         guard let range = headers["range"], range.hasPrefix("bytes="), headers["if-range"] == "\"v1\"",
-              let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < length else { return nil }
+            let start = Int(range.dropFirst(6).prefix { $0.isNumber }), start < length
+        else { return nil }
         return start
     }
 
@@ -343,7 +348,10 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         if inProgress == uri {
             inProgress = nil
-            server.update { $0.inFlight -= 1; $0.completed[uri, default: 0] += 1 }
+            server.update {
+                $0.inFlight -= 1
+                $0.completed[uri, default: 0] += 1
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// Decode planning through the pipeline, and a cache that gives back what it was given.
@@ -33,8 +34,12 @@ struct DecodePlanningPipelineTests {
         try await PipelineFixture.run { f in
             let source = f.source("/image/sequential-sizes")
             for size in [32, 48, 64] {
-                let result = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Downsample(maxPixelSize: size)),
-                                                                                 .cacheOriginalImage])
+                let result = try await f.pipeline.image(
+                    for: source,
+                    options: [
+                        .processor(ImageProcessors.Downsample(maxPixelSize: size)),
+                        .cacheOriginalImage
+                    ])
                 #expect(result.image.width == size)
             }
             #expect(f.server.hits("/image/sequential-sizes") == 1, "the later sizes read the stored original")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// The job state machines alone: every transition driven by the test, no lock, no pipeline work.
@@ -32,7 +33,8 @@ struct JobStateMachineTests {
         var machine = Self.machine()
         #expect(machine.subscriberCount == 1)
         guard case .waiting(let second) = machine.subscribe(progress: nil, completion: { _ in }),
-              case .waiting(let third) = machine.subscribe(progress: nil, completion: { _ in }) else {
+            case .waiting(let third) = machine.subscribe(progress: nil, completion: { _ in })
+        else {
             Issue.record("a running job takes subscribers")
             return
         }
@@ -235,9 +237,10 @@ struct JobStateMachineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = ImageCache(name: "machine", diskConfig: DiskStorage.Config(name: "machine", directory: directory))
         let pipeline = ImagePipeline(cache: cache)
-        let request = PipelineRequest(pipeline: pipeline, source: .url(URL(string: "https://example.com/a.png")!),
-                                      options: pipeline.defaultOptionsBox, task: ImageTask(completed: false), progress: nil,
-                                      refresh: nil, callbackQueue: .immediate, completion: { _ in })
+        let request = PipelineRequest(
+            pipeline: pipeline, source: .url(URL(string: "https://example.com/a.png")!),
+            options: pipeline.defaultOptionsBox, task: ImageTask(completed: false), progress: nil,
+            refresh: nil, callbackQueue: .immediate, completion: { _ in })
         try body(request)
     }
 }

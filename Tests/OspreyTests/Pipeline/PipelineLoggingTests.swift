@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+
 @testable import Osprey
 
 /// The pipeline's logger: silent by default, a miss's stages when the caller asks for them.
@@ -20,8 +21,9 @@ struct PipelineLoggingTests {
             var logger = Logger(label: "osprey-test", factory: { _ in CollectingHandler(messages) })
             logger.logLevel = .trace
             let pipeline = ImagePipeline(configuration: .init(cache: f.cache, downloader: f.pipeline.configuration.downloader, logger: logger))
-            _ = try await pipeline.image(for: f.source("/image/logged"),
-                                         options: [.processor(ImageProcessors.Grayscale())])
+            _ = try await pipeline.image(
+                for: f.source("/image/logged"),
+                options: [.processor(ImageProcessors.Grayscale())])
             let stages = ["memory miss", "disk lookup", "disk miss", "download start", "download end", "decode", "process", "store"]
             let logged = messages.values.filter { stages.contains($0) }
             #expect(logged == stages)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Osprey
 
 /// A pipeline over a fresh temporary cache and a loopback server, torn down afterwards.
@@ -55,7 +56,12 @@ final class TestTarget: ImageTarget {
     private let state = Locked<(image: Image?, history: [Image?])>((nil, []))
     var image: Image? {
         get { state.withLock { $0.image } }
-        set { state.withLock { $0.image = newValue; $0.history.append(newValue) } }
+        set {
+            state.withLock {
+                $0.image = newValue
+                $0.history.append(newValue)
+            }
+        }
     }
     var history: [Image?] { state.withLock { $0.history } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Prefetcher", .timeLimit(.minutes(5)))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Pipeline refresh-cached", .timeLimit(.minutes(5)))

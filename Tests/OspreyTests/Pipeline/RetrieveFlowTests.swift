@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Pipeline retrieve flow", .timeLimit(.minutes(5)))
@@ -62,7 +63,9 @@ struct RetrieveFlowTests {
             let processor = ImageProcessors.Resize(width: 32, height: 32)
             let waited = f.source("/image/waited")
             _ = try await f.pipeline.image(for: waited, options: [.processor(processor), .waitForCache])
-            #expect(f.cache.diskStorage.isCached(forKey: ImageCache.computedKey(f.server.url("/image/waited").absoluteString, processorIdentifier: processor.identifier)))
+            #expect(
+                f.cache.diskStorage.isCached(
+                    forKey: ImageCache.computedKey(f.server.url("/image/waited").absoluteString, processorIdentifier: processor.identifier)))
             let quick = f.source("/image/quick")
             _ = try await f.pipeline.image(for: quick, options: [.processor(processor)])
             #expect(f.pipeline.cachedImage(for: quick, options: [.processor(processor)]) != nil)
@@ -74,7 +77,8 @@ struct RetrieveFlowTests {
     func originalCacheReuse() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/original")
-            let small = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Resize(width: 20, height: 20)), .cacheOriginalImage, .waitForCache])
+            let small = try await f.pipeline.image(
+                for: source, options: [.processor(ImageProcessors.Resize(width: 20, height: 20)), .cacheOriginalImage, .waitForCache])
             #expect(small.cacheType == .none && small.image.width == 20)
             let grey = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Grayscale())])
             #expect(grey.cacheType == .disk, "the original bytes came from the disk cache")
@@ -89,7 +93,7 @@ struct RetrieveFlowTests {
             let source = f.source("/image/modified")
             let rotate: @Sendable (Image) -> Image = { image in (try? ImageProcessors.Rotate(degrees: 90).process(image)) ?? image }
             let options: [OspreyOption] = [
-                .thumbnail(.init(maxPixelSize: 64)), .processor(ImageProcessors.Crop(width: 32, height: 16)), .imageModifier(rotate), .returnsData,
+                .thumbnail(.init(maxPixelSize: 64)), .processor(ImageProcessors.Crop(width: 32, height: 16)), .imageModifier(rotate), .returnsData
             ]
             let result = try await f.pipeline.image(for: source, options: options)
             #expect((result.image.width, result.image.height) == (16, 32))
@@ -110,9 +114,15 @@ struct RetrieveFlowTests {
                 _ = try await f.pipeline.image(for: f.source("/status/410"), options: [.alternativeSources([f.source("/html/x")])])
                 Issue.record("expected a failure")
             } catch let error as OspreyError {
-                guard case .pipeline(.allSourcesFailed(let sources, let errors)) = error else { Issue.record("unexpected \(error)"); return }
+                guard case .pipeline(.allSourcesFailed(let sources, let errors)) = error else {
+                    Issue.record("unexpected \(error)")
+                    return
+                }
                 #expect(sources.count == 2 && errors.count == 2)
-                guard case .download(.invalidStatusCode(410, _)) = errors[0] else { Issue.record("first: \(errors[0])"); return }
+                guard case .download(.invalidStatusCode(410, _)) = errors[0] else {
+                    Issue.record("first: \(errors[0])")
+                    return
+                }
             }
         }
     }
@@ -164,8 +174,9 @@ struct RetrieveFlowTests {
     @Test("per-request retry strategy and redirect handler reach the downloader")
     func perRequestRetryAndRedirect() async throws {
         try await PipelineFixture.run { f in
-            let retried = try await f.pipeline.image(for: f.source("/flaky/pipeline?fail=1&code=503"),
-                                                     options: [.retryStrategy(DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero)))])
+            let retried = try await f.pipeline.image(
+                for: f.source("/flaky/pipeline?fail=1&code=503"),
+                options: [.retryStrategy(DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero)))])
             #expect(retried.image.width == 128)
             #expect(f.server.hits("/flaky/pipeline?fail=1&code=503") == 2)
             await #expect(throws: OspreyError.self) {
@@ -175,7 +186,10 @@ struct RetrieveFlowTests {
                 _ = try await f.pipeline.image(for: f.source("/redirect/2"), options: [.redirectHandler(.refuse)])
                 Issue.record("a refused redirect succeeded")
             } catch let error as OspreyError {
-                guard case .download(.invalidStatusCode(302, _)) = error else { Issue.record("unexpected \(error)"); return }
+                guard case .download(.invalidStatusCode(302, _)) = error else {
+                    Issue.record("unexpected \(error)")
+                    return
+                }
             }
             #expect(try await f.pipeline.image(for: f.source("/redirect/2")).image.width == 128)
         }

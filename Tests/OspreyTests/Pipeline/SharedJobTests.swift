@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// The callback-driven job layer on its own: no network, every step driven by the test.
@@ -97,7 +98,7 @@ struct DownloadQueueTests {
             queue.push(id: 2, request: key(2), priority: .high)
             queue.push(id: 3, request: key(3), priority: .normal)
             queue.push(id: 5, request: key(5), priority: .normal)
-            queue.push(id: 4, request: key(4), priority: .normal) // task 4 queued again
+            queue.push(id: 4, request: key(4), priority: .normal)  // task 4 queued again
             var popped: [UInt64] = []
             while let entry = queue.pop() { popped.append(entry.id) }
             #expect(popped == (order == .fifo ? [2, 1, 3, 4, 5] : [2, 5, 4, 3, 1]))

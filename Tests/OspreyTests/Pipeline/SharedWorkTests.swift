@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Pipeline shared work", .timeLimit(.minutes(5)))

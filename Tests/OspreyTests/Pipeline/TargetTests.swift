@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Targets", .timeLimit(.minutes(5)))
@@ -12,9 +13,10 @@ struct TargetTests {
             let count = 20
             for index in 0..<count {
                 // Each URL gets a distinct size, so the image on the target names its request.
-                target.osprey.setImage(with: f.source("/image/reuse/\(index)"),
-                                       options: [.processor(ImageProcessors.Resize(width: 10 + index, height: 10 + index, contentMode: .stretch))],
-                                       pipeline: f.pipeline, completion: { results.append((index, $0)) })
+                target.osprey.setImage(
+                    with: f.source("/image/reuse/\(index)"),
+                    options: [.processor(ImageProcessors.Resize(width: 10 + index, height: 10 + index, contentMode: .stretch))],
+                    pipeline: f.pipeline, completion: { results.append((index, $0)) })
             }
             let values = await results.wait(for: count)
             #expect(target.image?.width == 10 + count - 1)
@@ -28,7 +30,11 @@ struct TargetTests {
             #expect((try? last?.1.get())?.image.width == 10 + count - 1)
             // No stale image was ever applied after the last one.
             #expect(target.history.last??.width == 10 + count - 1)
-            #expect(!f.pipeline.cachedType(for: f.source("/image/reuse/\(count - 1)"), options: [.processor(ImageProcessors.Resize(width: 10 + count - 1, height: 10 + count - 1, contentMode: .stretch))]).cached == false)
+            #expect(
+                !f.pipeline.cachedType(
+                    for: f.source("/image/reuse/\(count - 1)"),
+                    options: [.processor(ImageProcessors.Resize(width: 10 + count - 1, height: 10 + count - 1, contentMode: .stretch))]
+                ).cached == false)
         }
     }
 
@@ -40,8 +46,9 @@ struct TargetTests {
             let target = TestTarget()
             let indicator = TestIndicator()
             let done = Collector<Result<ImageResult, OspreyError>>()
-            target.osprey.setImage(with: f.source("/gated/placeholder/x"), placeholder: placeholder,
-                                   settings: TargetLoadSettings(failureImage: failure, indicator: indicator), pipeline: f.pipeline, completion: { done.append($0) })
+            target.osprey.setImage(
+                with: f.source("/gated/placeholder/x"), placeholder: placeholder,
+                settings: TargetLoadSettings(failureImage: failure, indicator: indicator), pipeline: f.pipeline, completion: { done.append($0) })
             #expect(target.image?.width == 4, "the placeholder is set before setImage returns")
             #expect(indicator.starts == 1)
             #expect(target.osprey.isLoading())
@@ -51,10 +58,14 @@ struct TargetTests {
             #expect(indicator.stops == 1)
             #expect(!target.osprey.isLoading())
 
-            target.osprey.setImage(with: f.source("/status/404"), placeholder: placeholder,
-                                   settings: TargetLoadSettings(failureImage: failure), pipeline: f.pipeline, completion: { done.append($0) })
+            target.osprey.setImage(
+                with: f.source("/status/404"), placeholder: placeholder,
+                settings: TargetLoadSettings(failureImage: failure), pipeline: f.pipeline, completion: { done.append($0) })
             let outcomes = await done.wait(for: 2)
-            guard case .failure(.download(.invalidStatusCode(404, _))) = outcomes[1] else { Issue.record("\(outcomes[1])"); return }
+            guard case .failure(.download(.invalidStatusCode(404, _))) = outcomes[1] else {
+                Issue.record("\(outcomes[1])")
+                return
+            }
             #expect(target.image?.width == 2)
         }
     }
@@ -67,15 +78,17 @@ struct TargetTests {
             let done = Collector<Result<ImageResult, OspreyError>>()
             target.osprey.setImage(with: f.source("/image/keep"), pipeline: f.pipeline, completion: { done.append($0) })
             _ = await done.wait(for: 1)
-            target.osprey.setImage(with: f.source("/gated/keep/x"), placeholder: placeholder,
-                                   settings: TargetLoadSettings(keepCurrentImageWhileLoading: true), pipeline: f.pipeline, completion: { done.append($0) })
+            target.osprey.setImage(
+                with: f.source("/gated/keep/x"), placeholder: placeholder,
+                settings: TargetLoadSettings(keepCurrentImageWhileLoading: true), pipeline: f.pipeline, completion: { done.append($0) })
             #expect(target.image?.width == 128, "the current image stays while loading")
             target.osprey.setImage(with: nil, placeholder: placeholder, pipeline: f.pipeline, completion: { done.append($0) })
             let values = await done.wait(for: 3)
             #expect(target.image?.width == 1)
             #expect(values.contains { if case .failure(.pipeline(.emptySource)) = $0 { true } else { false } })
-            #expect(values.contains { if case .failure(.pipeline(.notCurrentSourceTask)) = $0 { true } else { false } },
-                    "the gated load was cancelled by the nil source")
+            #expect(
+                values.contains { if case .failure(.pipeline(.notCurrentSourceTask)) = $0 { true } else { false } },
+                "the gated load was cancelled by the nil source")
             f.server.openGate("keep")
         }
     }
@@ -90,22 +103,28 @@ struct TargetTests {
                 target.image = image
             }
             let done = Collector<String>()
-            target.osprey.setImage(with: f.source("/image/transition"), settings: TargetLoadSettings(transition: transition),
-                                   pipeline: f.pipeline, completion: { _ in done.append("first") })
+            target.osprey.setImage(
+                with: f.source("/image/transition"), settings: TargetLoadSettings(transition: transition),
+                pipeline: f.pipeline, completion: { _ in done.append("first") })
             _ = await done.wait(for: 1)
             #expect(transitions.values == [128])
-            target.osprey.setImage(with: f.source("/image/transition"), settings: TargetLoadSettings(transition: transition),
-                                   pipeline: f.pipeline, completion: { _ in done.append("memory") })
+            target.osprey.setImage(
+                with: f.source("/image/transition"), settings: TargetLoadSettings(transition: transition),
+                pipeline: f.pipeline, completion: { _ in done.append("memory") })
             _ = await done.wait(for: 2)
             #expect(transitions.values == [128], "a memory hit is set without the transition")
             // Two operation keys load side by side; cancelling one leaves the other.
             let banner = TargetLoadSettings(operationKey: "banner")
-            target.osprey.setImage(with: f.source("/gated/keys/a"), pipeline: f.pipeline, completion: { result in
-                done.append((try? result.get()) == nil ? "image-failed" : "image")
-            })
-            target.osprey.setImage(with: f.source("/image/keys-b"), settings: banner, pipeline: f.pipeline, completion: { result in
-                done.append((try? result.get()) == nil ? "banner-failed" : "banner")
-            })
+            target.osprey.setImage(
+                with: f.source("/gated/keys/a"), pipeline: f.pipeline,
+                completion: { result in
+                    done.append((try? result.get()) == nil ? "image-failed" : "image")
+                })
+            target.osprey.setImage(
+                with: f.source("/image/keys-b"), settings: banner, pipeline: f.pipeline,
+                completion: { result in
+                    done.append((try? result.get()) == nil ? "banner-failed" : "banner")
+                })
             target.osprey.cancelDownloadTask()
             let values = await done.wait(for: 4)
             #expect(values.contains("banner"))
@@ -129,7 +148,10 @@ struct TargetTests {
             #expect(weakTarget == nil, "Osprey does not retain the target")
             f.server.openGate("weak")
             let values = await done.wait(for: 1)
-            guard case .failure(.pipeline(.notCurrentSourceTask)) = values[0] else { Issue.record("\(values[0])"); return }
+            guard case .failure(.pipeline(.notCurrentSourceTask)) = values[0] else {
+                Issue.record("\(values[0])")
+                return
+            }
             let released = try #require(identity)
             #expect(TargetRegistry.shared.hasReleasedEntry(released) == false, "the released target's entry is dropped when its load ends")
         }
@@ -146,24 +168,28 @@ struct TargetTests {
             let done = Collector<String>()
             // Its setter starts a load of another target, once (from the placeholder set by begin).
             let calling = CallingTarget { _ in
-                other.osprey.setImage(with: f.source("/image/callback/other"), options: resize(20), pipeline: f.pipeline,
-                                      completion: { _ in done.append("other") })
+                other.osprey.setImage(
+                    with: f.source("/image/callback/other"), options: resize(20), pipeline: f.pipeline,
+                    completion: { _ in done.append("other") })
             }
             // Its transition sets the same target again, once, through Osprey.
             let again = TestTarget()
             let transition = ImageTransition { target, image in
                 target.image = image
                 guard image.width == 30 else { return }
-                again.osprey.setImage(with: f.source("/image/callback/again"), options: resize(40), pipeline: f.pipeline,
-                                      completion: { _ in done.append("again second") })
+                again.osprey.setImage(
+                    with: f.source("/image/callback/again"), options: resize(40), pipeline: f.pipeline,
+                    completion: { _ in done.append("again second") })
             }
             // Off the test's task: a deadlock fails the wait below instead of hanging the test.
             DispatchQueue.global().async {
-                calling.osprey.setImage(with: f.source("/image/callback/calling"), placeholder: placeholder, options: resize(10),
-                                        pipeline: f.pipeline, completion: { _ in done.append("calling") })
-                again.osprey.setImage(with: f.source("/image/callback/again-first"), options: resize(30),
-                                      settings: TargetLoadSettings(transition: transition), pipeline: f.pipeline,
-                                      completion: { _ in done.append("again first") })
+                calling.osprey.setImage(
+                    with: f.source("/image/callback/calling"), placeholder: placeholder, options: resize(10),
+                    pipeline: f.pipeline, completion: { _ in done.append("calling") })
+                again.osprey.setImage(
+                    with: f.source("/image/callback/again-first"), options: resize(30),
+                    settings: TargetLoadSettings(transition: transition), pipeline: f.pipeline,
+                    completion: { _ in done.append("again first") })
             }
             let values = await done.wait(for: 4)
             #expect(Set(values) == ["other", "calling", "again first", "again second"])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 /// Processors that draw the image onto a larger canvas or draw another image onto it: what the

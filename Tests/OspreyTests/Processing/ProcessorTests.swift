@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Osprey
 
 @Suite("Processors", .timeLimit(.minutes(5)))
@@ -28,7 +29,7 @@ struct ProcessorTests {
         (ImageProcessors.Flip(horizontal: true, vertical: true), "flip:hv", 500, 500),
         (ImageProcessors.Rotate(degrees: 90), "rotate:90", 500, 500),
         (ImageProcessors.Rotate(degrees: -90), "rotate:270", 500, 500),
-        (ImageProcessors.Overlay(color: RGBAColor(red: 255, green: 0, blue: 0), fraction: 0.25), "overlay:ff0000:0.25", 500, 500),
+        (ImageProcessors.Overlay(color: RGBAColor(red: 255, green: 0, blue: 0), fraction: 0.25), "overlay:ff0000:0.25", 500, 500)
     ]
 
     @Test("each processor's identifier and output size", arguments: 0..<cases.count)
@@ -87,7 +88,8 @@ struct ProcessorTests {
     @Test("animation frames are kept by processors")
     func framesKept() throws {
         let image = try TestData.image("iss634.gif")
-        let processed = try (ImageProcessors.Resize(width: 100, height: 50, contentMode: .fill)
+        let processed = try
+            (ImageProcessors.Resize(width: 100, height: 50, contentMode: .fill)
             |> ImageProcessors.Crop(width: 40, height: 40) |> ImageProcessors.Rotate(degrees: 90) |> ImageProcessors.Blur(sigma: 1)).process(image)
         #expect((processed.width, processed.height, processed.frameCount) == (40, 40, 42))
         #expect(processed.frameDelays == image.frameDelays)
@@ -130,7 +132,9 @@ struct ProcessorTests {
     @Test("bad arguments give typed errors naming the processor")
     func badArguments() throws {
         let image = try TestData.image("hopper.jpg")
-        #expect(throws: OspreyError.processing(.invalidArgument(processor: "crop:10x10:500:500", message: "the crop does not overlap the 128x128 image"))) {
+        #expect(
+            throws: OspreyError.processing(.invalidArgument(processor: "crop:10x10:500:500", message: "the crop does not overlap the 128x128 image"))
+        ) {
             try ImageProcessors.Crop(.rect(x: 500, y: 500, width: 10, height: 10)).process(image)
         }
         #expect(throws: OspreyError.self) { try ImageProcessors.Resize(width: 0, height: 10).process(image) }

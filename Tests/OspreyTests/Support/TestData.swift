@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Osprey
 
 /// Locates `shared/testdata/images` (beside the repository) and makes damaged copies of files.
