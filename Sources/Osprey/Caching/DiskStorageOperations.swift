@@ -109,25 +109,29 @@ extension DiskStorage.Backend {
             let expires = Self.later(known.expires, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds))
             return expires.map { $0 > now } ?? true
         }
-        let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dirfd >= 0 else { return false }
-        defer { close(dirfd) }
-        guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key else { return false }
-        return !Entry(fileName: name, file: file, info: info).isExpired(at: now)
+        return unexpiredTrailer(forKey: key, name: name, known: known, at: now) != nil
     }
 
     /// The `meta` of `key`'s unexpired entry, read from its trailer alone (the data is not read);
     /// `nil` on a miss. Records no access.
     func metaNow(forKey key: String) -> Data? {
         let hash = Self.hash(key)
-        let name = state.withLock { $0.index[hash]?.fileName } ?? fileName(hash: hash, key: key)
+        let known = state.withLock { $0.index[hash] }
+        let name = known?.fileName ?? fileName(hash: hash, key: key)
+        return unexpiredTrailer(forKey: key, name: name, known: known, at: config.now().timeIntervalSince1970)?.meta
+    }
+
+    /// The trailer of `key`'s file `name` when it is a valid entry for `key` that has not expired:
+    /// by the file's sealed expiry or, for the file `known` describes, this instance's newer one
+    /// not yet written to it (the rule ``valueNow(forKey:extendingExpiration:)`` serves by).
+    private func unexpiredTrailer(forKey key: String, name: String, known: Entry?, at now: TimeInterval) -> DiskEntryFile? {
         let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dirfd >= 0 else { return nil }
         defer { close(dirfd) }
-        guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key,
-            !Entry(fileName: name, file: file, info: info).isExpired(at: config.now().timeIntervalSince1970)
-        else { return nil }
-        return file.meta
+        guard let (file, info) = DiskFileIO.readTrailer(dirfd, name), file.key == key else { return nil }
+        var entry = Entry(fileName: name, file: file, info: info)
+        if let known, known.inode == info.inode { entry.expires = Self.later(known.expires, entry.expires) }
+        return entry.isExpired(at: now) ? nil : file
     }
 
     /// Updates the index after a hit; writes the access record now when the interval is 0, else

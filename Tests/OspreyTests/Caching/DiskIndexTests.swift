@@ -181,6 +181,19 @@ struct DiskIndexTests {
         #expect(storage.meta(forKey: "a") == nil)
     }
 
+    @Test func metaFollowsAnExpiryExtendedInMemoryOnly() async throws {
+        let dir = TemporaryDirectory()
+        let clock = TestClock()
+        let storage = await open(dir.url.appendingPathComponent("c"), clock: clock)
+        try await storage.store(entryBytes("a", size: 100), forKey: "a", expiration: .seconds(100), meta: Data("etag:x\n".utf8))
+        clock.advance(by: 50)
+        // A hit extends the expiry to 150 s in the index; the file's seal still says 100 s.
+        #expect(await storage.value(forKey: "a", extendingExpiration: .cacheTime) != nil)
+        clock.advance(by: 70)
+        #expect(storage.isCached(forKey: "a"))
+        #expect(storage.meta(forKey: "a") == Data("etag:x\n".utf8))
+    }
+
     @Test func validatorsOutsideHeaderSyntaxAreLeftOut() {
         #expect(CacheValidator(etag: "\"a\"\nx", lastModified: "Wed").diskMeta == Data("last-modified:Wed\n".utf8))
         #expect(CacheValidator(diskMeta: Data()) == nil)
