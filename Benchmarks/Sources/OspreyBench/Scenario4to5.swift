@@ -25,25 +25,31 @@ func scenario4(reps: Int) async throws -> [Figure] {
         let plainDir = makeTempDir("s4plain")
         let safeDir = makeTempDir("s4safe")
         try FileManager.default.createDirectory(at: safeDir.appendingPathComponent(".tmp"), withIntermediateDirectories: true)
-        // Interleaved, the order rotating each repetition, each write phase starting after a
-        // sync: the one measured last would otherwise meet the writeback of the others' dirty pages.
-        for phase in 0..<3 {
-            sync()
-            switch (phase + rep) % 3 {
-            case 0:
-                wPlain.append(
-                    Double(writes) * mb / (try await time { for i in 0..<writes { try posixWrite(payload, to: plainDir.path + "/f\(i)") } }))
-            case 1:
-                wSafe.append(
-                    Double(writes) * mb
-                        / (try await time {
-                            for i in 0..<writes { try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)") }
-                        }))
-            default:
-                wO.append(Double(writes) * mb / (try await time { for key in keys { try await disk.store(payload, forKey: key) } }))
-                await disk.waitForPendingWork()
+        // Interleaved write by write, the order rotating: the three meet the same page-cache
+        // writeback state (in phases, the one measured during writeback ran at device speed).
+        sync()
+        var plainT = Duration.zero, safeT = Duration.zero, ospreyT = Duration.zero
+        let clock = ContinuousClock()
+        for i in 0..<writes {
+            for slot in 0..<3 {
+                let start = clock.now
+                switch (slot + i + rep) % 3 {
+                case 0:
+                    try posixWrite(payload, to: plainDir.path + "/f\(i)")
+                    plainT += clock.now - start
+                case 1:
+                    try crashSafeWrite(payload, temp: safeDir.path + "/.tmp/t\(i)", to: safeDir.path + "/f\(i)")
+                    safeT += clock.now - start
+                default:
+                    try await disk.store(payload, forKey: keys[i])
+                    ospreyT += clock.now - start
+                }
             }
         }
+        await disk.waitForPendingWork()
+        wPlain.append(Double(writes) * mb / plainT.seconds)
+        wSafe.append(Double(writes) * mb / safeT.seconds)
+        wO.append(Double(writes) * mb / ospreyT.seconds)
         let files = keys.map { disk.fileURL(forKey: $0) }
         var bytes = 0
         rP.append(Double(reads) * mb / (try await time { for i in 0..<reads { bytes &+= try Data(contentsOf: files[i % writes]).count } }))
