@@ -10,10 +10,10 @@ final class PipelineRequest: Sendable {
     typealias Completion = @Sendable (Result<ImageResult, OspreyError>) -> Void
 
     let pipeline: ImagePipeline
-    let source: ImageSource
-    /// The request's options, shared with the stages it starts (no copy of them).
-    let sharedOptions: SharedOptions
-    var options: OspreyOptions { _read { yield sharedOptions.value } }
+    /// The request as its entry point resolved it (source, options, caches, keys, downloader).
+    let request: ResolvedRequest
+    var source: ImageSource { request.source }
+    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
     let task: ImageTask
     let progress: JobProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
@@ -23,13 +23,12 @@ final class PipelineRequest: Sendable {
     private let completion: Completion
 
     init(
-        pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
+        pipeline: ImagePipeline, request: ResolvedRequest, task: ImageTask,
         progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
         callbackQueue: CallbackQueue, completion: @escaping Completion
     ) {
         self.pipeline = pipeline
-        self.source = source
-        self.sharedOptions = options
+        self.request = request
         self.task = task
         self.progress = progress
         self.refresh = refresh
@@ -37,12 +36,12 @@ final class PipelineRequest: Sendable {
         self.completion = completion
     }
 
-    /// Starts with the request's own source. `memoryMiss`: the caller has just missed the memory
-    /// cache for it (the lookup is not repeated; the last stage looks again before loading if
-    /// anything was stored since).
-    func start(memoryMiss: MemoryMiss? = nil) {
+    /// Starts with the request's own source. When the resolution has just missed the memory cache
+    /// (``ResolvedRequest/memoryMiss``), the lookup is not repeated; the last stage looks again
+    /// before loading only if anything was stored since.
+    func start() {
         guard task.attach(self) else { return deliverCancellation() }
-        attempt(0, failures: [], memoryMiss: memoryMiss)
+        attempt(0, failures: [])
     }
 
     /// Delivers ``OspreyError/PipelineReason/cancelled(source:)`` unless the request has completed
@@ -57,25 +56,26 @@ final class PipelineRequest: Sendable {
     /// failures of the earlier ones. Passed down the steps instead of a completion closure per try.
     private struct Attempt: Sendable {
         let index: Int
-        let candidate: ImageSource
+        /// The request for the source tried (the request itself for `index` 0).
+        var request: ResolvedRequest
         let failures: [OspreyError]
     }
 
-    private func attempt(_ index: Int, failures: [OspreyError], memoryMiss: MemoryMiss? = nil) {
-        let candidate = index == 0 ? source : options.alternativeSources[index - 1]
-        retrieveOne(Attempt(index: index, candidate: candidate, failures: failures), memoryMiss: memoryMiss)
+    private func attempt(_ index: Int, failures: [OspreyError]) {
+        let request = index == 0 ? self.request : self.request.alternative(options.alternativeSources[index - 1], pipeline: pipeline)
+        retrieveOne(Attempt(index: index, request: request, failures: failures))
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
-    private func finished(_ attempt: Attempt, _ result: Result<ImageResult, OspreyError>) {
+    private func finished(_ index: Int, failures: [OspreyError], _ result: Result<ImageResult, OspreyError>) {
         switch result {
         case .success(var image):
-            if attempt.index > 0 { image.originalSource = source }
+            if index > 0 { image.originalSource = source }
             complete(.success(image))
         case .failure(let error):
             if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
-            let failures = attempt.failures + [error]
-            if attempt.index < options.alternativeSources.count { return self.attempt(attempt.index + 1, failures: failures) }
+            let failures = failures + [error]
+            if index < options.alternativeSources.count { return self.attempt(index + 1, failures: failures) }
             if failures.count == 1 { return complete(.failure(failures[0])) }
             let sources = [source] + options.alternativeSources
             complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
@@ -90,69 +90,68 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ attempt: Attempt, memoryMiss: MemoryMiss?) {
-        let candidate = attempt.candidate
-        let cache = options.targetCache ?? pipeline.configuration.cache
-        let key = pipeline.cacheKey(for: candidate)
-        guard !options.forceRefresh else { return deliver(attempt, key: key, memoryMiss: nil) }
-        let identifier = options.processor.identifier
-        var miss = memoryMiss
-        if miss == nil {
-            let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
-            switch cache.memoryStorage.lookup(forKey: computed, extendingExpiration: options.memoryCacheAccessExtendingExpiration) {
-            case .hit(let image): return hit(image, .memory, attempt, key: key)
-            case .miss(let token): miss = token
+    private func retrieveOne(_ attempt: Attempt) {
+        var attempt = attempt
+        let request = attempt.request
+        guard !options.forceRefresh else { return deliver(attempt) }
+        if request.memoryMiss == nil {
+            switch pipeline.memoryLookup(request.computedKey, options: options) {
+            case .hit(let image): return hit(image, .memory, attempt)
+            case .miss(let token): attempt.request.memoryMiss = token
             }
         }
         let logger = pipeline.configuration.logger
+        let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMiss: miss) }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
-        let lookup = Task { [self] in
+        let lookup = Task { [self, attempt] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             if Task.isCancelled { return }
             logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
-                hit(image, found.cacheType, attempt, key: key)
+                hit(image, found.cacheType, attempt)
             } else {
-                deliver(attempt, key: key, memoryMiss: nil)
+                // The last stage looks memory up again after the disk lookup.
+                var attempt = attempt
+                attempt.request.memoryMiss = nil
+                deliver(attempt)
             }
         }
         task.setStep(.task(lookup))
     }
 
-    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt, key: String) {
-        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: attempt.candidate)
-        if options.refreshCached, case .network = attempt.candidate {
-            pipeline.startRevalidation(attempt.candidate, key: key, options: options, refresh: refresh)
+    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {
+        let candidate = attempt.request.source
+        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
+        if options.refreshCached, case .network = candidate {
+            pipeline.startRevalidation(attempt.request, refresh: refresh)
         } else {
             refresh?(nil)
         }
-        finished(attempt, .success(result))
+        finished(attempt.index, failures: attempt.failures, .success(result))
     }
 
-    /// Waits for the last stage, shared with every request for the same work. `memoryMiss`:
-    /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMiss:progress:completion:)``.
-    private func deliver(_ attempt: Attempt, key: String, memoryMiss: MemoryMiss?) {
-        // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(
-            attempt.candidate, key: key, options: sharedOptions, memoryMiss: memoryMiss,
-            progress: progress
-        ) { [self] result in
+    /// Waits for the last stage, shared with every request for the same work (see
+    /// ``ImagePipeline/subscribeDelivery(_:progress:completion:)``).
+    private func deliver(_ attempt: Attempt) {
+        // The completion captures what it uses, not the attempt's resolved request.
+        let index = attempt.index, failures = attempt.failures, candidate = attempt.request.source
+        let subscription = pipeline.subscribeDelivery(attempt.request, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
                 var result = ImageResult(
                     image: options.imageModifier?(delivered.image) ?? delivered.image,
-                    cacheType: delivered.cacheType, source: attempt.candidate,
+                    cacheType: delivered.cacheType, source: candidate,
                     data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
-                finished(attempt, .success(result))
+                finished(index, failures: failures, .success(result))
             case .failure(let error):
-                finished(attempt, .failure(error))
+                finished(index, failures: failures, .failure(error))
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }
