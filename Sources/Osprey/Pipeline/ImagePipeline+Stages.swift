@@ -1,72 +1,11 @@
 import Foundation
 import Logging
 
-/// The source of a miss as the fetch stage found it: the original image in the original cache's
-/// memory, or the original bytes (from its disk, or loaded).
-struct FetchedSource: Sendable {
-    /// The decoded original, when it came from the memory cache.
-    var image: Image?
-    /// The original bytes, when they were read or downloaded.
-    var data: Data?
-    /// Where it came from: ``CacheType/none`` when loaded, else the original cache's level.
-    var cacheType: CacheType
-    /// The validators of the response, for ``OspreyOptions/refreshCached``.
-    var validator: CacheValidator?
-    /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
-    var decodes: SourceDecodes?
-
-    init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
-        self.image = image
-        self.data = data
-        self.cacheType = cacheType
-        self.validator = validator
-        decodes = image == nil && data != nil ? SourceDecodes() : nil
-    }
-}
-
-/// An image after some of a request's processors, with how its bytes were decoded (`nil` when
-/// nothing was decoded for it: the original came from the memory cache).
-struct ProcessedImage: Sendable {
-    var image: Image
-    var decoded: DecodeInfo?
-}
-
-/// What the last stage hands to each request.
-struct DeliveredImage: Sendable {
-    var image: Image
-    var data: Data?
-    var cacheType: CacheType
-    var decoded: DecodeInfo?
-}
-
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
 /// from the original cache's memory, or its bytes from its disk or loaded; the bytes are decoded
 /// once per decode size for all its requests, ``SourceDecodes``), process (one per processor
 /// prefix; a first step that shrinks is folded into the decode, see ``DecodePlan``), deliver (the
 /// processed image, stored in the target cache once for all its requests).
-/// What every stage of one piece of work needs, allocated once and shared by the stages'
-/// closures (copying ``OspreyOptions`` into each would retain each of its references again).
-final class StageContext: Sendable {
-    /// The request that started the work, as resolved (its options shared, not copied).
-    let request: ResolvedRequest
-    var source: ImageSource { request.source }
-    /// The source's cache key.
-    var key: String { request.key }
-    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
-    var cache: ImageCache { request.cache }
-    var originalCache: ImageCache { request.originalCache }
-    let fetchKey: HashedKey<FetchJobKey>
-    /// Whether download progress is relayed: only when the request starting the work has a
-    /// progress handler (reporting it costs the downloader a lock per chunk).
-    let reportsProgress: Bool
-
-    init(_ request: ResolvedRequest, reportsProgress: Bool) {
-        self.request = request
-        fetchKey = HashedKey(FetchJobKey(request))
-        self.reportsProgress = reportsProgress
-    }
-}
-
 extension ImagePipeline {
     /// Subscribes to the last stage for `request`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
