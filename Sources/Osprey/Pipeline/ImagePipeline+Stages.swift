@@ -1,6 +1,12 @@
 import Foundation
 import Logging
 
+/// The pipeline's jobs: fetch (the original), process (one per processor prefix), deliver (the
+/// processed image, stored).
+typealias FetchJob = SharedJob<HashedKey<FetchJobKey>, FetchedSource>
+typealias ProcessJob = SharedJob<HashedKey<ProcessJobKey>, ProcessedImage>
+typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
+
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
 /// from the original cache's memory, or its bytes from its disk or loaded; the bytes are decoded
 /// once per decode size for all its requests, ``SourceDecodes``), process (one per processor

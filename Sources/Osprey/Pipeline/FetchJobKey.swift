@@ -1,11 +1,5 @@
 import Synchronization
 
-/// The pipeline's jobs: fetch (the original), process (one per processor prefix), deliver (the
-/// processed image, stored).
-typealias FetchJob = SharedJob<HashedKey<FetchJobKey>, FetchedSource>
-typealias ProcessJob = SharedJob<HashedKey<ProcessJobKey>, ProcessedImage>
-typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
-
 /// The key under which fetch work is shared: everything that changes the original image.
 /// (Plain values, hashed once per lookup: building a string key cost more than the lookup.)
 struct FetchJobKey: Hashable, Sendable {
