@@ -15,13 +15,13 @@ typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
 extension ImagePipeline {
     /// Subscribes to the last stage for `request`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
-    /// With the request's ``ResolvedRequest/memoryMiss`` of the target memory cache, a stage this
-    /// request starts looks again only if anything was stored since.
+    /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
+    /// stage this request starts looks again only if anything was stored since.
     func subscribeDelivery(
-        _ request: ResolvedRequest, progress: JobProgressHandler?,
+        _ request: ResolvedRequest, memoryMiss: MemoryMiss?, progress: JobProgressHandler?,
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
-        let context = StageContext(request, reportsProgress: progress != nil)
+        let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil)
         let options = request.options
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
@@ -38,7 +38,7 @@ extension ImagePipeline {
         // (and left the registry) must not download again.
         let request = context.request
         if !context.options.forceRefresh,
-            let image = request.cache.memoryStorage.value(forKey: request.computedKey, ifStoredSince: request.memoryMiss)
+            let image = request.cache.memoryStorage.value(forKey: request.computedKey, ifStoredSince: context.memoryMiss)
         {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }

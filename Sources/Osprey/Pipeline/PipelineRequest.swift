@@ -53,17 +53,17 @@ final class PipelineRequest: Sendable {
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
 
     /// One try of the request: its source (`index` 0) or an alternative source, after the
-    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try.
+    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try;
+    /// the try's ``ResolvedRequest`` is passed beside it (borrowed: the request's own is not copied).
     private struct Attempt: Sendable {
         let index: Int
-        /// The request for the source tried (the request itself for `index` 0).
-        var request: ResolvedRequest
         let failures: [OspreyError]
     }
 
     private func attempt(_ index: Int, failures: [OspreyError]) {
-        let request = index == 0 ? self.request : self.request.alternative(options.alternativeSources[index - 1], pipeline: pipeline)
-        retrieveOne(Attempt(index: index, request: request, failures: failures))
+        let attempt = Attempt(index: index, failures: failures)
+        if index == 0 { return retrieveOne(request, attempt) }
+        retrieveOne(request.alternative(options.alternativeSources[index - 1], pipeline: pipeline), attempt)
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
@@ -90,45 +90,42 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ attempt: Attempt) {
-        var attempt = attempt
-        let request = attempt.request
-        guard !options.forceRefresh else { return deliver(attempt) }
-        if request.memoryMiss == nil {
+    private func retrieveOne(_ request: ResolvedRequest, _ attempt: Attempt) {
+        guard !options.forceRefresh else { return deliver(request, memoryMiss: nil, attempt) }
+        var memoryMiss = request.memoryMiss
+        if memoryMiss == nil {
             switch pipeline.memoryLookup(request.computedKey, options: options) {
-            case .hit(let image): return hit(image, .memory, attempt)
-            case .miss(let token): attempt.request.memoryMiss = token
+            case .hit(let image): return hit(image, .memory, request, attempt)
+            case .miss(let token): memoryMiss = token
             }
         }
         let logger = pipeline.configuration.logger
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt) }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(request, memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
-        let lookup = Task { [self, attempt] in
+        let lookup = Task { [self] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
             if Task.isCancelled { return }
             logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
-                hit(image, found.cacheType, attempt)
+                hit(image, found.cacheType, request, attempt)
             } else {
-                // The last stage looks memory up again after the disk lookup.
-                var attempt = attempt
-                attempt.request.memoryMiss = nil
-                deliver(attempt)
+                // No miss token: the last stage looks memory up again after the disk lookup.
+                deliver(request, memoryMiss: nil, attempt)
             }
         }
         task.setStep(.task(lookup))
     }
 
-    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {
-        let candidate = attempt.request.source
+    private func hit(_ image: Image, _ cacheType: CacheType, _ request: ResolvedRequest, _ attempt: Attempt) {
+        let candidate = request.source
         let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
         if options.refreshCached, case .network = candidate {
-            pipeline.startRevalidation(attempt.request, refresh: refresh)
+            pipeline.startRevalidation(request, refresh: refresh)
         } else {
             refresh?(nil)
         }
@@ -136,11 +133,11 @@ final class PipelineRequest: Sendable {
     }
 
     /// Waits for the last stage, shared with every request for the same work (see
-    /// ``ImagePipeline/subscribeDelivery(_:progress:completion:)``).
-    private func deliver(_ attempt: Attempt) {
-        // The completion captures what it uses, not the attempt's resolved request.
-        let index = attempt.index, failures = attempt.failures, candidate = attempt.request.source
-        let subscription = pipeline.subscribeDelivery(attempt.request, progress: progress) { [self] result in
+    /// ``ImagePipeline/subscribeDelivery(_:memoryMiss:progress:completion:)``). `memoryMiss`: the
+    /// target memory cache's token for this try's miss (`nil`: the last stage looks again).
+    private func deliver(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, _ attempt: Attempt) {
+        let candidate = request.source
+        let subscription = pipeline.subscribeDelivery(request, memoryMiss: memoryMiss, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
@@ -149,9 +146,9 @@ final class PipelineRequest: Sendable {
                     cacheType: delivered.cacheType, source: candidate,
                     data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
-                finished(index, failures: failures, .success(result))
+                finished(attempt.index, failures: attempt.failures, .success(result))
             case .failure(let error):
-                finished(index, failures: failures, .failure(error))
+                finished(attempt.index, failures: attempt.failures, .failure(error))
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }

@@ -24,9 +24,10 @@ struct ResolvedRequest: Sendable {
     let processorIdentifier: String
     /// The key of the processed image in `cache`.
     let computedKey: String
-    /// The target memory cache's token for the miss of `computedKey`; `nil` when it was not looked
-    /// up (``OspreyOptions/forceRefresh``, ``OspreyOptions/refreshCached``, alternative sources).
-    var memoryMiss: MemoryMiss?
+    /// The target memory cache's token for the resolution's miss of `computedKey`; `nil` when it
+    /// was not looked up (``OspreyOptions/forceRefresh``, ``OspreyOptions/refreshCached``,
+    /// alternative sources): ``PipelineRequest`` then looks up itself.
+    let memoryMiss: MemoryMiss?
 
     init(
         source: ImageSource, options: SharedOptions, cache: ImageCache, key: String, processorIdentifier: String,

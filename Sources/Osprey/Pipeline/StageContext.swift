@@ -12,12 +12,15 @@ final class StageContext: Sendable {
     var cache: ImageCache { request.cache }
     var originalCache: ImageCache { request.originalCache }
     let fetchKey: HashedKey<FetchJobKey>
+    /// The starting request's miss of the target memory cache (`nil`: the deliver stage looks again).
+    let memoryMiss: MemoryMiss?
     /// Whether download progress is relayed: only when the request starting the work has a
     /// progress handler (reporting it costs the downloader a lock per chunk).
     let reportsProgress: Bool
 
-    init(_ request: ResolvedRequest, reportsProgress: Bool) {
+    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool) {
         self.request = request
+        self.memoryMiss = memoryMiss
         fetchKey = HashedKey(FetchJobKey(request))
         self.reportsProgress = reportsProgress
     }
