@@ -75,10 +75,13 @@ let package = Package(
             ],
             path: "Sources/osprey"
         ),
+        // What both test targets share: the built `osprey` binary's locator, a seeded generator.
+        .target(name: "OspreyTestSupport", path: "Tests/OspreyTestSupport"),
         .testTarget(
             name: "OspreyTests",
             dependencies: [
                 "Osprey",
+                "OspreyTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -90,6 +93,7 @@ let package = Package(
             dependencies: [
                 "OspreyServer",
                 "Osprey",
+                "OspreyTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -40,12 +40,3 @@ struct WriteFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { "cannot write \(path): \(message)" }
 }
-
-/// One-line JSON output with sorted keys, as every `--json` flag prints it.
-enum JSONLine {
-    static func string<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 /// Decoders fuzzed through the server, deterministically: mutated test images (bit flips, header
@@ -8,21 +9,9 @@ import Testing
 /// seeded run over every test image is part of the soak (`Benchmarks/soak/`).
 @Suite("Decoder fuzz through the server: mutated images answer an image or a 4xx", .timeLimit(.minutes(5)))
 struct DecoderFuzzTests {
-    /// SplitMix64: a seeded generator, so that a failure names a reproducible mutation.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The `seed`th mutation of `data` and its kind.
     static func mutate(_ data: Data, seed: UInt64) -> (kind: String, data: Data) {
-        var rng = SeededGenerator(state: seed)
+        var rng = SplitMix64(seed: seed)
         var bytes = [UInt8](data)
         switch seed % 5 {
         case 0:

@@ -1,26 +1,14 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 /// `osprey serve` as a process: flags, a signed URL answered, SIGTERM shuts it down cleanly.
 @Suite("Server CLI: osprey serve", .serialized, .timeLimit(.minutes(3)))
 struct ServeCommandTests {
-    /// The built `osprey` binary beside the test bundle (or `$OSPREY_CLI`).
-    static var executable: URL? {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_CLI"] { return URL(fileURLWithPath: override) }
-        let bundle = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        var directory = bundle.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("osprey")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
-
     /// Starts `osprey serve` on a free port with the fixtures' thumbor key, loopback sources
     /// allowed and `arguments`, beside the fixture origin; returns it once it listens.
     static func launch(_ arguments: [String]) async throws -> (Process, ServerHarnessClient) {
-        let executable = try #require(Self.executable)
+        let executable = try #require(OspreyBinary.url)
         let fixtures = ClientFixtures.shared
         _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
         let process = Process()
@@ -48,7 +36,7 @@ struct ServeCommandTests {
 
     @Test("--help documents the flags scripts rely on, with defaults")
     func help() throws {
-        let executable = try #require(Self.executable)
+        let executable = try #require(OspreyBinary.url)
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--help"]

@@ -56,6 +56,21 @@ enum DiskFileIO {
         return timespec(tv_sec: Int(whole), tv_nsec: Int(min(max((seconds - whole) * 1e9, 0), 999_999_999)))
     }
 
+    /// The atomic write of a disk entry: `data` and `trailer` written whole to the new file `temp`
+    /// (``writeNew(_:_:trailer:accessed:mtimeSeconds:)``), then renamed over `path`. A reader sees
+    /// the whole old file, the whole new one, or none; a failed write leaves no temporary file.
+    /// Returns the new file's inode.
+    static func writeAtomically(
+        _ path: String, through temp: String, _ data: Data, trailer: [UInt8], accessed: TimeInterval, mtimeSeconds: Int64
+    ) throws(FileIOError) -> UInt64 {
+        let inode = try writeNew(temp, data, trailer: trailer, accessed: accessed, mtimeSeconds: mtimeSeconds)
+        do throws(FileIOError) { try renameFile(temp, path) } catch {
+            try? removeFile(temp)
+            throw error
+        }
+        return inode
+    }
+
     /// Creates `path` (which must not exist) with `data` then `trailer` in one `writev`, sets its
     /// times (atime `accessed`, mtime `mtimeSeconds` with 0 ns: the seal) and returns its inode.
     static func writeNew(_ path: String, _ data: Data, trailer: [UInt8], accessed: TimeInterval, mtimeSeconds: Int64) throws(FileIOError) -> UInt64 {

@@ -74,3 +74,15 @@ extension DecodingOptions {
         return "t\(thumb),s\(scaleDownLimitBytes ?? -1),f\(firstFrameOnly ? 1 : 0),o\(autoOrient ? 1 : 0),m\(maxSourcePixels)"
     }
 }
+
+extension DecodingOptions {
+    /// The decompression-bomb guard: refuses a source whose header declares more than
+    /// ``maxSourcePixels`` pixels over the frames to decode, before any pixel is decoded.
+    func checkSourcePixels(width: Int, height: Int, frames: Int) throws(OspreyError) {
+        let (area, overflow) = width.multipliedReportingOverflow(by: height)
+        let (pixels, overflow2) = area.multipliedReportingOverflow(by: frames)
+        guard !overflow, !overflow2, pixels <= maxSourcePixels else {
+            throw .decoding(.tooLarge(width: width, height: height, frames: frames, limitPixels: maxSourcePixels))
+        }
+    }
+}

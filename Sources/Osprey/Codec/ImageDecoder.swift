@@ -56,10 +56,7 @@ public struct ImageDecoder: Sendable {
             let probe = try Self.loadHeader(buffer, format: format, allFrames: !options.firstFrameOnly)
             let header = probe.header
             let frames = options.firstFrameOnly ? 1 : header.frameCount
-            let pixels = header.width * header.height * frames
-            guard pixels <= options.maxSourcePixels else {
-                throw .decoding(.tooLarge(width: header.width, height: header.height, frames: frames, limitPixels: options.maxSourcePixels))
-            }
+            try options.checkSourcePixels(width: header.width, height: header.height, frames: frames)
             var box = Self.targetBox(header: header, frames: frames, options: options)
             var folded = false
             if box == nil, let plan {

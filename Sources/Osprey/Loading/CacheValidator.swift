@@ -36,3 +36,12 @@ extension CacheValidator {
         self.init(etag: etag, lastModified: lastModified)
     }
 }
+
+extension CacheValidator {
+    /// Makes `request` conditional: `If-None-Match` with the ETag, `If-Modified-Since` with the
+    /// Last-Modified date (a `304` then means the cached copy is still good).
+    func makeConditional(_ request: inout DownloadRequest) {
+        request.setValue(etag, forHTTPHeaderField: "If-None-Match")
+        request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+    }
+}

@@ -1,102 +1,7 @@
 import Foundation
 
 extension ImageDownloader {
-    // MARK: - Registration and scheduling
-
-    func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
-        let url = task.url
-        if !options.retryFailed, isBlacklisted(url) {
-            return options.callbackQueue.deliver(.failure(.download(.blacklisted(url: url))), to: completion)
-        }
-        guard Self.isSupported(url) else {
-            addToBlacklist(url)
-            return options.callbackQueue.deliver(.failure(.download(.invalidURL(url.absoluteString))), to: completion)
-        }
-        let request = makeRequest(url, options: options)
-        let modifiers =
-            configuration.requestModifier == nil && options.requestModifier == nil
-            ? []
-            : [configuration.requestModifier, options.requestModifier].compactMap { $0 }
-        if modifiers.allSatisfy(\.isSynchronous) {
-            var modified: DownloadRequest? = request
-            for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, checkURL: !modifiers.isEmpty, options: options, progress: progress, completion: completion)
-        } else {
-            Task {
-                var modified: DownloadRequest? = request
-                for modifier in modifiers {
-                    guard let current = modified else { break }
-                    modified = await modifier.modify(current)
-                }
-                register(task, request: modified, checkURL: true, options: options, progress: progress, completion: completion)
-            }
-        }
-    }
-
-    /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
-    ///
-    /// An answer the loader has at once (``ImmediateDataLoading/immediateResponse(to:)``) goes to this
-    /// caller before anything is queued: there is no transfer to wait for or to share, so a final
-    /// answer takes no slot, no queue entry and no table entry. An answer that needs waiting goes
-    /// into the network task this caller creates (a caller joining a running task drops its own).
-    func register(
-        _ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
-        progress: ProgressHandler?, completion: @escaping Completion
-    ) {
-        let token = task.token
-        if checkURL, let request, !Self.isSupported(request.url) {
-            let error = OspreyError.download(.invalidURL(request.url.absoluteString))
-            return options.callbackQueue.execute { completion(.failure(error)) }
-        }
-        let settings = TransferSettings(
-            redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-            retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
-        var preloaded: DataLoadingResponse?
-        if let request, !task.isCancelled {
-            let answer = answerAtOnce(request, settings: settings) { received, expected in
-                if let progress { options.callbackQueue.execute { progress(received, expected) } }
-            }
-            switch answer {
-            case .none: break
-            case .pending(let response): preloaded = response
-            case .final(let outcome, let metrics):
-                if needsRecord(outcome) { state.withLock { record(outcome, url: request.url, &$0) } }
-                emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
-                return deliver(outcome, metrics: metrics, url: request.url, options: options, to: completion)
-            }
-        }
-        // Hashed once, outside the lock.
-        let key = request.map(RequestKey.init)
-        var starts: [WorkerStart] = []
-        var direct: WorkerStart?
-        let registered: Bool = state.withLock { state in
-            guard let request = key, !task.isCancelled else { return false }
-            let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
-            if progress != nil { progressCallers.add(1, ordering: .relaxed) }
-            state.keysByToken[token] = request
-            if let before = state.tasks[request]?.priority {
-                state.tasks[request]!.callers.append(caller)
-                requeueIfReprioritised(&state, request, from: before)
-            } else {
-                state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request, settings: settings, caller: caller, preloaded: preloaded)
-                if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
-                    // A free slot and nothing waiting: straight to a worker, not through the queue.
-                    direct = startWorker(with: state.tasks[request]!, &state)
-                } else {
-                    state.queue.push(id: state.nextID, request: request, priority: caller.priority)
-                    state.queued += 1
-                    starts = startQueued(&state)
-                }
-            }
-            return true
-        }
-        if let direct { launch(direct) }
-        launch(starts)
-        guard !registered else { return }
-        let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
-        options.callbackQueue.execute { completion(.failure(error)) }
-    }
+    // MARK: - Scheduling
 
     /// Whether `outcome` changes the failed-URL list: a success while the list has entries, a
     /// permanent failure.
@@ -159,7 +64,7 @@ extension ImageDownloader {
     }
 
     /// Takes a slot for a new worker and hands it `task`. Called with the lock held.
-    private func startWorker(with task: NetworkTask, _ state: inout State) -> WorkerStart {
+    func startWorker(with task: NetworkTask, _ state: inout State) -> WorkerStart {
         state.running += 1
         state.nextWorkerID += 1
         let worker = state.nextWorkerID

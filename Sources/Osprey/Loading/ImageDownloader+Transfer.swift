@@ -1,29 +1,6 @@
 import Foundation
 import Synchronization
 
-/// The body and metadata of a finished network task, before per-caller data modifiers.
-struct Fetched: Sendable {
-    var data: Data
-    var response: DownloadResponse
-    var notModified: Bool
-}
-
-/// A network task as a worker runs it.
-struct Transfer: Sendable {
-    let id: UInt64
-    let request: RequestKey
-    let settings: TransferSettings
-    /// The loader's immediate answer to go on from, when it had one that needs waiting (a
-    /// redirect to follow, a failure to retry, a streamed body): the request is not sent again.
-    let preloaded: DataLoadingResponse?
-}
-
-/// The per-task choices a caller may override: how redirects and retries are handled.
-struct TransferSettings: Sendable {
-    var redirectHandler: RedirectHandler
-    var retryStrategy: (any RetryStrategy)?
-}
-
 extension ImageDownloader {
     /// What became of a transfer tried on the calling thread (``finishImmediately(_:worker:)``).
     enum ImmediateStep {
@@ -89,7 +66,7 @@ extension ImageDownloader {
             try validateBody(data, response: response, url: request.url)
             return Fetched(data: data, response: response, notModified: false)
         }
-        if case .failure(let error) = outcome, settings.retryStrategy != nil, Self.retriability(of: error) != nil {
+        if case .failure(let error) = outcome, settings.retryStrategy != nil, RetryContext.retriability(of: error) != nil {
             return .pending(answer)
         }
         metrics.duration = clock.now - start
@@ -134,13 +111,12 @@ extension ImageDownloader {
             }
             preloaded = nil
             if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
-            guard let strategy = settings.retryStrategy, let retryAfter = Self.retriability(of: error) else {
-                return .failure(error)
-            }
-            let context = RetryContext(request: request, error: error, retryCount: retryCount, retryAfter: retryAfter)
-            guard let delay = strategy.retryDelay(for: context) else { return .failure(error) }
+            guard
+                let delay = RetryContext.delayBeforeRetry(
+                    after: error, request: request, retryCount: retryCount, strategy: settings.retryStrategy)
+            else { return .failure(error) }
             do {
-                try await Task.sleep(for: max(delay, retryAfter ?? .zero))
+                try await Task.sleep(for: delay)
             } catch {
                 return .failure(.download(.cancelled(token: nil)))
             }
@@ -154,19 +130,6 @@ extension ImageDownloader {
         switch status {
         case 301, 302, 303, 307, 308: true
         default: false
-        }
-    }
-
-    /// `nil` when `error` must not be retried; otherwise `.some` of the server's `Retry-After`.
-    static func retriability(of error: OspreyError) -> Duration?? {
-        guard case .download(let reason) = error else { return nil }
-        switch reason {
-        case .transport:
-            return .some(nil)
-        case .invalidStatusCode(let code, let response) where code == 429 || (500..<600).contains(code):
-            return .some(RetryAfter.parse(response.value(forHTTPHeaderField: "Retry-After")))
-        default:
-            return nil
         }
     }
 

@@ -222,32 +222,6 @@ public final class ImageDownloader: Sendable {
         tasks.forEach { $0.cancel() }
     }
 
-    func cancel(token: DownloadToken) {
-        let removed: Caller? = state.withLock { state in
-            guard let key = state.keysByToken.removeValue(forKey: token), var task = state.tasks[key],
-                let index = task.callers.firstIndex(where: { $0.task.token == token })
-            else { return nil }
-            let caller = task.callers.remove(at: index)
-            if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
-            if task.callers.isEmpty {
-                // Last caller: a queued task leaves the queue; a running one is cancelled and frees
-                // its slot when its Swift task has wound down.
-                state.tasks[key] = nil
-                if let worker = task.worker { stopWorker(worker, &state) } else { state.queued -= 1 }
-            } else {
-                let before = state.tasks[key]!.priority
-                state.tasks[key] = task
-                requeueIfReprioritised(&state, key, from: before)
-            }
-            return caller
-        }
-        if let removed {
-            removed.options.callbackQueue.execute {
-                removed.completion(.failure(.download(.cancelled(token: token))))
-            }
-        }
-    }
-
     func setPriority(_ priority: DownloadPriority, token: DownloadToken) {
         state.withLock { state in
             guard let key = state.keysByToken[token],
@@ -368,10 +342,7 @@ public final class ImageDownloader: Sendable {
         if let credentials = options.credentials ?? configuration.credentials {
             request.setValue(credentials.authorizationHeaderValue, forHTTPHeaderField: "Authorization")
         }
-        if let validator = options.validator {
-            request.setValue(validator.etag, forHTTPHeaderField: "If-None-Match")
-            request.setValue(validator.lastModified, forHTTPHeaderField: "If-Modified-Since")
-        }
+        options.validator?.makeConditional(&request)
         return request
     }
 }

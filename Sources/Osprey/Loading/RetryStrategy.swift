@@ -20,6 +20,34 @@ public struct RetryContext: Sendable {
     }
 }
 
+/// The downloader's retry decision (``ImageDownloader``'s transfer loop asks it after every failed attempt).
+extension RetryContext {
+    /// How long to wait before trying again after `error`, or `nil` to fail: only retriable
+    /// failures are offered to `strategy`, and the wait is the larger of its delay and the
+    /// server's `Retry-After`.
+    static func delayBeforeRetry(
+        after error: OspreyError, request: DownloadRequest, retryCount: Int, strategy: (any RetryStrategy)?
+    ) -> Duration? {
+        guard let strategy, let retryAfter = retriability(of: error) else { return nil }
+        let context = RetryContext(request: request, error: error, retryCount: retryCount, retryAfter: retryAfter)
+        guard let delay = strategy.retryDelay(for: context) else { return nil }
+        return max(delay, retryAfter ?? .zero)
+    }
+
+    /// `nil` when `error` must not be retried; otherwise `.some` of the server's `Retry-After`.
+    static func retriability(of error: OspreyError) -> Duration?? {
+        guard case .download(let reason) = error else { return nil }
+        switch reason {
+        case .transport:
+            return .some(nil)
+        case .invalidStatusCode(let code, let response) where code == 429 || (500..<600).contains(code):
+            return .some(RetryAfter.parse(response.value(forHTTPHeaderField: "Retry-After")))
+        default:
+            return nil
+        }
+    }
+}
+
 /// Decides whether and when a failed download is tried again.
 ///
 /// The downloader asks only for *retriable* failures: transport errors (connection refused,

@@ -1,105 +1,45 @@
 import Foundation
 import Logging
 
-/// The source of a miss as the fetch stage found it: the original image in the original cache's
-/// memory, or the original bytes (from its disk, or loaded).
-struct FetchedSource: Sendable {
-    /// The decoded original, when it came from the memory cache.
-    var image: Image?
-    /// The original bytes, when they were read or downloaded.
-    var data: Data?
-    /// Where it came from: ``CacheType/none`` when loaded, else the original cache's level.
-    var cacheType: CacheType
-    /// The validators of the response, for ``OspreyOptions/refreshCached``.
-    var validator: CacheValidator?
-    /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
-    var decodes: SourceDecodes?
-
-    init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
-        self.image = image
-        self.data = data
-        self.cacheType = cacheType
-        self.validator = validator
-        decodes = image == nil && data != nil ? SourceDecodes() : nil
-    }
-}
-
-/// An image after some of a request's processors, with how its bytes were decoded (`nil` when
-/// nothing was decoded for it: the original came from the memory cache).
-struct ProcessedImage: Sendable {
-    var image: Image
-    var decoded: DecodeInfo?
-}
-
-/// What the last stage hands to each request.
-struct DeliveredImage: Sendable {
-    var image: Image
-    var data: Data?
-    var cacheType: CacheType
-    var decoded: DecodeInfo?
-}
+/// The pipeline's jobs: fetch (the original), process (one per processor prefix), deliver (the
+/// processed image, stored).
+typealias FetchJob = SharedJob<HashedKey<FetchJobKey>, FetchedSource>
+typealias ProcessJob = SharedJob<HashedKey<ProcessJobKey>, ProcessedImage>
+typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
 
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
 /// from the original cache's memory, or its bytes from its disk or loaded; the bytes are decoded
 /// once per decode size for all its requests, ``SourceDecodes``), process (one per processor
 /// prefix; a first step that shrinks is folded into the decode, see ``DecodePlan``), deliver (the
 /// processed image, stored in the target cache once for all its requests).
-/// What every stage of one piece of work needs, allocated once and shared by the stages'
-/// closures (copying ``OspreyOptions`` into each would retain each of its references again).
-final class StageContext: Sendable {
-    let source: ImageSource
-    /// The source's cache key.
-    let key: String
-    /// The options of the request that started the work (shared with it, not copied).
-    let sharedOptions: SharedOptions
-    var options: OspreyOptions { _read { yield sharedOptions.value } }
-    let fetchKey: HashedKey<FetchJobKey>
-    let cache: ImageCache
-    let originalCache: ImageCache
-    /// Whether download progress is relayed: only when the request starting the work has a
-    /// progress handler (reporting it costs the downloader a lock per chunk).
-    let reportsProgress: Bool
-
-    init(source: ImageSource, key: String, options shared: SharedOptions, pipeline: ImagePipeline, reportsProgress: Bool) {
-        self.source = source
-        self.key = key
-        sharedOptions = shared
-        cache = shared.value.targetCache ?? pipeline.configuration.cache
-        originalCache = shared.value.originalCache ?? cache
-        fetchKey = HashedKey(
-            FetchJobKey(
-                source: source, key: key, options: shared.value, downloader: shared.value.downloader ?? pipeline.configuration.downloader,
-                originalCache: originalCache))
-        self.reportsProgress = reportsProgress
-    }
-}
-
 extension ImagePipeline {
-    /// Subscribes to the last stage for `source`, starting it (and the stages it needs) when no
+    /// Subscribes to the last stage for `request`, starting it (and the stages it needs) when no
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
     /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
     /// stage this request starts looks again only if anything was stored since.
     func subscribeDelivery(
-        _ source: ImageSource, key: String, options shared: SharedOptions, memoryMiss: MemoryMiss?,
-        progress: JobProgressHandler?,
+        _ request: ResolvedRequest, memoryMiss: MemoryMiss?, progress: JobProgressHandler?,
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
-        let context = StageContext(source: source, key: key, options: shared, pipeline: self, reportsProgress: progress != nil)
+        let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil)
+        let options = request.options
         let jobKey = DeliverJobKey(
-            fetch: context.fetchKey, processor: shared.value.processor.identifier, cache: ObjectIdentifier(context.cache),
-            originalCache: ObjectIdentifier(context.originalCache), memoryOnly: shared.value.cacheMemoryOnly,
-            waitForCache: shared.value.waitForCache, cacheOriginal: shared.value.cacheOriginalImage)
+            fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
+            originalCache: ObjectIdentifier(request.originalCache), memoryOnly: options.cacheMemoryOnly,
+            waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
-            deliver(job, context, memoryMiss: memoryMiss)
+            deliver(job, context)
         }
     }
 
     /// The last stage's work: fetch, process, store.
-    private func deliver(_ job: DeliverJob, _ context: StageContext, memoryMiss: MemoryMiss?) {
+    private func deliver(_ job: DeliverJob, _ context: StageContext) {
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again.
-        let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
-        if !context.options.forceRefresh, let image = context.cache.memoryStorage.value(forKey: computed, ifStoredSince: memoryMiss) {
+        let request = context.request
+        if !context.options.forceRefresh,
+            let image = request.cache.memoryStorage.value(forKey: request.computedKey, ifStoredSince: context.memoryMiss)
+        {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         let subscription = fetchJobs.subscribe(
@@ -112,7 +52,7 @@ extension ImagePipeline {
             },
             work: { fetch in
                 // Unprocessed, from the same cache: the original's memory entry is the one just missed.
-                let sameEntry = context.options.processor.identifier.isEmpty && context.originalCache === context.cache
+                let sameEntry = request.processorIdentifier.isEmpty && request.originalCache === request.cache
                 self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
             })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
@@ -240,10 +180,9 @@ extension ImagePipeline {
     /// finds them on disk instead of downloading them again.
     private func load(_ job: FetchJob, _ context: StageContext) {
         if context.options.onlyFromCache {
-            let computed = ImageCache.computedKey(context.key, processorIdentifier: context.options.processor.identifier)
-            return job.finish(.failure(.pipeline(.imageNotExisting(key: computed))))
+            return job.finish(.failure(.pipeline(.imageNotExisting(key: context.request.computedKey))))
         }
-        let downloader = context.options.downloader ?? configuration.downloader
+        let downloader = context.request.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
         let logger = configuration.logger
         logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
@@ -312,10 +251,10 @@ extension ImagePipeline {
 
     /// Downloads a network source or reads a provider (for revalidation).
     func load(
-        _ source: ImageSource, options: OspreyOptions, validator: CacheValidator?,
+        _ request: ResolvedRequest, validator: CacheValidator?,
         progress: @escaping @Sendable (Int, Int?) -> Void
     ) async throws(OspreyError) -> DownloadResult {
-        let downloader = options.downloader ?? configuration.downloader
+        let source = request.source, options = request.options, downloader = request.downloader
         do {
             switch source {
             case .network(let resource):

@@ -14,20 +14,20 @@ extension ImagePipeline {
         configuration.logger.debug(
             "store",
             metadata: [
-                "osprey.key": "\(key)", "osprey.processor": "\(context.options.processor.identifier)",
+                "osprey.key": "\(key)", "osprey.processor": "\(context.request.processorIdentifier)",
                 "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
                 "osprey.waitForCache": "\(context.options.waitForCache)"
             ])
         if context.options.waitForCache {
             // The writes go on if every request leaves meanwhile: the entries are complete either way.
             Task {
-                await self.store(image, fetched: fetched, key: key, cache: cache, originalCache: originalCache, options: context.options)
+                await self.store(image, fetched: fetched, context.request)
                 job.finish(.success(delivered))
             }
             return
         }
         let plan = StorePlan(
-            fetched: fetched, identifier: context.options.processor.identifier, cache: cache,
+            fetched: fetched, identifier: context.request.processorIdentifier, cache: cache,
             originalCache: originalCache, options: context.options)
         if plan.needsStore && plan.toDisk {
             cache.store(
@@ -36,7 +36,7 @@ extension ImagePipeline {
         } else if plan.needsStore {
             // Memory only: no cache options to build.
             _ = cache.storeInMemory(
-                image, computedKey: ImageCache.computedKey(key, processorIdentifier: plan.identifier),
+                image, computedKey: context.request.computedKey,
                 expiration: context.options.memoryCacheExpiration)
         }
         job.finish(.success(delivered))
@@ -61,16 +61,14 @@ extension ImagePipeline {
     }
 
     /// The store of ``OspreyOptions/waitForCache``: returns when every write is done.
-    private func store(
-        _ image: Image, fetched: FetchedSource, key: String, cache: ImageCache, originalCache: ImageCache,
-        options: OspreyOptions
-    ) async {
+    private func store(_ image: Image, fetched: FetchedSource, _ request: ResolvedRequest) async {
+        let options = request.options
         let plan = StorePlan(
-            fetched: fetched, identifier: options.processor.identifier, cache: cache,
-            originalCache: originalCache, options: options)
+            fetched: fetched, identifier: request.processorIdentifier, cache: request.cache,
+            originalCache: request.originalCache, options: options)
         if plan.needsStore {
-            await cache.store(
-                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
+            await request.cache.store(
+                image, original: plan.original, forKey: request.key, processorIdentifier: plan.identifier,
                 options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator)
         }
     }

@@ -118,44 +118,23 @@ public final class ImagePipeline: Sendable {
     /// continues on the global concurrent executor.
     @inlinable
     public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
-        var miss: MemoryMiss?
-        var resolved: SharedOptions?
-        if let hit = memoryHit(source, items: items, miss: &miss, resolved: &resolved) { return hit }
-        return try await retrieveMiss(source, options: resolved, memoryMiss: miss)
+        var request: ResolvedRequest?
+        if let hit = resolve(source, items: items, miss: &request) { return hit }
+        return try await retrieveMiss(request)
     }
 
-    /// The synchronous first step of ``image(for:options:)``: the memory hit, or `nil`.
-    /// (An optional result, not an enum carrying the options for the miss: such an enum is as
-    /// large as ``OspreyOptions`` and every hit paid for moving it.) On a miss, `miss` is the
-    /// memory cache's token for it, and `resolved` holds the options resolved from `items` for the
-    /// rest of the request (`nil` for no items: the pipeline's defaults).
-    @usableFromInline
-    func memoryHit(_ source: ImageSource, items: [OspreyOption], miss: inout MemoryMiss?, resolved: inout SharedOptions?) -> ImageResult? {
-        // Without per-call items the defaults are used in place: no copy of the options on a hit.
-        if items.isEmpty {
-            guard !configuration.defaultOptions.refreshCached else { return nil }
-            return memoryHit(source, options: configuration.defaultOptions, miss: &miss)
-        }
-        let options = resolve(items)
-        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) { return hit }
-        // Resolved once: the miss goes on with them.
-        resolved = SharedOptions(options)
-        return nil
-    }
-
-    /// The rest of ``image(for:options:)`` after a memory miss, on the global concurrent executor,
-    /// with the request's resolved options (`nil`: the pipeline's defaults).
+    /// The rest of ``image(for:options:)`` after a memory miss (`request` is set by the resolution
+    /// on every miss), on the global concurrent executor.
     @usableFromInline @concurrent
-    func retrieveMiss(_ source: ImageSource, options: SharedOptions?, memoryMiss: MemoryMiss?) async throws(OspreyError) -> ImageResult {
-        try await retrieve(source, options: options ?? defaultOptionsBox, progress: nil, refresh: nil, memoryMiss: memoryMiss)
+    func retrieveMiss(_ request: ResolvedRequest?) async throws(OspreyError) -> ImageResult {
+        guard let request else { preconditionFailure("a miss always carries its resolved request") }
+        return try await retrieve(request, progress: nil, refresh: nil)
     }
 
-    /// Steps 2-5 of the retrieve flow (``PipelineRequest``), awaited. Cancelling the calling task
-    /// cancels the request. `memoryMiss`: the caller has just missed the memory cache (`nil`: it
-    /// did not look).
+    /// Steps 2-5 of the retrieve flow (``PipelineRequest``) for a resolved request, awaited.
+    /// Cancelling the calling task cancels the request.
     func retrieve(
-        _ source: ImageSource, options: SharedOptions, progress: JobProgressHandler?,
-        refresh: (@Sendable (ImageResult?) -> Void)?, memoryMiss: MemoryMiss? = nil
+        _ request: ResolvedRequest, progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?
     ) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
@@ -163,9 +142,9 @@ public final class ImagePipeline: Sendable {
             // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(
-                    pipeline: self, source: source, options: options, task: task, progress: progress, refresh: refresh,
+                    pipeline: self, request: request, task: task, progress: progress, refresh: refresh,
                     callbackQueue: .immediate
-                ) { continuation.resume(returning: $0) }.start(memoryMiss: memoryMiss)
+                ) { continuation.resume(returning: $0) }.start()
             }
         } onCancel: {
             task.cancel()
@@ -182,12 +161,12 @@ public final class ImagePipeline: Sendable {
     /// The image modifier is applied.
     public func cachedImage(for source: ImageSource, options items: [OspreyOption] = []) -> Image? {
         if items.isEmpty { return memoryImage(source, options: configuration.defaultOptions) }
-        return memoryImage(source, options: resolve(items))
+        return memoryImage(source, options: configuration.defaultOptions.merging(items))
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
     public func cachedType(for source: ImageSource, options items: [OspreyOption] = []) -> CacheType {
-        let options = resolve(items)
+        let options = resolvedOptions(items)
         let cache = options.targetCache ?? configuration.cache
         return cache.imageCachedType(forKey: cacheKey(for: source), processorIdentifier: options.processor.identifier)
     }
@@ -196,13 +175,19 @@ public final class ImagePipeline: Sendable {
     /// ``OspreyOptions/refreshCached`` when the server had a new image. Ending the iteration (or
     /// cancelling its task) cancels the request.
     public func imageEvents(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
-        let options = resolve(items)
+        var miss: ResolvedRequest?
+        let hit = resolve(source, items: items, miss: &miss)
+        let request = miss
         return AsyncThrowingStream { continuation in
+            guard let request else {
+                if let hit { continuation.yield(.finished(hit)) }
+                return continuation.finish()
+            }
             let task = Task {
                 do throws(OspreyError) {
                     let refreshDone = AsyncStream<Void>.makeStream()
                     let result = try await self.retrieve(
-                        source, options: SharedOptions(options),
+                        request,
                         progress: { received, expected in
                             continuation.yield(.progress(received: received, expected: expected))
                         },
@@ -211,7 +196,7 @@ public final class ImagePipeline: Sendable {
                             refreshDone.continuation.finish()
                         })
                     continuation.yield(.finished(result))
-                    if options.refreshCached && result.cacheType != .none {
+                    if request.options.refreshCached && result.cacheType != .none {
                         for await _ in refreshDone.stream {}
                     }
                     continuation.finish()
@@ -242,13 +227,27 @@ public final class ImagePipeline: Sendable {
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
     ) -> ImageTask {
-        let options = resolve(items)
+        // Without per-call items the defaults are used in place, already boxed.
+        if items.isEmpty {
+            return loadImage(
+                with: source, options: configuration.defaultOptions, boxed: defaultOptionsBox, progress: progress, completion: completion)
+        }
+        return loadImage(with: source, options: configuration.defaultOptions.merging(items), boxed: nil, progress: progress, completion: completion)
+    }
+
+    /// ``loadImage(with:options:progress:completion:)`` with its options resolved.
+    private func loadImage(
+        with source: ImageSource, options: OspreyOptions, boxed: SharedOptions?,
+        progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)?,
+        completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
+    ) -> ImageTask {
         let queue = options.callbackQueue
-        var miss: MemoryMiss?
-        if !options.refreshCached, let hit = memoryHit(source, options: options, miss: &miss) {
+        var request: ResolvedRequest?
+        if let hit = resolve(source, options: options, boxed: boxed, miss: &request) {
             queue.execute { completion(.success(hit)) }
             return ImageTask(completed: true)
         }
+        guard let request else { preconditionFailure("a miss always carries its resolved request") }
         let imageTask = ImageTask(completed: false)
         var progressOnQueue: JobProgressHandler?
         if let progress {
@@ -260,21 +259,14 @@ public final class ImagePipeline: Sendable {
                 if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
             }
         }
-        // No per-call options: the pipeline's defaults, boxed once.
         PipelineRequest(
-            pipeline: self, source: source, options: items.isEmpty ? defaultOptionsBox : SharedOptions(options), task: imageTask,
-            progress: progressOnQueue, refresh: refresh,
+            pipeline: self, request: request, task: imageTask, progress: progressOnQueue, refresh: refresh,
             callbackQueue: queue, completion: completion
-        ).start(memoryMiss: miss)
+        ).start()
         return imageTask
     }
 
     // MARK: - Keys and options
-
-    /// Per-call items over the pipeline's defaults.
-    func resolve(_ items: [OspreyOption]) -> OspreyOptions {
-        items.isEmpty ? configuration.defaultOptions : configuration.defaultOptions.merging(items)
-    }
 
     /// The cache key of `source`, through ``Configuration/cacheKeyFilter`` for network sources
     /// whose key was not set explicitly.
@@ -287,45 +279,12 @@ public final class ImagePipeline: Sendable {
         return source.cacheKey
     }
 
-    /// The processed image in the target memory cache, as a result, or `nil` with the cache's
-    /// token for the miss in `miss`.
-    @inline(__always)
-    func memoryHit(_ source: ImageSource, options: OspreyOptions, miss: inout MemoryMiss?) -> ImageResult? {
-        guard !options.forceRefresh else { return nil }
-        let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
-        // The caches are borrowed, not copied out of an optional (see memoryImage).
-        let lookup =
-            if let target = options.targetCache {
-                target.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-            } else {
-                configuration.cache.memoryStorage.lookup(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-            }
-        switch lookup {
-        case .hit(let image):
-            return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
-        case .miss(let token):
-            miss = token
-            return nil
-        }
-    }
-
     /// The processed image in the target memory cache, through the image modifier, or `nil`.
-    /// (The caches are borrowed, not copied out of an optional: a hit retains nothing it need not.)
     func memoryImage(_ source: ImageSource, options: OspreyOptions) -> Image? {
         guard !options.forceRefresh else { return nil }
         let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
-        let found: Image?
-        if let target = options.targetCache {
-            found = target.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-        } else {
-            found = configuration.cache.memoryStorage.value(forKey: key, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
-        }
-        guard let image = found else { return nil }
+        guard case .hit(let image) = memoryLookup(key, options: options) else { return nil }
         guard let modifier = options.imageModifier else { return image }
         return modifier(image)
     }
 }
-
-/// A miss of a pipeline's memory cache, remembered for the last stage (``MemoryStorage/Backend/Miss``).
-@usableFromInline
-typealias MemoryMiss = MemoryStorage.Backend<Image>.Miss

@@ -10,10 +10,10 @@ final class PipelineRequest: Sendable {
     typealias Completion = @Sendable (Result<ImageResult, OspreyError>) -> Void
 
     let pipeline: ImagePipeline
-    let source: ImageSource
-    /// The request's options, shared with the stages it starts (no copy of them).
-    let sharedOptions: SharedOptions
-    var options: OspreyOptions { _read { yield sharedOptions.value } }
+    /// The request as its entry point resolved it (source, options, caches, keys, downloader).
+    let request: ResolvedRequest
+    var source: ImageSource { request.source }
+    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
     let task: ImageTask
     let progress: JobProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
@@ -23,13 +23,12 @@ final class PipelineRequest: Sendable {
     private let completion: Completion
 
     init(
-        pipeline: ImagePipeline, source: ImageSource, options: SharedOptions, task: ImageTask,
+        pipeline: ImagePipeline, request: ResolvedRequest, task: ImageTask,
         progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
         callbackQueue: CallbackQueue, completion: @escaping Completion
     ) {
         self.pipeline = pipeline
-        self.source = source
-        self.sharedOptions = options
+        self.request = request
         self.task = task
         self.progress = progress
         self.refresh = refresh
@@ -37,12 +36,12 @@ final class PipelineRequest: Sendable {
         self.completion = completion
     }
 
-    /// Starts with the request's own source. `memoryMiss`: the caller has just missed the memory
-    /// cache for it (the lookup is not repeated; the last stage looks again before loading if
-    /// anything was stored since).
-    func start(memoryMiss: MemoryMiss? = nil) {
+    /// Starts with the request's own source. When the resolution has just missed the memory cache
+    /// (``ResolvedRequest/memoryMiss``), the lookup is not repeated; the last stage looks again
+    /// before loading only if anything was stored since.
+    func start() {
         guard task.attach(self) else { return deliverCancellation() }
-        attempt(0, failures: [], memoryMiss: memoryMiss)
+        attempt(0, failures: [])
     }
 
     /// Delivers ``OspreyError/PipelineReason/cancelled(source:)`` unless the request has completed
@@ -54,28 +53,29 @@ final class PipelineRequest: Sendable {
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
 
     /// One try of the request: its source (`index` 0) or an alternative source, after the
-    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try.
+    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try;
+    /// the try's ``ResolvedRequest`` is passed beside it (borrowed: the request's own is not copied).
     private struct Attempt: Sendable {
         let index: Int
-        let candidate: ImageSource
         let failures: [OspreyError]
     }
 
-    private func attempt(_ index: Int, failures: [OspreyError], memoryMiss: MemoryMiss? = nil) {
-        let candidate = index == 0 ? source : options.alternativeSources[index - 1]
-        retrieveOne(Attempt(index: index, candidate: candidate, failures: failures), memoryMiss: memoryMiss)
+    private func attempt(_ index: Int, failures: [OspreyError]) {
+        let attempt = Attempt(index: index, failures: failures)
+        if index == 0 { return retrieveOne(request, attempt) }
+        retrieveOne(request.alternative(options.alternativeSources[index - 1], pipeline: pipeline), attempt)
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
-    private func finished(_ attempt: Attempt, _ result: Result<ImageResult, OspreyError>) {
+    private func finished(_ index: Int, failures: [OspreyError], _ result: Result<ImageResult, OspreyError>) {
         switch result {
         case .success(var image):
-            if attempt.index > 0 { image.originalSource = source }
+            if index > 0 { image.originalSource = source }
             complete(.success(image))
         case .failure(let error):
             if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
-            let failures = attempt.failures + [error]
-            if attempt.index < options.alternativeSources.count { return self.attempt(attempt.index + 1, failures: failures) }
+            let failures = failures + [error]
+            if index < options.alternativeSources.count { return self.attempt(index + 1, failures: failures) }
             if failures.count == 1 { return complete(.failure(failures[0])) }
             let sources = [source] + options.alternativeSources
             complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
@@ -90,23 +90,19 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ attempt: Attempt, memoryMiss: MemoryMiss?) {
-        let candidate = attempt.candidate
-        let cache = options.targetCache ?? pipeline.configuration.cache
-        let key = pipeline.cacheKey(for: candidate)
-        guard !options.forceRefresh else { return deliver(attempt, key: key, memoryMiss: nil) }
-        let identifier = options.processor.identifier
-        var miss = memoryMiss
-        if miss == nil {
-            let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
-            switch cache.memoryStorage.lookup(forKey: computed, extendingExpiration: options.memoryCacheAccessExtendingExpiration) {
-            case .hit(let image): return hit(image, .memory, attempt, key: key)
-            case .miss(let token): miss = token
+    private func retrieveOne(_ request: ResolvedRequest, _ attempt: Attempt) {
+        guard !options.forceRefresh else { return deliver(request, memoryMiss: nil, attempt) }
+        var memoryMiss = request.memoryMiss
+        if memoryMiss == nil {
+            switch pipeline.memoryLookup(request.computedKey, options: options) {
+            case .hit(let image): return hit(image, .memory, request, attempt)
+            case .miss(let token): memoryMiss = token
             }
         }
         let logger = pipeline.configuration.logger
+        let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(attempt, key: key, memoryMiss: miss) }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(request, memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
@@ -116,43 +112,43 @@ final class PipelineRequest: Sendable {
             if Task.isCancelled { return }
             logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
-                hit(image, found.cacheType, attempt, key: key)
+                hit(image, found.cacheType, request, attempt)
             } else {
-                deliver(attempt, key: key, memoryMiss: nil)
+                // No miss token: the last stage looks memory up again after the disk lookup.
+                deliver(request, memoryMiss: nil, attempt)
             }
         }
         task.setStep(.task(lookup))
     }
 
-    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt, key: String) {
-        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: attempt.candidate)
-        if options.refreshCached, case .network = attempt.candidate {
-            pipeline.startRevalidation(attempt.candidate, key: key, options: options, refresh: refresh)
+    private func hit(_ image: Image, _ cacheType: CacheType, _ request: ResolvedRequest, _ attempt: Attempt) {
+        let candidate = request.source
+        let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
+        if options.refreshCached, case .network = candidate {
+            pipeline.startRevalidation(request, refresh: refresh)
         } else {
             refresh?(nil)
         }
-        finished(attempt, .success(result))
+        finished(attempt.index, failures: attempt.failures, .success(result))
     }
 
-    /// Waits for the last stage, shared with every request for the same work. `memoryMiss`:
-    /// see ``ImagePipeline/subscribeDelivery(_:key:options:memoryMiss:progress:completion:)``.
-    private func deliver(_ attempt: Attempt, key: String, memoryMiss: MemoryMiss?) {
-        // Captures the request, not a copy of its options.
-        let subscription = pipeline.subscribeDelivery(
-            attempt.candidate, key: key, options: sharedOptions, memoryMiss: memoryMiss,
-            progress: progress
-        ) { [self] result in
+    /// Waits for the last stage, shared with every request for the same work (see
+    /// ``ImagePipeline/subscribeDelivery(_:memoryMiss:progress:completion:)``). `memoryMiss`: the
+    /// target memory cache's token for this try's miss (`nil`: the last stage looks again).
+    private func deliver(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, _ attempt: Attempt) {
+        let candidate = request.source
+        let subscription = pipeline.subscribeDelivery(request, memoryMiss: memoryMiss, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
                 var result = ImageResult(
                     image: options.imageModifier?(delivered.image) ?? delivered.image,
-                    cacheType: delivered.cacheType, source: attempt.candidate,
+                    cacheType: delivered.cacheType, source: candidate,
                     data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
-                finished(attempt, .success(result))
+                finished(attempt.index, failures: attempt.failures, .success(result))
             case .failure(let error):
-                finished(attempt, .failure(error))
+                finished(attempt.index, failures: attempt.failures, .failure(error))
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }

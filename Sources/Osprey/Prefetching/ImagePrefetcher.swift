@@ -98,7 +98,7 @@ public final class ImagePrefetcher: Sendable {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func work(progress: ProgressHandler?) async -> Report {
-        let resolved = pipeline.resolve(options)
+        let resolved = pipeline.resolvedOptions(options)
         let report = Locked(Report())
         let total = sources.count
         await withTaskGroup(of: (ImageSource, Outcome).self) { group in

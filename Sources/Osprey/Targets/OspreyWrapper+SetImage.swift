@@ -70,11 +70,11 @@ extension OspreyWrapper {
             task?.cancel()
             indicator?.stopAnimating()
             showPlaceholder(target)
-            let queue = pipeline.resolve(options).callbackQueue
+            let queue = pipeline.resolvedOptions(options).callbackQueue
             if let completion { queue.execute { completion(.failure(.pipeline(.emptySource))) } }
             return nil
         }
-        let resolved = pipeline.resolve(options)
+        let resolved = pipeline.resolvedOptions(options)
         let synchronousHit = resolved.loadDiskFileSynchronously ? pipeline.synchronousCachedImage(for: source, options: resolved) : nil
         let (identifier, previous, previousIndicator) = TargetRegistry.shared.begin(target, key: key, indicator: settings.indicator) { target in
             if let synchronousHit { target.image = synchronousHit } else { showPlaceholder(target) }

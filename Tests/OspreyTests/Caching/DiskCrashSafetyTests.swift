@@ -1,17 +1,13 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
 
-/// The `osprey` executable next to the test bundle (`.build/debug/osprey`), or `$OSPREY_BIN`.
+/// The `osprey` executable (``OspreyBinary``) for the tests of its `cache` commands.
 enum OspreyExecutable {
-    static var url: URL {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_BIN"], !override.isEmpty {
-            return URL(fileURLWithPath: override)
-        }
-        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("osprey")
-    }
+    /// The binary; the tests that run it are enabled only when ``hasWriteLoop`` (it exists).
+    static var url: URL { OspreyBinary.url ?? URL(fileURLWithPath: "/nonexistent/osprey") }
 
     /// Whether the executable exists and has the hidden `cache debug-write-loop` helper
     /// (it does once `CacheCommand` is registered under the root command).

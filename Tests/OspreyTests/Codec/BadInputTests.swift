@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -128,7 +129,7 @@ struct BadInputTests {
     @Test("byte-flipped copies decode or fail with a typed error, never crash", arguments: damageSources)
     func corruptedCopies(name: String) throws {
         let original = [UInt8](try TestData.data(name))
-        var generator = SeededGenerator(seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
+        var generator = SplitMix64(seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
         for round in 0..<12 {
             var bytes = original
             // Damage the first 2 KB (headers, tables) in some rounds, anywhere in the others.

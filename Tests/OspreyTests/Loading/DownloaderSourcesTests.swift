@@ -166,11 +166,11 @@ struct DownloaderSourcesTests {
         #expect(RetryAfter.parse("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == .seconds(10))
 
         let response = DownloadResponse(statusCode: 503, headers: ["Retry-After": "7"], url: request.url)
-        #expect(ImageDownloader.retriability(of: .download(.invalidStatusCode(503, response: response))) == .some(.seconds(7)))
-        #expect(ImageDownloader.retriability(of: error) == .some(nil))
-        #expect(ImageDownloader.retriability(of: .download(.invalidStatusCode(404, response: response))) == nil)
-        #expect(ImageDownloader.retriability(of: .download(.cancelled(token: nil))) == nil)
-        #expect(ImageDownloader.retriability(of: .download(.timeout(url: request.url, seconds: 1))) == nil)
+        #expect(RetryContext.retriability(of: .download(.invalidStatusCode(503, response: response))) == .some(.seconds(7)))
+        #expect(RetryContext.retriability(of: error) == .some(nil))
+        #expect(RetryContext.retriability(of: .download(.invalidStatusCode(404, response: response))) == nil)
+        #expect(RetryContext.retriability(of: .download(.cancelled(token: nil))) == nil)
+        #expect(RetryContext.retriability(of: .download(.timeout(url: request.url, seconds: 1))) == nil)
     }
 
     @Test("error descriptions name the URL and the reason")

@@ -237,9 +237,10 @@ struct JobStateMachineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = ImageCache(name: "machine", diskConfig: DiskStorage.Config(name: "machine", directory: directory))
         let pipeline = ImagePipeline(cache: cache)
+        var resolved: ResolvedRequest?
+        _ = pipeline.resolve(.url(URL(string: "https://example.com/a.png")!), items: [.forceRefresh], miss: &resolved)
         let request = PipelineRequest(
-            pipeline: pipeline, source: .url(URL(string: "https://example.com/a.png")!),
-            options: pipeline.defaultOptionsBox, task: ImageTask(completed: false), progress: nil,
+            pipeline: pipeline, request: try #require(resolved), task: ImageTask(completed: false), progress: nil,
             refresh: nil, callbackQueue: .immediate, completion: { _ in })
         try body(request)
     }

@@ -24,6 +24,17 @@ struct PipelineFixture {
     }
 
     func source(_ path: String) -> ImageSource { .url(server.url(path)) }
+
+    /// `source` resolved with `options` as an entry point would, carrying `memoryMiss` (a miss
+    /// the test made itself) instead of a lookup of its own.
+    func resolved(_ source: ImageSource, _ options: OspreyOptions, memoryMiss: MemoryMiss?) -> ResolvedRequest {
+        let key = pipeline.cacheKey(for: source)
+        let identifier = options.processor.identifier
+        return ResolvedRequest(
+            source: source, options: SharedOptions(options), cache: options.targetCache ?? pipeline.configuration.cache, key: key,
+            processorIdentifier: identifier, computedKey: ImageCache.computedKey(key, processorIdentifier: identifier),
+            memoryMiss: memoryMiss, pipeline: pipeline)
+    }
 }
 
 /// A processor that counts how often it runs, to prove shared stages run once.

@@ -65,7 +65,7 @@ struct SharedWorkTests {
             // No disk lookup in between: the last stage is next.
             var options = OspreyOptions()
             options.fromMemoryCacheOrRefresh = true
-            let late = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMiss: miss)
+            let late = try await f.pipeline.retrieve(f.resolved(source, options, memoryMiss: miss), progress: nil, refresh: nil)
             #expect(late.cacheType == .memory)
             #expect(f.server.hits("/image/race") == 1, "the last stage looked again: something was stored since the miss")
             // Nothing stored since a miss: the miss holds, and the image is loaded.
@@ -74,7 +74,7 @@ struct SharedWorkTests {
                 Issue.record("the memory cache was emptied")
                 return
             }
-            let fresh = try await f.pipeline.retrieve(source, options: SharedOptions(options), progress: nil, refresh: nil, memoryMiss: second)
+            let fresh = try await f.pipeline.retrieve(f.resolved(source, options, memoryMiss: second), progress: nil, refresh: nil)
             #expect(fresh.cacheType == .none)
             #expect(f.server.hits("/image/race") == 2)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 
 /// Runs the `osprey` executable built beside the test bundle and captures its output.
 enum CLIRunner {
@@ -10,22 +11,10 @@ enum CLIRunner {
         var crashed: Bool
     }
 
-    /// The built `osprey` binary: `$OSPREY_CLI`, or the one in the test bundle's directory.
-    static var executable: URL? {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_CLI"] { return URL(fileURLWithPath: override) }
-        let bundle = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        var directory = bundle.deletingLastPathComponent()
-        // On Linux the test runner is `.../debug/OspreyPackageTests.xctest`; on macOS it sits inside a bundle.
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("osprey")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
-
     static func run(_ arguments: [String]) throws -> Result {
-        guard let executable else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "osprey (run `swift build` first)"]) }
+        guard let executable = OspreyBinary.url else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "osprey (run `swift build` first)"])
+        }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -9,24 +9,20 @@ import Foundation
 extension ImagePipeline {
     /// Revalidates in the background. `refresh` gets the new result when the server sent new bytes,
     /// `nil` when the cached image is still good (a `304`: its entries are extended) or on failure.
-    func startRevalidation(
-        _ source: ImageSource, key: String, options: OspreyOptions,
-        refresh: (@Sendable (ImageResult?) -> Void)?
-    ) {
+    func startRevalidation(_ request: ResolvedRequest, refresh: (@Sendable (ImageResult?) -> Void)?) {
         Task.detached {
-            let result = await self.revalidate(source, key: key, options: options)
+            let result = await self.revalidate(request)
             refresh?(result)
         }
     }
 
-    private func revalidate(_ source: ImageSource, key: String, options: OspreyOptions) async -> ImageResult? {
-        let cache = options.targetCache ?? configuration.cache
-        let identifier = options.processor.identifier
-        let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
+    private func revalidate(_ request: ResolvedRequest) async -> ImageResult? {
+        let source = request.source, options = request.options, cache = request.cache
+        let key = request.key, identifier = request.processorIdentifier, computed = request.computedKey
         let validator =
             cache.storedValidator(forKey: key, processorIdentifier: identifier)
-            ?? (options.originalCache ?? cache).storedValidator(forKey: key, processorIdentifier: "")
-        guard let download = try? await load(source, options: options, validator: validator, progress: { _, _ in }) else {
+            ?? request.originalCache.storedValidator(forKey: key, processorIdentifier: "")
+        guard let download = try? await load(request, validator: validator, progress: { _, _ in }) else {
             return nil
         }
         if download.isNotModified {
@@ -49,7 +45,7 @@ extension ImagePipeline {
             image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
             options: options.cacheOptions, toDisk: !options.cacheMemoryOnly, validator: newValidator)
         if options.cacheOriginalImage, !identifier.isEmpty, !options.cacheMemoryOnly {
-            _ = try? await (options.originalCache ?? cache).storeToDisk(download.data, forKey: key, validator: newValidator)
+            _ = try? await request.originalCache.storeToDisk(download.data, forKey: key, validator: newValidator)
         }
         return ImageResult(
             image: options.imageModifier?(image) ?? image, cacheType: .none, source: source, originalSource: source,

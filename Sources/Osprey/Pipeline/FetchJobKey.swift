@@ -1,11 +1,5 @@
 import Synchronization
 
-/// The pipeline's jobs: fetch (the original), process (one per processor prefix), deliver (the
-/// processed image, stored).
-typealias FetchJob = SharedJob<HashedKey<FetchJobKey>, FetchedSource>
-typealias ProcessJob = SharedJob<HashedKey<ProcessJobKey>, ProcessedImage>
-typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
-
 /// The key under which fetch work is shared: everything that changes the original image.
 /// (Plain values, hashed once per lookup: building a string key cost more than the lookup.)
 struct FetchJobKey: Hashable, Sendable {
@@ -38,9 +32,10 @@ struct FetchJobKey: Hashable, Sendable {
         hasher.combine(unshared)
     }
 
-    init(source: ImageSource, key: String, options: OspreyOptions, downloader: ImageDownloader, originalCache: ImageCache) {
-        self.downloader = ObjectIdentifier(downloader)
-        self.originalCache = ObjectIdentifier(originalCache)
+    init(_ request: ResolvedRequest) {
+        let source = request.source, key = request.key, options = request.options
+        downloader = ObjectIdentifier(request.downloader)
+        originalCache = ObjectIdentifier(request.originalCache)
         cacheKey = key
         let url = source.url?.absoluteString
         self.url = url == key ? nil : url
@@ -51,7 +46,7 @@ struct FetchJobKey: Hashable, Sendable {
         memoryOnlyLookup = options.fromMemoryCacheOrRefresh
         headers = options.requestHeaders
         user = options.credentials?.user
-        storesOriginal = options.cacheOriginalImage && !options.cacheMemoryOnly && !options.processor.identifier.isEmpty
+        storesOriginal = options.cacheOriginalImage && !options.cacheMemoryOnly && !request.processorIdentifier.isEmpty
         let hasClosures =
             options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil

@@ -23,11 +23,8 @@ extension DiskStorage.Backend {
             while true {
                 let temp = tempPath()
                 do throws(FileIOError) {
-                    let inode = try DiskFileIO.writeNew(temp, data, trailer: trailer, accessed: now, mtimeSeconds: seal)
-                    do throws(FileIOError) { try DiskFileIO.renameFile(temp, dataPath) } catch {
-                        try? DiskFileIO.removeFile(temp)
-                        throw error
-                    }
+                    let inode = try DiskFileIO.writeAtomically(
+                        dataPath, through: temp, data, trailer: trailer, accessed: now, mtimeSeconds: seal)
                     let entry = Entry(
                         fileName: name, inode: inode, key: key, size: data.count, created: now, policy: policy,
                         expires: DiskEntryFile.expiry(sealSeconds: seal), lastAccess: now)

@@ -1,0 +1,108 @@
+/// One request after resolution, made in one place (``ImagePipeline/resolve(_:options:boxed:miss:)``)
+/// for all three entry points (`image(for:)`, `imageEvents(for:)`, `loadImage(with:)`), and
+/// handed unchanged to ``PipelineRequest``, its stages (``StageContext``) and the revalidation:
+/// nothing downstream looks the options, caches, keys or downloader up again.
+///
+/// A value, not a class: it lives in the request (one allocation there already) and is made only
+/// after a memory miss, so a hit builds none of it.
+@usableFromInline
+struct ResolvedRequest: Sendable {
+    /// The source being tried: the request's own, or one of its alternative sources.
+    let source: ImageSource
+    /// The request's options, boxed once and shared with its stages (``SharedOptions``).
+    let sharedOptions: SharedOptions
+    var options: OspreyOptions { _read { yield sharedOptions.value } }
+    /// Where the processed image is looked up and stored (the options' target cache, else the pipeline's).
+    let cache: ImageCache
+    /// Where the original is looked up and stored (the options' original cache, else `cache`).
+    let originalCache: ImageCache
+    /// Loads network sources and providers (the options' downloader, else the pipeline's).
+    let downloader: ImageDownloader
+    /// The source's cache key (through the pipeline's cache-key filter).
+    let key: String
+    /// The processor's identifier, read once (an existential call).
+    let processorIdentifier: String
+    /// The key of the processed image in `cache`.
+    let computedKey: String
+    /// The target memory cache's token for the resolution's miss of `computedKey`; `nil` when it
+    /// was not looked up (``OspreyOptions/forceRefresh``, ``OspreyOptions/refreshCached``,
+    /// alternative sources): ``PipelineRequest`` then looks up itself.
+    let memoryMiss: MemoryMiss?
+
+    init(
+        source: ImageSource, options: SharedOptions, cache: ImageCache, key: String, processorIdentifier: String,
+        computedKey: String, memoryMiss: MemoryMiss?, pipeline: ImagePipeline
+    ) {
+        self.source = source
+        self.sharedOptions = options
+        self.cache = cache
+        self.originalCache = options.value.originalCache ?? cache
+        self.downloader = options.value.downloader ?? pipeline.configuration.downloader
+        self.key = key
+        self.processorIdentifier = processorIdentifier
+        self.computedKey = computedKey
+        self.memoryMiss = memoryMiss
+    }
+
+    /// The same request for an alternative source: its own keys, not looked up in memory yet.
+    func alternative(_ source: ImageSource, pipeline: ImagePipeline) -> ResolvedRequest {
+        let key = pipeline.cacheKey(for: source)
+        return ResolvedRequest(
+            source: source, options: sharedOptions, cache: cache, key: key, processorIdentifier: processorIdentifier,
+            computedKey: ImageCache.computedKey(key, processorIdentifier: processorIdentifier), memoryMiss: nil, pipeline: pipeline)
+    }
+}
+
+extension ImagePipeline {
+    /// Resolves a request with per-call `items` over the pipeline's defaults and answers it from
+    /// memory when it can: the hit, or `nil` with `miss` set to the resolved request.
+    /// (An optional result, not an enum carrying the request: every hit would pay for moving it.)
+    @usableFromInline
+    func resolve(_ source: ImageSource, items: [OspreyOption], miss: inout ResolvedRequest?) -> ImageResult? {
+        // Without per-call items the defaults are used in place: no copy of the options on a hit.
+        if items.isEmpty { return resolve(source, options: configuration.defaultOptions, boxed: defaultOptionsBox, miss: &miss) }
+        return resolve(source, options: configuration.defaultOptions.merging(items), boxed: nil, miss: &miss)
+    }
+
+    /// The one resolution of a request with its resolved `options` (`boxed`: the same options
+    /// already boxed, else they are boxed on a miss): the memory hit, or `nil` with `miss` set.
+    /// ``OspreyOptions/refreshCached`` does not answer here: its hit also starts the revalidation
+    /// (``PipelineRequest`` looks memory up for it).
+    @inline(__always)
+    func resolve(_ source: ImageSource, options: OspreyOptions, boxed: SharedOptions?, miss: inout ResolvedRequest?) -> ImageResult? {
+        let key = cacheKey(for: source)
+        let identifier = options.processor.identifier
+        let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
+        var token: MemoryMiss?
+        if !options.forceRefresh && !options.refreshCached {
+            switch memoryLookup(computed, options: options) {
+            case .hit(let image): return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
+            case .miss(let missed): token = missed
+            }
+        }
+        miss = ResolvedRequest(
+            source: source, options: boxed ?? SharedOptions(options), cache: options.targetCache ?? configuration.cache, key: key,
+            processorIdentifier: identifier, computedKey: computed, memoryMiss: token, pipeline: self)
+        return nil
+    }
+
+    /// The one memory lookup of the pipeline: the processed image under `computedKey` in the
+    /// options' target memory cache, or that cache's token for the miss.
+    @inline(__always)
+    func memoryLookup(_ computedKey: String, options: OspreyOptions) -> MemoryStorage.Backend<Image>.Lookup {
+        // The caches are borrowed, not copied out of an optional: a hit retains nothing it need not.
+        if let target = options.targetCache {
+            return target.memoryStorage.lookup(forKey: computedKey, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+        }
+        return configuration.cache.memoryStorage.lookup(forKey: computedKey, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
+    }
+
+    /// Per-call items over the pipeline's defaults.
+    func resolvedOptions(_ items: [OspreyOption]) -> OspreyOptions {
+        items.isEmpty ? configuration.defaultOptions : configuration.defaultOptions.merging(items)
+    }
+}
+
+/// A miss of a pipeline's memory cache, remembered for the last stage (``MemoryStorage/Backend/Miss``).
+@usableFromInline
+typealias MemoryMiss = MemoryStorage.Backend<Image>.Miss

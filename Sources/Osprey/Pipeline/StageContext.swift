@@ -1,0 +1,27 @@
+import Foundation
+
+/// What every stage of one piece of work needs, allocated once and shared by the stages'
+/// closures (copying ``OspreyOptions`` into each would retain each of its references again).
+final class StageContext: Sendable {
+    /// The request that started the work, as resolved (its options shared, not copied).
+    let request: ResolvedRequest
+    var source: ImageSource { request.source }
+    /// The source's cache key.
+    var key: String { request.key }
+    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
+    var cache: ImageCache { request.cache }
+    var originalCache: ImageCache { request.originalCache }
+    let fetchKey: HashedKey<FetchJobKey>
+    /// The starting request's miss of the target memory cache (`nil`: the deliver stage looks again).
+    let memoryMiss: MemoryMiss?
+    /// Whether download progress is relayed: only when the request starting the work has a
+    /// progress handler (reporting it costs the downloader a lock per chunk).
+    let reportsProgress: Bool
+
+    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool) {
+        self.request = request
+        self.memoryMiss = memoryMiss
+        fetchKey = HashedKey(FetchJobKey(request))
+        self.reportsProgress = reportsProgress
+    }
+}
