@@ -1,6 +1,5 @@
 import Foundation
 import Osprey
-import Synchronization
 import Testing
 
 @testable import OspreyServer
@@ -12,8 +11,8 @@ struct FaultTests {
     /// Work that ignores cancellation (like libvips processing): it waits on a gate that only
     /// the test opens, and says when it is done.
     private final class Stubborn: Sendable {
-        let done = Mutex(false)
-        private let gate = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+        let done = Locked(false)
+        private let gate = Locked<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
         func work() async {
             // A continuation does not end on cancellation: the work goes on until the gate opens.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Osprey
 import Testing
 
 @testable import OspreyServer
@@ -12,7 +12,7 @@ struct HTTPDateTests {
         #expect(HTTPDate.format(date) == "Tue, 14 Nov 2023 22:13:20 GMT")
         #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
         // The formatter is shared by every request: concurrent use gives the same answers.
-        let answers = Mutex<Set<String>>([])
+        let answers = Locked<Set<String>>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<200 { answers.withLock { _ = $0.insert(HTTPDate.format(date)) } }
         }

@@ -99,7 +99,7 @@ extension DiskStorage {
         let queue = DispatchQueue(label: "osprey.disk-storage", qos: .utility, attributes: .concurrent)
         private let stripes: [NSLock] = (0..<32).map { _ in NSLock() }
         let snapshotLock = NSLock()
-        let state: Locked<State>
+        let state: SharedLocked<State>
         private let tempCounter = Atomic<Int>(0)
         private let tempTag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
 
@@ -128,7 +128,7 @@ extension DiskStorage {
             self.directory = directoryURL.path
             self.tempDirectory = directory + "/.tmp"
             self.legacyIndexDirectory = directory + "/.index"
-            self.state = Locked(State(lastFlush: config.now().timeIntervalSince1970))
+            self.state = SharedLocked(State(lastFlush: config.now().timeIntervalSince1970))
             try? ensureDirectories()
             queue.async(flags: .barrier) { [self] in
                 publish(openPass(cleaning: config.cleansOnOpen))

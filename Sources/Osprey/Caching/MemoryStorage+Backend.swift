@@ -20,7 +20,7 @@ extension MemoryStorage {
     public final class Backend<Value: Sendable>: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
-        private let state: Locked<MemoryStorageList<Value>>
+        private let state: SharedLocked<MemoryStorageList<Value>>
         private let sweeper = Locked<Task<Void, Never>?>(nil)
         private let entryCostLimit: Int
         /// How many stores there have been (see ``Miss``).
@@ -30,7 +30,7 @@ extension MemoryStorage {
         public init(config: Config = Config()) {
             self.config = config
             self.entryCostLimit = config.entryCostLimit
-            self.state = Locked(MemoryStorageList<Value>())
+            self.state = SharedLocked(MemoryStorageList<Value>())
             if config.cleanInterval > 0 {
                 startSweep(every: config.cleanInterval)
             }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -6,66 +8,72 @@
     import Darwin
 #endif
 
-/// A `Sendable` value guarded by a `pthread_mutex_t`, with `Synchronization.Mutex`'s `withLock`
-/// shape: Osprey's one lock.
+/// A `Sendable` value guarded by a `Synchronization.Mutex` stored inline, with Mutex's
+/// `withLock` shape: Osprey's one lock.
 ///
-/// Not `Synchronization.Mutex`, because the thread sanitizer cannot see Mutex's synchronisation
-/// on Linux (its futex lock lives in the uninstrumented standard library; checked with Swift
-/// 6.3), so every access under a Mutex is reported as a race and real races drown in the noise.
-/// pthread mutexes are intercepted by the sanitizer, so `swift test --sanitize=thread` reports
-/// only real races.
+/// Inline, not behind a reference: the object that owns a `Locked` holds the lock itself, so a
+/// request's jobs and tasks allocate no lock objects, and an uncontended lock is a few inline
+/// atomics instead of two calls into libc's pthread mutex (A/B in `Benchmarks/results/HISTORY.md`).
 ///
-/// The value and the mutex share one allocation (a `ManagedBuffer`), as a Mutex stored inline
-/// would; copies of a `Locked` share it. Run no code under the lock that is not Osprey's own
-/// (a user's closure may call back into Osprey and take the lock again): take what it needs out
-/// of the lock and call it after.
-struct Locked<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable is safe: the value is only read or written through `withLock`, with the
-    // mutex held, so no two threads touch it at once; the mutex is never moved (it lives in the
-    // storage's tail allocation) and is destroyed only in deinit, when no thread can hold it.
-    private let storage: Storage
+/// The thread sanitizer cannot see Mutex's synchronisation on Linux (its futex lock lives in the
+/// uninstrumented standard library), so `Locked` tells it: in a `--sanitize=thread` build every
+/// critical section acquires and releases the lock's address through the sanitizer's
+/// `__tsan_acquire`/`__tsan_release` (looked up once; absent, and skipped, in other builds), and
+/// `swift test --sanitize=thread` reports only real races.
+///
+/// Not copyable: an owner keeps it in a stored `let`; state that closures outliving the owner
+/// share goes in a ``SharedLocked``. Run no code under the lock that is not Osprey's own (a user's closure
+/// may call back into Osprey and take the lock again): take what it needs out of the lock and
+/// call it after.
+package struct Locked<Value: Sendable>: ~Copyable, Sendable {
+    private let mutex: Mutex<Value>
 
-    init(_ value: Value) {
-        storage = Storage.make(value)
+    package init(_ value: consuming sending Value) {
+        mutex = Mutex(value)
     }
 
     /// Runs `body` on the value with the mutex held.
     @inline(__always)
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try storage.withUnsafeMutablePointers { (value, mutex) throws(Failure) -> Result in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return try body(&value.pointee)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        guard let annotations = SanitizerAnnotations.shared else {
+            return try mutex.withLock { (value: inout sending Value) throws(Failure) -> sending Result in try body(&value) }
+        }
+        // The lock's own address names it to the sanitizer (a `let`, not an instrumented access).
+        let address = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
+        return try mutex.withLock { (value: inout sending Value) throws(Failure) -> sending Result in
+            annotations.acquire(address)
+            defer { annotations.release(address) }
+            return try body(&value)
         }
     }
+}
 
-    /// The value (the header) and its mutex (the one element) in one allocation.
-    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
-        static func make(_ value: Value) -> Storage {
-            let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in value }, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { mutex in
-                #if canImport(Glibc)
-                    // Adaptive: a contended lock spins briefly before sleeping in the kernel; Osprey
-                    // holds its locks for well under a microsecond, so a waiter usually gets the lock
-                    // while spinning instead of paying a futex sleep and wake.
-                    var attributes = pthread_mutexattr_t()
-                    pthread_mutexattr_init(&attributes)
-                    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-                    pthread_mutex_init(mutex, &attributes)
-                    pthread_mutexattr_destroy(&attributes)
-                #else
-                    pthread_mutex_init(mutex, nil)
-                #endif
-            }
-            return storage
-        }
+/// The thread sanitizer's happens-before annotations, when its runtime is in the process.
+struct SanitizerAnnotations: Sendable {
+    typealias Annotate = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let acquire: Annotate
+    let release: Annotate
 
-        deinit {
-            // The header (the value) is deinitialised by ManagedBuffer; the element is ours.
-            withUnsafeMutablePointerToElements { mutex in
-                pthread_mutex_destroy(mutex)
-                mutex.deinitialize(count: 1)
-            }
-        }
+    /// Looked up once; `nil` outside a `--sanitize=thread` build.
+    static let shared: SanitizerAnnotations? = {
+        let process = dlopen(nil, RTLD_NOW)
+        guard let acquire = dlsym(process, "__tsan_acquire"), let release = dlsym(process, "__tsan_release") else { return nil }
+        return SanitizerAnnotations(acquire: unsafeBitCast(acquire, to: Annotate.self), release: unsafeBitCast(release, to: Annotate.self))
+    }()
+}
+
+/// A ``Locked`` value behind a reference, for state that closures outliving its owner share
+/// (a storage's sweep task and stream terminations hold the state, not the storage).
+package final class SharedLocked<Value: Sendable>: Sendable {
+    private let locked: Locked<Value>
+
+    package init(_ value: consuming sending Value) {
+        locked = Locked(value)
+    }
+
+    /// Runs `body` on the value with the mutex held.
+    @inline(__always)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        try locked.withLock(body)
     }
 }

@@ -1,7 +1,7 @@
 import CoreMetrics
 import Metrics
+import Osprey
 import Prometheus
-import Synchronization
 
 /// The server's metrics, recorded through swift-metrics into a Prometheus registry of the
 /// server's own (not the process-wide bootstrap, so several servers can live in one process) and
@@ -26,9 +26,9 @@ import Synchronization
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let statusCounters = Mutex<[Int: CoreMetrics.Counter]>([:])
-    private let levelCounters = Mutex<[String: CoreMetrics.Counter]>([:])
-    private let phaseTimers = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let statusCounters = Locked<[Int: CoreMetrics.Counter]>([:])
+    private let levelCounters = Locked<[String: CoreMetrics.Counter]>([:])
+    private let phaseTimers = Locked<[String: CoreMetrics.Timer]>([:])
     private let shrunkDecodes: CoreMetrics.Counter
     private let fullDecodes: CoreMetrics.Counter
     let inFlight: CoreMetrics.Meter

@@ -1,4 +1,4 @@
-import Synchronization
+import Osprey
 
 /// Identical in-flight jobs share one task: the first request for a key starts it, later ones
 /// wait for its result. A request whose task is cancelled (its client went away) leaves; the job
@@ -9,7 +9,7 @@ final class Coalescer<Value: Sendable>: Sendable {
         var waiting: Int
     }
 
-    private let jobs = Mutex<[String: Job]>([:])
+    private let jobs = Locked<[String: Job]>([:])
 
     /// Jobs in flight now.
     var count: Int { jobs.withLock { $0.count } }

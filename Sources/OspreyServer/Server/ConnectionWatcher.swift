@@ -1,6 +1,6 @@
 import Hummingbird
 import NIOCore
-import Synchronization
+import Osprey
 
 /// Tells requests when their client has gone away, without reading the connection's request
 /// stream, so the connection stays usable (keep-alive) for the next request.
@@ -53,7 +53,7 @@ final class ConnectionState: Sendable {
         var handlers: [UInt64: @Sendable () -> Void] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Registers `handler` to run once when the connection closes; returns its id for
     /// ``remove(_:)``, or `nil` when the connection is already closed (`handler` is not run).

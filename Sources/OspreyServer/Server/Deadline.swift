@@ -1,4 +1,4 @@
-import Synchronization
+import Osprey
 
 /// A whole-request deadline.
 ///
@@ -37,7 +37,7 @@ enum Deadline {
             var tasks: [Task<Void, Never>] = []
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         func start(_ continuation: CheckedContinuation<Result<T, ServerError>, Never>, tasks: [Task<Void, Never>]) {
             let early = state.withLock { state -> Result<T, ServerError>? in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Osprey
 
 /// What an origin's `Cache-Control` allows for results made from its image: `no-store` (never
 /// cached, answered `no-store`), `private` (answered `private`), `max-age`/`s-maxage` (results live
@@ -41,7 +41,7 @@ struct OriginPolicy: Sendable, Hashable {
 /// The policies of the sources fetched so far, by source URL (the first hop), recorded by the
 /// loader as responses arrive.
 final class OriginPolicies: Sendable {
-    private let policies = Mutex<[String: OriginPolicy]>([:])
+    private let policies = Locked<[String: OriginPolicy]>([:])
 
     func record(_ policy: OriginPolicy?, for url: URL) {
         policies.withLock { $0[url.absoluteString] = policy }

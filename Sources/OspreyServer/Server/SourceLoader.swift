@@ -1,6 +1,5 @@
 import Foundation
 import Osprey
-import Synchronization
 
 /// Brings sources through the ``ImagePipeline``: originals are downloaded once, kept on the
 /// pipeline's disk cache with their validators (ETag / Last-Modified), and revalidated with the
@@ -227,7 +226,7 @@ final class ValidationTable: Sendable {
         var pruneAt = 10_000
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func get(_ key: String) -> SourceLoader.Validation? {
         state.withLock { $0.entries[key]?.validation }

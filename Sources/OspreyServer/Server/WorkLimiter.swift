@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Osprey
 
 /// Back-pressure: at most ``workers`` jobs run at once and at most ``queueLimit`` wait; a job
 /// beyond that is refused at once (429 with `Retry-After`) instead of timing out. A waiting job
@@ -18,7 +18,7 @@ final class WorkLimiter: Sendable {
         var lastProgress = ContinuousClock.now
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(workers: Int, queueLimit: Int) {
         self.workers = max(1, workers)

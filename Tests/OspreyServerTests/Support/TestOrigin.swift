@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Synchronization
+import Osprey
 
 /// A real HTTP origin on loopback (Hummingbird) serving resources the test sets, counting hits.
 /// A resource with an `ETag` (or only a `Last-Modified`) answers a conditional request that
@@ -23,7 +23,7 @@ final class TestOrigin: Sendable {
         var port = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var port: Int { state.withLock { $0.port } }
 

@@ -76,11 +76,11 @@ struct DownloaderImmediateTests {
         let loader = MemoryLoader(["/a.jpg": [.init()]])
         let downloader = makeDownloader(loader)
         let events = downloader.events()
-        let result = Locked<Result<DownloadResult, OspreyError>?>(nil)
+        let result = OutcomeBox()
         var options = DownloadOptions()
         options.callbackQueue = .immediate
-        downloader.download(url("/a.jpg"), options: options) { outcome in result.withLock { $0 = outcome } }
-        let delivered = try #require(result.withLock { $0 })
+        downloader.download(url("/a.jpg"), options: options) { outcome in result.value.withLock { $0 = outcome } }
+        let delivered = try #require(result.value.withLock { $0 })
         #expect(try delivered.get().data == LoadingTestData.hopperJPEG)
         #expect(try delivered.get().metrics.receivedBytes == LoadingTestData.hopperJPEG.count)
         #expect(loader.immediateCalls == ["/a.jpg"])
@@ -201,4 +201,9 @@ struct DownloaderImmediateTests {
         #expect(makeDownloader(SendOnly()).immediateLoader == nil)
         #expect(try await makeDownloader(SendOnly()).download(url("/x.jpg")).data == LoadingTestData.hopperJPEG)
     }
+}
+
+/// A download's outcome, written by its completion handler.
+private final class OutcomeBox: Sendable {
+    let value = Locked<Result<DownloadResult, OspreyError>?>(nil)
 }
