@@ -54,6 +54,7 @@ let package = Package(
             name: "OspreyServer",
             dependencies: [
                 "Osprey",
+                "COspreyVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -1,5 +1,9 @@
 #include "osprey_vips_server.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height) {
     // find_trim compares colour bands only: drop an alpha band first.
     VipsImage *colour = NULL;
@@ -17,4 +21,21 @@ int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *
     vips_area_unref(VIPS_AREA(background));
     g_object_unref(colour);
     return status;
+}
+
+int osprey_malloc_arena_max(int arenas) {
+#if defined(__GLIBC__)
+    return mallopt(M_ARENA_MAX, arenas);
+#else
+    (void)arenas;
+    return 0;
+#endif
+}
+
+int osprey_malloc_trim(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

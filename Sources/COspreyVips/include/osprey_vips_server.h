@@ -11,4 +11,10 @@
 /// width or height of 0.
 int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height);
 
+/// glibc's mallopt(M_ARENA_MAX, arenas); 0 where that is not available or refused.
+int osprey_malloc_arena_max(int arenas);
+
+/// glibc's malloc_trim(0): 1 when memory went back to the system, 0 otherwise (or elsewhere).
+int osprey_malloc_trim(void);
+
 #endif

@@ -69,7 +69,10 @@ public struct ImageEncoder: Sendable {
             if let buffer { g_free(buffer) }
             throw VipsFailure(message: Vips.takeError())
         }
-        return Data(bytesNoCopy: buffer, count: length, deallocator: .custom { pointer, _ in g_free(pointer) })
+        // libvips writes into a growing buffer (16 KiB at least, doubling), so its allocation can be
+        // several times the bytes: shrink it, or a cache charging the bytes holds far more memory.
+        let exact = g_realloc(buffer, gsize(max(length, 1))) ?? buffer
+        return Data(bytesNoCopy: exact, count: length, deallocator: .custom { pointer, _ in g_free(pointer) })
     }
 }
 

@@ -15,7 +15,7 @@ final class ImageService: Sendable {
     let metrics: ServerMetrics
     let negotiator = FormatNegotiator()
     let coalescer = Coalescer<ResultCache.Entry>()
-    let policies = OriginPolicies()
+    let policies: OriginPolicies
     /// Sources through the pipeline, validated with the origin once stale.
     let sources: SourceLoader
     private let logger: Logger
@@ -27,6 +27,7 @@ final class ImageService: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        policies = OriginPolicies(lifetime: .seconds(max(0, configuration.originTTL)))
         sourceGuard = SourceGuard(
             allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
             allowedSources: configuration.allowedSources)

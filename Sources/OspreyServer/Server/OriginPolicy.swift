@@ -1,5 +1,4 @@
 import Foundation
-import Osprey
 
 /// What an origin's `Cache-Control` allows for results made from its image: `no-store` (never
 /// cached, answered `no-store`), `private` (answered `private`), `max-age`/`s-maxage` (results live
@@ -39,15 +38,26 @@ struct OriginPolicy: Sendable, Hashable {
 }
 
 /// The policies of the sources fetched so far, by source URL (the first hop), recorded by the
-/// loader as responses arrive.
+/// loader as responses arrive. A policy is kept at least `lifetime` (the origin TTL: by then the
+/// source is validated again, which records its policy anew); older ones are dropped as the table
+/// grows, so it holds about the sources fetched within one TTL, not every URL ever fetched.
 final class OriginPolicies: Sendable {
-    private let policies = Locked<[String: OriginPolicy]>([:])
+    private let policies: ExpiringTable<OriginPolicy>
+    private let lifetime: Duration
+
+    init(lifetime: Duration, pruneAt: Int = 10_000) {
+        self.lifetime = lifetime
+        policies = ExpiringTable(pruneAt: pruneAt)
+    }
+
+    /// The policies held now.
+    var count: Int { policies.count }
 
     func record(_ policy: OriginPolicy?, for url: URL) {
-        policies.withLock { $0[url.absoluteString] = policy }
+        policies.set(url.absoluteString, policy, until: .now + lifetime)
     }
 
     func policy(for url: URL) -> OriginPolicy? {
-        policies.withLock { $0[url.absoluteString] }
+        policies.get(url.absoluteString)
     }
 }

@@ -61,9 +61,11 @@ public struct OspreyServer: Sendable {
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
-    /// port once the server accepts connections (default: does nothing).
+    /// port once the server accepts connections (default: does nothing). Caps the C allocator's
+    /// arenas first; while serving, freed memory goes back to the system when the server is idle.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let port = configuration.port
+        Malloc.limitArenas()
         try await makeServiceGroup(signals: [.sigterm, .sigint]) { channel in
             await onListening(channel.localAddress?.port ?? port)
         }.run()
@@ -76,6 +78,7 @@ public struct OspreyServer: Sendable {
     public func makeServiceGroup(signals: [UnixSignal], onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> ServiceGroup {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ClientShutdownService(service: service)),
+            .init(service: IdleTrimService(limiter: service.limiter)),
             .init(service: makeApplication(onServerRunning: onServerRunning))
         ]
         var shutdownSignals = signals

@@ -50,15 +50,28 @@ final class ResultCache: Sendable {
     func lookup(_ key: String) async -> (Entry, level: String)? {
         if let entry = memory.value(forKey: key) { return (entry, "result_memory") }
         guard let disk, let stored = await disk.value(forKey: key), let entry = Self.decode(stored) else { return nil }
-        try? memory.store(entry, forKey: key, cost: entry.data.count)
+        try? memory.store(entry, forKey: key, cost: Self.cost(of: entry, key: key))
         return (entry, "result_disk")
     }
 
     /// Stores `entry` under `key` in both levels for `lifetime` seconds.
     func store(_ entry: Entry, forKey key: String, lifetime: TimeInterval) async {
-        try? memory.store(entry, forKey: key, cost: entry.data.count, expiration: .seconds(lifetime))
+        try? memory.store(entry, forKey: key, cost: Self.cost(of: entry, key: key), expiration: .seconds(lifetime))
         try? await disk?.store(Self.encode(entry), forKey: key, expiration: .seconds(lifetime))
     }
+
+    /// What an entry holds in memory besides its bytes: its ETag and date strings, the bytes' box,
+    /// the storage's node and index slot (an estimate, rounded up).
+    static let entryOverhead = 256
+
+    /// The memory `entry` under `key` takes, charged against the memory limit: with many small
+    /// results, their bytes alone would undercount it.
+    static func cost(of entry: Entry, key: String) -> Int {
+        entry.data.count + key.utf8.count + entryOverhead
+    }
+
+    /// The summed cost of the entries in memory.
+    var memoryCost: Int { memory.totalCost }
 
     /// Waits for disk writes to land (tests).
     func flush() async { await disk?.waitForPendingWork() }

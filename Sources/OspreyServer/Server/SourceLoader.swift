@@ -54,7 +54,8 @@ final class SourceLoader: Sendable {
     private let scratch: ImageCache
     private let configuration: ServerConfiguration
     private let policies: OriginPolicies
-    private let validations = ValidationTable()
+    /// The last validation of each source, kept at least while it is fresh.
+    private let validations = ExpiringTable<Validation>()
     private let probes = Coalescer<Validation>()
 
     /// Validations in flight now.
@@ -123,7 +124,7 @@ final class SourceLoader: Sendable {
         if let placeholder = Self.placeholder {
             await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
         }
-        validations.set(url.absoluteString, await withHeader(Validation(at: started), key: key), keepingFor: freshness(of: url))
+        validations.set(url.absoluteString, await withHeader(Validation(at: started), key: key), until: started + freshness(of: url))
     }
 
     private func revalidate(_ url: URL, key: String) async throws(ServerError) -> Validation {
@@ -149,7 +150,7 @@ final class SourceLoader: Sendable {
             throw ServerError(status: 503, reason: "the request was cancelled while validating \(url.absoluteString)")
         }
         let validation = await withHeader(Validation(at: started, downloaded: last.cacheType == .none || last.isRefresh), key: key)
-        validations.set(url.absoluteString, validation, keepingFor: freshness(of: url))
+        validations.set(url.absoluteString, validation, until: validation.at + freshness(of: url))
         return validation
     }
 
@@ -208,38 +209,5 @@ struct OriginalsOnly: CacheSerializer {
 
     func image(with data: Data, options: DecodingOptions) throws(OspreyError) -> Image {
         try ImageDecoder(options: options).decode(data)
-    }
-}
-
-/// The last validation of each source, by URL. Entries whose freshness time has passed are
-/// dropped when the table grows, so it stays about as large as the set of fresh sources.
-final class ValidationTable: Sendable {
-    private struct Entry {
-        var validation: SourceLoader.Validation
-        var until: ContinuousClock.Instant
-    }
-
-    private struct State {
-        var entries: [String: Entry] = [:]
-        /// Size at which stale entries are next pruned (doubling while they are all fresh, so
-        /// pruning costs a constant time per insertion).
-        var pruneAt = 10_000
-    }
-
-    private let state = Locked(State())
-
-    func get(_ key: String) -> SourceLoader.Validation? {
-        state.withLock { $0.entries[key]?.validation }
-    }
-
-    func set(_ key: String, _ validation: SourceLoader.Validation, keepingFor freshness: Duration) {
-        state.withLock { state in
-            if state.entries.count >= state.pruneAt {
-                let now = ContinuousClock.now
-                state.entries = state.entries.filter { $0.value.until > now }
-                state.pruneAt = max(10_000, state.entries.count * 2)
-            }
-            state.entries[key] = Entry(validation: validation, until: validation.at + freshness)
-        }
     }
 }

@@ -80,4 +80,20 @@ struct EncodingTests {
         #expect(ImageFormat(sniffing: Data("GIF87a".utf8)) == .gif)
         #expect(ImageFormat(sniffing: Data([0xFF, 0xD8])) == nil)
     }
+
+    #if canImport(Glibc)
+        @Test("encoded data holds about its own size in memory, not libvips' larger write buffer", arguments: [ImageFormat.jpeg, .png, .webp, .gif])
+        func encodedDataIsExact(format: ImageFormat) throws {
+            // glibc's malloc_usable_size, which the Glibc module does not export.
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            let symbol = try #require(dlsym(nil, "malloc_usable_size"))
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let image = try ImageProcessors.Resize(width: 32, height: 32).process(try TestData.image("hopper.png"))
+            let data = try image.encoded(as: format, quality: 80)
+            #expect(data.count < 8 << 10)
+            let allocated = data.withUnsafeBytes { usableSize(UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+            // malloc rounds up to its chunk size; libvips' buffer starts at 16 KiB.
+            #expect(allocated < data.count + 64)
+        }
+    #endif
 }

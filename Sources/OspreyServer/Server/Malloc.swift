@@ -1,0 +1,21 @@
+import COspreyVips
+
+/// The C allocator's settings for a long-running server (glibc; elsewhere these do nothing).
+///
+/// glibc gives each thread that allocates an arena of its own, up to eight per core, and returns
+/// to the system only the free memory at the top of each: a server whose libvips workers and
+/// task threads allocate and free image buffers keeps freed memory scattered over many arenas,
+/// and its RSS creeps up well past what it holds.
+enum Malloc {
+    /// Caps the arenas at two: memory freed by one thread is reused by the others instead of
+    /// sitting in per-thread arenas.
+    static func limitArenas() {
+        _ = osprey_malloc_arena_max(2)
+    }
+
+    /// Returns the free pages of every arena to the system; `false` when nothing was released.
+    @discardableResult
+    static func trim() -> Bool {
+        osprey_malloc_trim() != 0
+    }
+}
