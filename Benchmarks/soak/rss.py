@@ -20,6 +20,7 @@ import time
 
 os.environ.setdefault("SOAK_MIX", "miss=1")
 import load  # noqa: E402 (reads SOAK_MIX)
+from sampler import proc_status  # noqa: E402
 
 E = os.environ.get
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,18 +34,6 @@ WORK = E("RSS_WORK", os.path.join(ROOT, "Benchmarks/.work/rss"))
 
 def rss_mb(pid):
     return proc_status(pid)[0]
-
-
-def proc_status(pid):
-    """(RSS MiB, threads) of `pid`."""
-    rss = threads = 0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) / 1024
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-    return rss, threads
 
 
 def server_pid(root):
