@@ -321,21 +321,11 @@ extension DiskStorage {
             return try body()
         }
 
-        private func perform<T: Sendable>(barrier: Bool = false, _ body: @escaping @Sendable () throws(OspreyError) -> T) async throws(OspreyError)
-            -> T
-        {
-            let result: Result<T, OspreyError> = await withCheckedContinuation { continuation in
-                queue.async(flags: barrier ? .barrier : []) {
-                    continuation.resume(returning: Result { () throws(OspreyError) -> T in try body() })
-                }
-            }
-            return try result.get()
-        }
-
-        private func perform<T: Sendable>(barrier: Bool = false, _ body: @escaping @Sendable () -> T) async -> T {
-            await withCheckedContinuation { continuation in
-                queue.async(flags: barrier ? .barrier : []) { continuation.resume(returning: body()) }
-            }
+        /// `body` on the storage's queue (a barrier: alone, after the work queued before it), awaited.
+        private func perform<T: Sendable, Failure: Error>(
+            barrier: Bool = false, _ body: @escaping @Sendable () throws(Failure) -> T
+        ) async throws(Failure) -> T {
+            try await queue.run(flags: barrier ? .barrier : [], body)
         }
 
         /// Schedules a size pass when the index's total is over the limit (and none is pending).

@@ -32,11 +32,9 @@ extension ImagePipeline {
         }
         let queue = options.processingQueue ?? configuration.processingQueue
         guard
-            let image = try? await Self.run(
-                on: queue,
-                { () throws(OspreyError) in
-                    try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)
-                })
+            let image = try? await queue.run({ () throws(OspreyError) in
+                try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)
+            })
         else {
             return nil
         }

@@ -274,12 +274,4 @@ extension ImagePipeline {
         if let composition = processor as? ImageProcessors.Composition { return composition.processors }
         return processor.identifier.isEmpty ? [] : [processor]
     }
-
-    /// Runs CPU-bound work on a dispatch queue, off the Swift concurrency pool.
-    static func run<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws(OspreyError) -> T) async throws(OspreyError) -> T {
-        let result: Result<T, OspreyError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(OspreyError) in try work() }) }
-        }
-        return try result.get()
-    }
 }

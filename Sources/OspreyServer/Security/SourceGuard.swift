@@ -136,9 +136,7 @@ public struct SourceGuard: Sendable {
     /// cooperative pool.
     static func resolve(_ host: String) async -> [IPAddress] {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: getaddrinfoAddresses(name)) }
-        }
+        return await DispatchQueue.global().run { getaddrinfoAddresses(name) }
     }
 
     private static func getaddrinfoAddresses(_ host: String) -> [IPAddress] {

@@ -125,7 +125,12 @@ final class ImageService: Sendable {
             }
             let encodeStart = ContinuousClock.now
             let format = job.format ?? negotiator.format(for: image, offer: offer)
-            let data = try await encodeOffPool(image, as: format, quality: quality, maxBytes: job.maxBytes)
+            // On the pipeline's processing queue, with decodes and processors: an encode (tens of ms
+            // for WebP) on a cooperative-pool thread would hold up every other request's task there,
+            // `/health` and `/metrics` included.
+            let data = try await pipeline.configuration.processingQueue.run { [self] () throws(ServerError) in
+                try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
+            }
             metrics.record("encode", ContinuousClock.now - encodeStart)
             var entry = ResultCache.Entry(data: data, format: format)
             if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
@@ -180,19 +185,6 @@ final class ImageService: Sendable {
             failure.reason = "watermark: " + failure.reason
             throw failure
         }
-    }
-
-    /// ``encode(_:as:quality:maxBytes:)`` on the pipeline's processing queue, where decodes and
-    /// processors run: an encode (tens of ms for WebP) on one of the cooperative pool's threads
-    /// (one per core) holds up every other request's task there, `/health` and `/metrics` included.
-    private func encodeOffPool(_ image: Image, as format: ImageFormat, quality: Int, maxBytes: Int?) async throws(ServerError) -> Data {
-        let result: Result<Data, ServerError> = await withCheckedContinuation { continuation in
-            pipeline.configuration.processingQueue.async { [self] in
-                continuation.resume(
-                    returning: Result { () throws(ServerError) in try encode(image, as: format, quality: quality, maxBytes: maxBytes) })
-            }
-        }
-        return try result.get()
     }
 
     /// Encodes, lowering the quality step by step while the result is over `maxBytes`.
