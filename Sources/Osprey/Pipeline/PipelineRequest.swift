@@ -67,15 +67,15 @@ final class PipelineRequest: Sendable {
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
-    private func finished(_ index: Int, failures: [OspreyError], _ result: Result<ImageResult, OspreyError>) {
+    private func finished(_ attempt: Attempt, _ result: Result<ImageResult, OspreyError>) {
         switch result {
         case .success(var image):
-            if index > 0 { image.originalSource = source }
+            if attempt.index > 0 { image.originalSource = source }
             complete(.success(image))
         case .failure(let error):
             if error.isCancellation || task.isCancelled { return complete(.failure(cancelled)) }
-            let failures = failures + [error]
-            if index < options.alternativeSources.count { return self.attempt(index + 1, failures: failures) }
+            let failures = attempt.failures + [error]
+            if attempt.index < options.alternativeSources.count { return self.attempt(attempt.index + 1, failures: failures) }
             if failures.count == 1 { return complete(.failure(failures[0])) }
             let sources = [source] + options.alternativeSources
             complete(.failure(.pipeline(.allSourcesFailed(sources: sources.map(\.description), errors: failures))))
@@ -129,7 +129,7 @@ final class PipelineRequest: Sendable {
         } else {
             refresh?(nil)
         }
-        finished(attempt.index, failures: attempt.failures, .success(result))
+        finished(attempt, .success(result))
     }
 
     /// Waits for the last stage, shared with every request for the same work (see
@@ -146,9 +146,9 @@ final class PipelineRequest: Sendable {
                     cacheType: delivered.cacheType, source: candidate,
                     data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
-                finished(attempt.index, failures: attempt.failures, .success(result))
+                finished(attempt, .success(result))
             case .failure(let error):
-                finished(attempt.index, failures: attempt.failures, .failure(error))
+                finished(attempt, .failure(error))
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }
