@@ -22,8 +22,8 @@ if [ ! -d "$BASE" ]; then
     [ -f "$ROOT/Package.resolved" ] && cp "$ROOT/Package.resolved" "$BASE/"
 fi
 echo "ab.sh: building B (this tree) and A ($REV)"
-(cd "$ROOT/Benchmarks" && swift build -c release >/dev/null)
-(cd "$BASE/Benchmarks" && swift build -c release >/dev/null)
+(cd "$ROOT/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
+(cd "$BASE/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
 A="$BASE/Benchmarks/.build/release/OspreyBench"
 B="$ROOT/Benchmarks/.build/release/OspreyBench"
 TMP="$(mktemp -d /var/tmp/osprey-ab.XXXXXX)"
