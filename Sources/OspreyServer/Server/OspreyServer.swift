@@ -20,6 +20,9 @@ public struct OspreyServer: Sendable {
     /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`).
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
         self.configuration = configuration
+        // Every request's logger gets a request id: kept unformatted until something is logged.
+        var logger = logger
+        logger.handler = DeferredMetadataLogHandler(wrapping: logger.handler)
         self.logger = logger
         service = ImageService(configuration: configuration, metrics: ServerMetrics(), logger: logger)
     }
