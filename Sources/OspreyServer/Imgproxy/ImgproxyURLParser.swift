@@ -19,6 +19,8 @@ public struct ImgproxyURLParser: Sendable {
     public var allowUnsigned: Bool
     /// Presets, name → options text (`rs:fill:300:300/q:80`). Default none.
     public var presets: [String: String]
+    /// The clock `exp` is checked against (tests set their own).
+    var now: @Sendable () -> Date = { Date() }
 
     /// A parser verifying with `signer` (default none), with `presets` (default none).
     public init(signer: ImgproxySigner? = nil, allowUnsigned: Bool = false, presets: [String: String] = [:]) {
@@ -80,10 +82,11 @@ public struct ImgproxyURLParser: Sendable {
         }
         if let extensionName, !extensionName.isEmpty { try options.apply("f:" + extensionName) }
         guard !source.isEmpty else { throw .badRequest("imgproxy URL \"\(path)\" has an empty source") }
-        if let expires = options.expires, expires < Date().timeIntervalSince1970 {
+        if let expires = options.expires, expires < now().timeIntervalSince1970 {
             throw .notFound("imgproxy URL expired at \(Int(expires)) (exp option)")
         }
         var job = ImageJob(source: try SourceURL.parse(source))
+        job.expires = options.expires.map(Date.init(timeIntervalSince1970:))
         job.format = options.format
         job.quality = options.quality
         job.processors = options.processors

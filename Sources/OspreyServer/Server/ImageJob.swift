@@ -18,6 +18,10 @@ public struct ImageJob: Sendable {
     /// result fits. `nil`: no limit.
     public var maxBytes: Int?
 
+    /// When the URL stops being served (imgproxy's `exp`): a request after it is a 404.
+    /// Default `nil`: never.
+    public var expires: Date?
+
     /// Watermarks to fetch (through the same source rules) and insert into ``processors``.
     /// Default none.
     public var watermarks: [WatermarkRequest] = []
@@ -37,11 +41,6 @@ public struct ImageJob: Sendable {
     /// The processor chain as one processor (the identity when empty).
     public var processor: any ImageProcessing {
         processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
-    }
-
-    /// The key of the encoded result: source, processing and the output settings.
-    func resultKey(format: ImageFormat, quality: Int) -> String {
-        "\(source.absoluteString)|\(processingIdentifier)|\(format.rawValue):\(quality)|\(maxBytes ?? 0)"
     }
 
     /// The processors' identifiers with the watermarks', for cache keys.

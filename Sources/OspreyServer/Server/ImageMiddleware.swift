@@ -9,16 +9,12 @@ import Osprey
 /// since that is what signatures cover.
 struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     let service: ImageService
-    let thumbor: ThumborURLParser
-    let imgproxy: ImgproxyURLParser
+    let jobs: JobResolver
     let configuration: ServerConfiguration
-
-    /// Paths the router answers, never read as image URLs.
-    static var statusPaths: Set<String> { ["/health", "/health/live", "/health/ready", "/metrics", "/favicon.ico"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if Self.statusPaths.contains(path) { return try await next(request, context) }
+        if StatusRoutes.paths.contains(path) { return try await next(request, context) }
         let started = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
@@ -27,13 +23,13 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
             guard request.method == .get || request.method == .head else {
                 throw ServerError(status: 405, reason: "method \(request.method) is not allowed; use GET")
             }
-            let job = try parse(path: path, query: request.uri.query)
+            let job = try jobs.job(path: path, query: request.uri.query)
             let accept = request.headers[.accept]
-            if let entry = try await service.cachedResult(for: job, accept: accept) {
-                response = success(entry, negotiated: job.format == nil, request: request)
+            if let entry = await service.cachedResult(for: job, accept: accept) {
+                response = success(entry, negotiated: job.job.format == nil, request: request)
             } else {
                 let entry = try await produce(job, accept: accept, context: context)
-                response = success(entry, negotiated: job.format == nil, request: request)
+                response = success(entry, negotiated: job.job.format == nil, request: request)
             }
         } catch {
             response = failure(error, path: path)
@@ -46,7 +42,7 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     /// Runs a cache miss under the request deadline, cancelled when the client goes away
     /// (``ConnectionWatcher``: the connection is watched without reading it, so it stays alive
     /// for the client's next request).
-    private func produce(_ job: ImageJob, accept: String?, context: Context) async throws(ServerError) -> ResultCache.Entry {
+    private func produce(_ job: PreparedJob, accept: String?, context: Context) async throws(ServerError) -> ResultCache.Entry {
         let service = self.service, limit = configuration.requestTimeout
         let connection = await ConnectionWatcher.state(of: context.channel)
         return try await ConnectionState.run(cancellingOnClose: connection) { () async throws(ServerError) in
@@ -54,19 +50,6 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
                 try await service.respond(to: job, accept: accept)
             }
         }
-    }
-
-    /// The job for `path`, by prefix.
-    private func parse(path: String, query: String?) throws(ServerError) -> ImageJob {
-        let imgproxyPrefix = configuration.imgproxyPrefix
-        if !imgproxyPrefix.isEmpty, path.hasPrefix(imgproxyPrefix + "/") {
-            return try imgproxy.parse(path: String(path.dropFirst(imgproxyPrefix.count)))
-        }
-        let thumborPrefix = configuration.thumborPrefix
-        if path.hasPrefix(thumborPrefix + "/"), path.count > thumborPrefix.count + 1 {
-            return try thumbor.parse(path: String(path.dropFirst(thumborPrefix.count + 1)), query: query)
-        }
-        throw .notFound("no image URL grammar is served at \(path)")
     }
 
     private func success(_ entry: ResultCache.Entry, negotiated: Bool, request: Request) -> Response {

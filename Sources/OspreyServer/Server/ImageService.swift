@@ -50,18 +50,14 @@ final class ImageService: Sendable {
         sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
     }
 
-    /// The result-cache key of `job` for a request with `accept`.
-    private func key(for job: ImageJob, offer: FormatNegotiator.Offer) -> String {
-        let quality = job.quality ?? configuration.quality
-        return job.format.map { job.resultKey(format: $0, quality: quality) }
-            ?? "\(job.source.absoluteString)|\(job.processingIdentifier)|auto:\(offer.key):\(quality)|\(job.maxBytes ?? 0)"
+    /// The result-cache key of `job` for a request with `accept` (parsed only when the job
+    /// names no format).
+    private func key(for job: PreparedJob, offer: @autoclosure () -> FormatNegotiator.Offer) -> String {
+        job.resultKey(quality: job.job.quality ?? configuration.quality, offer: offer)
     }
 
     /// The cached result for `job`, if any (the fast path: no worker, no cancellation watch).
-    func cachedResult(for job: ImageJob, accept: String?) async throws(ServerError) -> ResultCache.Entry? {
-        guard sourceGuard.isAllowListed(job.source) else {
-            throw .forbidden("source \(job.source.absoluteString) is not in the allowed sources")
-        }
+    func cachedResult(for job: PreparedJob, accept: String?) async -> ResultCache.Entry? {
         guard let (entry, level) = await results.lookup(key(for: job, offer: negotiator.offer(accept: accept))) else { return nil }
         metrics.cache(level)
         return entry
@@ -70,11 +66,12 @@ final class ImageService: Sendable {
     /// The encoded result for `job`, negotiating the format from `accept` when the job names none.
     /// Cancelling the calling task (the client went away) leaves the job, which is cancelled when
     /// no other request shares it.
-    func respond(to job: ImageJob, accept: String?) async throws(ServerError) -> ResultCache.Entry {
-        if let entry = try await cachedResult(for: job, accept: accept) { return entry }
+    func respond(to prepared: PreparedJob, accept: String?) async throws(ServerError) -> ResultCache.Entry {
+        if let entry = await cachedResult(for: prepared, accept: accept) { return entry }
+        let job = prepared.job
         let quality = job.quality ?? configuration.quality
         let offer = negotiator.offer(accept: accept)
-        let key = key(for: job, offer: offer)
+        let key = key(for: prepared, offer: offer)
         let (entry, shared) = try await coalescer.value(for: key) { [self] () async throws(ServerError) in
             try await produce(job, quality: quality, offer: offer, key: key)
         }

@@ -20,6 +20,9 @@ public struct OspreyServer: Sendable {
     /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`).
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
         self.configuration = configuration
+        // Every request's logger gets a request id: kept unformatted until something is logged.
+        var logger = logger
+        logger.handler = DeferredMetadataLogHandler(wrapping: logger.handler)
         self.logger = logger
         service = ImageService(configuration: configuration, metrics: ServerMetrics(), logger: logger)
     }
@@ -29,7 +32,8 @@ public struct OspreyServer: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol & Service {
         let router = Router(context: OspreyRequestContext.self)
         router.add(middleware: InstanceHeaderMiddleware(name: configuration.instanceName))
-        router.add(middleware: ImageMiddleware(service: service, thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration))
+        let jobs = JobResolver(thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration, sourceGuard: service.sourceGuard)
+        router.add(middleware: ImageMiddleware(service: service, jobs: jobs, configuration: configuration))
         StatusRoutes.add(to: router, service: service, drain: drain)
         // One watcher per connection: requests learn of a client going away without reading
         // the connection, so it stays alive.

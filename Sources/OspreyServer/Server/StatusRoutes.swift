@@ -7,6 +7,9 @@ import Osprey
 /// Liveness: libvips decodes a tiny image. Readiness: that, the worker queue is neither stuck nor
 /// full (a new job would get 429), and the server is not draining (SIGTERM with a drain time): what a load balancer should check.
 enum StatusRoutes {
+    /// Paths the router answers, never read as image URLs.
+    static let paths: Set<String> = ["/health", "/health/live", "/health/ready", "/metrics", "/favicon.ico"]
+
     /// A 1x1 PNG decoded by every health check.
     static let probe = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")!
 
