@@ -68,11 +68,19 @@ struct DiskEntryFile: Sendable, Equatable {
     }
 
     static func checksum(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        Array(SHA256.hash(data: bytes).prefix(8))
+        bytes.withUnsafeBytes { checksum($0) }
     }
 
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        Array(SHA256.hash(data: bytes).prefix(8))
+        sha256(bytes).withUnsafeBytes { Array($0.prefix(8)) }
+    }
+
+    /// SHA-256 of plain bytes, through the hasher's non-generic `update(bufferPointer:)`: the
+    /// generic `hash(data:)` pays for dynamic casts on every call.
+    static func sha256(_ bytes: UnsafeRawBufferPointer) -> SHA256.Digest {
+        var hasher = SHA256()
+        hasher.update(bufferPointer: bytes)
+        return hasher.finalize()
     }
 
     /// Parses the trailer at the end of `tail`, the last bytes of a file of `fileSize` bytes (the

@@ -143,9 +143,20 @@ struct DiskEntryIndex: Sendable {
 
     /// Every entry with its hash, oldest access first (creation breaks ties).
     func byLastAccess() -> [(hash: String, entry: Entry)] {
-        entries.map { ($0.key, $0.value) }.sorted {
-            ($0.entry.lastAccess, $0.entry.created) < ($1.entry.lastAccess, $1.entry.created)
+        positionsByLastAccess().map { (entries[$0].key, entries[$0].value) }
+    }
+
+    /// The positions in ``all`` of every entry, oldest access first (creation breaks ties). Sorts
+    /// plain values, not the entries: moving those retains and releases their strings.
+    func positionsByLastAccess() -> [Dictionary<String, Entry>.Index] {
+        var order: [(lastAccess: TimeInterval, created: TimeInterval, position: Dictionary<String, Entry>.Index)] = []
+        order.reserveCapacity(entries.count)
+        for position in entries.indices {
+            let entry = entries.values[position]
+            order.append((entry.lastAccess, entry.created, position))
         }
+        order.sort { ($0.lastAccess, $0.created) < ($1.lastAccess, $1.created) }
+        return order.map(\.position)
     }
 
     var hashes: Dictionary<String, Entry>.Keys { entries.keys }

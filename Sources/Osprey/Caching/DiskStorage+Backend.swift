@@ -80,9 +80,13 @@ extension DiskStorage {
     /// recently accessed ones, until the total is at most `sizeLimit * trimRatio`, from the index.
     ///
     /// ## Concurrency
-    /// Stores, removals and cleans run on a private concurrent dispatch queue; operations on one key
-    /// are serialised, cleans run exclusively. A read runs on the caller's thread: a hit is one
-    /// `open` and `read` of a file usually in the page cache, cheaper than a hop to the queue. Two
+    /// A read and a store run on the caller's thread: a hit is one `open` and `read` of a file
+    /// usually in the page cache, a store one `writev` of a new file and a `rename`, each cheaper
+    /// than a hop to a queue and back. Removals and the exclusive work (the open's index build,
+    /// cleans, trims, ``removeAll()``, ``statistics()``) run on a private concurrent dispatch queue,
+    /// the exclusive work alone: it waits for the stores already running, and a store that arrives
+    /// while exclusive work is pending is queued behind it rather than blocking its caller's thread
+    /// for the length of a trim. Operations on one key are serialised. Two
     /// instances (in one process or several) may share a directory: a store racing another
     /// instance's clean or a store of the same key can lose that entry (a miss), never serve
     /// garbage. If the directory is deleted, the next store recreates it.
@@ -96,9 +100,13 @@ extension DiskStorage {
         let tempDirectory: String
         /// Where format 1 kept its sidecar files (removed at open).
         let legacyIndexDirectory: String
-        /// Default QoS, not utility: callers await their stores here, and on Linux utility threads
-        /// run at a lower priority (a 256 KB store took ~10% longer, scenario 4).
+        /// Default QoS, not utility: callers await work here (and stores queued behind a clean), and
+        /// on Linux utility threads run at a lower priority (a 256 KB store took ~10% longer).
         let queue = DispatchQueue(label: "osprey.disk-storage", attributes: .concurrent)
+        /// Which stores run inline and when a barrier may start (see `DiskStoreGate`).
+        let gate = Locked(DiskStoreGate())
+        /// Wakes a barrier waiting for the inline stores that arrived before it.
+        private let barrierWake = DispatchSemaphore(value: 0)
         private let stripes: [NSLock] = (0..<32).map { _ in NSLock() }
         let snapshotLock = NSLock()
         let state: SharedLocked<State>
@@ -132,7 +140,7 @@ extension DiskStorage {
             self.legacyIndexDirectory = directory + "/.index"
             self.state = SharedLocked(State(lastFlush: config.now().timeIntervalSince1970))
             try? ensureDirectories()
-            queue.async(flags: .barrier) { [self] in
+            submitBarrier { [self] in
                 publish(openPass(cleaning: config.cleansOnOpen))
             }
         }
@@ -145,7 +153,8 @@ extension DiskStorage {
 
         /// Stores `data` under `key`, replacing any previous entry, then (in the background) enforces
         /// the size limit. `expiration` defaults to the config's (7 days); an already-expired one
-        /// stores nothing and removes the previous entry.
+        /// stores nothing and removes the previous entry. Runs on the caller's thread, unless a clean,
+        /// trim or ``removeAll()`` is pending: then it waits for it on the storage's queue.
         /// - Throws: ``OspreyError/CacheReason/cannotWriteFile(key:path:message:)`` (read-only or full
         ///   disk...) or ``OspreyError/CacheReason/cannotCreateDirectory(path:message:)``.
         public func store(_ data: Data, forKey key: String, expiration: StorageExpiration? = nil) async throws(OspreyError) {
@@ -155,7 +164,11 @@ extension DiskStorage {
         /// ``store(_:forKey:expiration:)`` with `meta` kept in the entry's trailer (the pipeline keeps
         /// a download's HTTP validators there), read back by ``meta(forKey:)``.
         func store(_ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data) async throws(OspreyError) {
-            try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }
+            guard gate.withLock({ $0.storeArrives() }) == .runInline else {
+                return try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }
+            }
+            defer { if gate.withLock({ $0.inlineStoreFinished() }) { barrierWake.signal() } }
+            try storeNow(data, forKey: key, expiration: expiration, meta: meta)
         }
 
         /// The `meta` stored with `key`'s entry (empty when none was), or `nil` on a miss; reads the
@@ -271,17 +284,24 @@ extension DiskStorage {
 
         // MARK: Naming
 
-        /// The lowercase hex SHA-256 of the key's UTF-8 bytes: the entry's file name.
+        /// The lowercase hex SHA-256 of the key's UTF-8 bytes: the entry's file name. Hashes the
+        /// string's own bytes: `SHA256.hash(data:)` of a `Data` made from them goes through generic
+        /// code and dynamic casts that cost more than the digest (every store and read names a file).
         static func hash(_ key: String) -> String {
-            let digits = Array("0123456789abcdef".utf8)
-            var hex: [UInt8] = []
-            hex.reserveCapacity(64)
-            for byte in SHA256.hash(data: Data(key.utf8)) {
-                hex.append(digits[Int(byte >> 4)])
-                hex.append(digits[Int(byte & 0x0F)])
+            var key = key
+            let digest = key.withUTF8 { DiskEntryFile.sha256(UnsafeRawBufferPointer($0)) }
+            return digest.withUnsafeBytes { raw in
+                String(unsafeUninitializedCapacity: 2 * raw.count) { hex in
+                    for (i, byte) in raw.enumerated() {
+                        hex[2 * i] = hexDigits[Int(byte >> 4)]
+                        hex[2 * i + 1] = hexDigits[Int(byte & 0x0F)]
+                    }
+                    return 2 * raw.count
+                }
             }
-            return String(decoding: hex, as: UTF8.self)
         }
+
+        private static let hexDigits = Array("0123456789abcdef".utf8)
 
         /// The hash part of an entry's file name (before any extension), by UTF-8 bytes: iterating
         /// characters would cost a grapheme break per byte, 100,000 names at open.
@@ -321,11 +341,31 @@ extension DiskStorage {
             return try body()
         }
 
-        /// `body` on the storage's queue (a barrier: alone, after the work queued before it), awaited.
+        /// `body` on the storage's queue, awaited. A barrier runs alone: after the work queued before
+        /// it and the inline stores that arrived before it, before any store that arrives after.
         private func perform<T: Sendable, Failure: Error>(
             barrier: Bool = false, _ body: @escaping @Sendable () throws(Failure) -> T
         ) async throws(Failure) -> T {
-            try await queue.run(flags: barrier ? .barrier : [], body)
+            guard barrier else { return try await queue.run(body) }
+            gate.withLock { $0.barrierSubmitted() }
+            return try await queue.run(flags: .barrier) { () throws(Failure) -> T in try self.runBarrier(body) }
+        }
+
+        /// Barrier work that nobody awaits (the open pass, background size passes).
+        func submitBarrier(_ body: @escaping @Sendable () -> Void) {
+            gate.withLock { $0.barrierSubmitted() }
+            queue.async(flags: .barrier) { [self] in runBarrier(body) }
+        }
+
+        /// Runs a submitted barrier's `body` once the inline stores it must follow have finished.
+        private func runBarrier<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+            // On the queue's thread, never the cooperative pool's; the stores waited for are running.
+            if gate.withLock({ $0.barrierStarts() }) == .waitForInlineStores {
+                barrierWake.wait()
+                gate.withLock { $0.barrierResumed() }
+            }
+            defer { gate.withLock { $0.barrierFinished() } }
+            return try body()
         }
 
         /// Schedules a size pass when the index's total is over the limit (and none is pending).
@@ -337,7 +377,7 @@ extension DiskStorage {
                 return true
             }
             guard schedule else { return }
-            queue.async(flags: .barrier) { [self] in
+            submitBarrier { [self] in
                 let report = clean(removeExpired: true, enforceSize: true)
                 state.withLock { $0.trimScheduled = false }
                 publish(report)

@@ -21,7 +21,7 @@ extension DiskStorage.Backend {
         // One listing with inode numbers: the snapshot's records of unchanged files are taken as they are.
         let listing = DiskFileIO.listWithInodes(directory)
         if let listing { _ = adoptSnapshot(listing: listing) }
-        let corrupt = resyncListing(removingCorrupt: cleaning, strict: strict, listing: listing?.map(\.name)).removed
+        let corrupt = resync(removingCorrupt: cleaning, strict: strict, listing: listing?.map(\.name))
         if cleaning {
             report = trim(removeExpired: false, enforceSize: true)
             report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
@@ -48,36 +48,34 @@ extension DiskStorage.Backend {
     /// Lists the directory and brings the index in line with it: files it does not know have their
     /// trailers read (adopted when valid), entries whose file is gone are dropped. Invalid files
     /// are removed when `removingCorrupt` (unsealed ones only once older than the grace period,
-    /// unless `strict`) and returned as removed entries.
+    /// unless `strict`) and returned as removed entries. `listing`: the directory's names when the
+    /// caller has just listed it.
     @discardableResult
-    func resync(removingCorrupt: Bool, strict: Bool = false) -> [DiskStorage.RemovedEntry] {
-        resyncListing(removingCorrupt: removingCorrupt, strict: strict).removed
-    }
-
-    /// ``resync(removingCorrupt:strict:)``, also returning the directory listing, in its order.
-    /// `listing`: the directory's names when the caller has just listed it.
-    func resyncListing(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> (
-        removed: [DiskStorage.RemovedEntry], names: [String]
-    ) {
+    func resync(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> [DiskStorage.RemovedEntry] {
         guard let names = listing ?? DiskFileIO.list(directory) else {
             state.withLock { $0.index.removeAll() }
-            return ([], [])
+            return []
         }
         let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dirfd >= 0 else { return ([], names) }
+        guard dirfd >= 0 else { return [] }
         defer { close(dirfd) }
         // A copy-on-write value: taking it is O(1).
         let known = state.withLock { $0.index.all }
-        var seen = Set<String>()
-        seen.reserveCapacity(known.count)
+        // Names are unique: when as many listed names as there are known entries match, no entry's
+        // file is gone, and the set of listed names need not be built.
+        var matched = 0
         var unknown: [String] = []
         for name in names where !name.hasPrefix(".") {
-            let hash = Self.hashPart(name)
-            if known[hash]?.fileName == name {
-                seen.insert(hash)
+            if known[Self.hashPart(name)]?.fileName == name {
+                matched += 1
             } else {
                 unknown.append(name)
             }
+        }
+        var gone: [String] = []
+        if matched < known.count {
+            let listed = Set(names)
+            gone = known.compactMap { listed.contains($0.value.fileName) ? nil : $0.key }
         }
         let trailers = Self.readTrailers(dirfd, unknown)
         var adopted: [(String, Entry)] = []
@@ -87,7 +85,6 @@ extension DiskStorage.Backend {
             let hash = Self.hashPart(name)
             if let (file, info) = trailer, fileName(hash: hash, key: file.key) == name || known[hash] == nil {
                 adopted.append((hash, Entry(fileName: name, file: file, info: info)))
-                seen.insert(hash)
                 continue
             }
             var raw = stat()
@@ -99,17 +96,17 @@ extension DiskStorage.Backend {
             corrupt.append(CorruptFile(fileName: name, size: info.size))
         }
         state.withLock { state in
-            for (hash, _) in known where !seen.contains(hash) { state.index.remove(hash) }
+            for hash in gone { state.index.remove(hash) }
             for (hash, entry) in adopted where state.index[hash] == nil || known[hash] != nil {
                 state.index.insert(entry, hash: hash)
             }
         }
-        guard removingCorrupt else { return ([], names) }
+        guard removingCorrupt else { return [] }
         var removed: [DiskStorage.RemovedEntry] = []
         for file in corrupt where unlinkat(dirfd, file.fileName, 0) == 0 {
             removed.append(.init(key: nil, fileName: file.fileName, size: file.size, reason: .corrupt))
         }
-        return (removed, names)
+        return removed
     }
 
     /// The trailers of `names` in `dirfd` whose key hashes to the name, read on every core when
@@ -136,8 +133,8 @@ extension DiskStorage.Backend {
     /// then (optionally) expired entries, then least recently accessed ones while over the limit.
     func clean(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
         flushAccessRecords(snapshot: false)
-        let (corrupt, names) = resyncListing(removingCorrupt: true)
-        var report = trim(removeExpired: removeExpired, enforceSize: enforceSize, listing: names)
+        let corrupt = resync(removingCorrupt: true)
+        var report = trim(removeExpired: removeExpired, enforceSize: enforceSize)
         let expiredCount = report.removed.prefix { $0.reason == .expired }.count
         report.removed.insert(contentsOf: corrupt, at: expiredCount)
         writeSnapshotIfStale()
@@ -145,10 +142,11 @@ extension DiskStorage.Backend {
     }
 
     /// Removes expired entries (when asked) then, over the size limit, least recently accessed ones
-    /// down to `sizeLimit * trimRatio`, choosing from the index alone.
-    /// The victims are unlinked in the order of `listing` (the directory's own order) when given:
-    /// the order in which the file system removes them fastest (as `rm` does).
-    func trim(removeExpired: Bool, enforceSize: Bool, listing: [String]? = nil) -> DiskStorage.CleanReport {
+    /// down to `sizeLimit * trimRatio`, choosing from the index alone. The report lists them in
+    /// that order; the files are unlinked in inode order, as `rm -r` does in a large directory
+    /// (fts): neighbouring inodes share their table blocks.
+    func trim(removeExpired: Bool, enforceSize: Bool) -> DiskStorage.CleanReport {
+        typealias Position = Dictionary<String, Entry>.Index
         var report = DiskStorage.CleanReport()
         let now = config.now().timeIntervalSince1970
         let limit = config.sizeLimit
@@ -159,12 +157,14 @@ extension DiskStorage.Backend {
             report.remainingSize = total
             return report
         }
-        let (ordered, current) = state.withLock { ($0.index.byLastAccess(), $0.index.totalSize) }
+        // A copy-on-write value and positions in it: no entry is copied to be sorted.
+        let (all, ordered, current) = state.withLock { ($0.index.all, $0.index.positionsByLastAccess(), $0.index.totalSize) }
         var remaining = current
-        var victims: [(hash: String, entry: Entry, reason: DiskStorage.RemovalReason)] = []
-        var chosen = Set<String>()
+        var victims: [(position: Position, reason: DiskStorage.RemovalReason)] = []
+        var chosen = [Bool](repeating: false, count: ordered.count)
         if removeExpired || (enforceSize && limit > 0 && current > limit) {
-            for (hash, entry) in ordered where entry.isExpired(at: now) {
+            for (rank, position) in ordered.enumerated() where all.values[position].isExpired(at: now) {
+                let (hash, entry) = all[position]
                 // Another instance may have extended it since this record was read or snapshotted: the seal says.
                 if let info = DiskFileIO.info(directory + "/" + entry.fileName), info.inode == entry.inode, info.isSealed,
                     DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds).map({ $0 > now }) ?? true
@@ -172,39 +172,41 @@ extension DiskStorage.Backend {
                     state.withLock { $0.index.setExpiry(hash, inode: entry.inode, DiskEntryFile.expiry(sealSeconds: info.mtimeSeconds)) }
                     continue
                 }
-                victims.append((hash, entry, .expired))
-                chosen.insert(hash)
+                victims.append((position, .expired))
+                chosen[rank] = true
                 remaining -= entry.size
             }
         }
         if enforceSize, limit > 0, remaining > limit {
             let target = Int(Double(limit) * min(max(config.trimRatio, 0), 1))
-            for (hash, entry) in ordered where remaining > target && !chosen.contains(hash) {
-                victims.append((hash, entry, .sizeLimit))
-                remaining -= entry.size
+            for (rank, position) in ordered.enumerated() where remaining > target && !chosen[rank] {
+                victims.append((position, .sizeLimit))
+                remaining -= all.values[position].size
             }
         }
-        var failed = Set<String>()
+        guard !victims.isEmpty else {
+            report.remainingCount = count
+            report.remainingSize = current
+            return report
+        }
+        var removed = [Bool](repeating: false, count: victims.count)
         // Relative to the directory's descriptor (as `rm` does): no walk of the directory's path per file.
-        let dirfd = victims.isEmpty ? -1 : open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if dirfd >= 0 { close(dirfd) } }
-        func remove(_ name: String) -> Bool {
-            (dirfd >= 0 ? unlinkat(dirfd, name, 0) : unlink(directory + "/" + name)) == 0 || errno == ENOENT
+        let byInode = victims.indices.map { (inode: all.values[victims[$0].position].inode, victim: $0) }.sorted { $0.inode < $1.inode }
+        for (_, victim) in byInode {
+            let name = all.values[victims[victim].position].fileName
+            removed[victim] = (dirfd >= 0 ? unlinkat(dirfd, name, 0) : unlink(directory + "/" + name)) == 0 || errno == ENOENT
         }
-        if let listing, victims.count > 64 {
-            let names = Set(victims.map(\.entry.fileName))
-            for name in listing where names.contains(name) && !remove(name) { failed.insert(name) }
-        } else {
-            for victim in victims where !remove(victim.entry.fileName) { failed.insert(victim.entry.fileName) }
-        }
-        var removedHashes: [(String, UInt64)] = []
-        removedHashes.reserveCapacity(victims.count)
-        for victim in victims where !failed.contains(victim.entry.fileName) {
-            removedHashes.append((victim.hash, victim.entry.inode))
-            report.removed.append(.init(key: victim.entry.key, fileName: victim.entry.fileName, size: victim.entry.size, reason: victim.reason))
+        report.removed.reserveCapacity(victims.count)
+        for (victim, (position, reason)) in victims.enumerated() where removed[victim] {
+            let entry = all.values[position]
+            report.removed.append(.init(key: entry.key, fileName: entry.fileName, size: entry.size, reason: reason))
         }
         state.withLock { state in
-            for (hash, inode) in removedHashes { state.index.remove(hash, ifInode: inode) }
+            for (victim, (position, _)) in victims.enumerated() where removed[victim] {
+                state.index.remove(all.keys[position], ifInode: all.values[position].inode)
+            }
             report.remainingCount = state.index.count
             report.remainingSize = state.index.totalSize
         }
