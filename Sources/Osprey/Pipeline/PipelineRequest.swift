@@ -52,18 +52,18 @@ final class PipelineRequest: Sendable {
 
     private var cancelled: OspreyError { .pipeline(.cancelled(source: source.description)) }
 
-    /// One try of the request: its source (`index` 0) or an alternative source, after the
-    /// failures of the earlier ones. Passed down the steps instead of a completion closure per try;
-    /// the try's ``ResolvedRequest`` is passed beside it (borrowed: the request's own is not copied).
+    /// One try of the request: its source (`index` 0, the request as resolved) or an alternative
+    /// source (its own resolved request), after the failures of the earlier ones. Passed down the
+    /// steps instead of a completion closure per try.
     private struct Attempt: Sendable {
         let index: Int
         let failures: [OspreyError]
+        let request: ResolvedRequest
     }
 
     private func attempt(_ index: Int, failures: [OspreyError]) {
-        let attempt = Attempt(index: index, failures: failures)
-        if index == 0 { return retrieveOne(request, attempt) }
-        retrieveOne(request.alternative(options.alternativeSources[index - 1], pipeline: pipeline), attempt)
+        let tried = index == 0 ? request : request.alternative(options.alternativeSources[index - 1], pipeline: pipeline)
+        retrieveOne(Attempt(index: index, failures: failures, request: tried))
     }
 
     /// The outcome of one try: the request's result, or the next alternative source.
@@ -90,19 +90,20 @@ final class PipelineRequest: Sendable {
     }
 
     /// Steps 2-5 of the retrieve flow for one source.
-    private func retrieveOne(_ request: ResolvedRequest, _ attempt: Attempt) {
-        guard !options.forceRefresh else { return deliver(request, memoryMiss: nil, attempt) }
+    private func retrieveOne(_ attempt: Attempt) {
+        let request = attempt.request
+        guard !options.forceRefresh else { return deliver(memoryMiss: nil, attempt) }
         var memoryMiss = request.memoryMiss
         if memoryMiss == nil {
             switch pipeline.memoryLookup(request.computedKey, options: options) {
-            case .hit(let image): return hit(image, .memory, request, attempt)
+            case .hit(let image): return hit(image, .memory, attempt)
             case .miss(let token): memoryMiss = token
             }
         }
         let logger = pipeline.configuration.logger
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(request, memoryMiss: memoryMiss, attempt) }
+        guard !options.fromMemoryCacheOrRefresh else { return deliver(memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
@@ -112,17 +113,17 @@ final class PipelineRequest: Sendable {
             if Task.isCancelled { return }
             logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
             if let image = found.image {
-                hit(image, found.cacheType, request, attempt)
+                hit(image, found.cacheType, attempt)
             } else {
                 // No miss token: the last stage looks memory up again after the disk lookup.
-                deliver(request, memoryMiss: nil, attempt)
+                deliver(memoryMiss: nil, attempt)
             }
         }
         task.setStep(.task(lookup))
     }
 
-    private func hit(_ image: Image, _ cacheType: CacheType, _ request: ResolvedRequest, _ attempt: Attempt) {
-        let candidate = request.source
+    private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {
+        let request = attempt.request, candidate = request.source
         let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
         if options.refreshCached, case .network = candidate {
             pipeline.startRevalidation(request, refresh: refresh)
@@ -135,8 +136,8 @@ final class PipelineRequest: Sendable {
     /// Waits for the last stage, shared with every request for the same work (see
     /// ``ImagePipeline/subscribeDelivery(_:memoryMiss:progress:completion:)``). `memoryMiss`: the
     /// target memory cache's token for this try's miss (`nil`: the last stage looks again).
-    private func deliver(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, _ attempt: Attempt) {
-        let candidate = request.source
+    private func deliver(memoryMiss: MemoryMiss?, _ attempt: Attempt) {
+        let request = attempt.request, candidate = request.source
         let subscription = pipeline.subscribeDelivery(request, memoryMiss: memoryMiss, progress: progress) { [self] result in
             switch result {
             case .success(let delivered):
