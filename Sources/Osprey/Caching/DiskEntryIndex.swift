@@ -141,11 +141,6 @@ struct DiskEntryIndex: Sendable {
         dirtyHashes.removeAll()
     }
 
-    /// Every entry with its hash, oldest access first (creation breaks ties).
-    func byLastAccess() -> [(hash: String, entry: Entry)] {
-        positionsByLastAccess().map { (entries[$0].key, entries[$0].value) }
-    }
-
     /// The positions in ``all`` of every entry, oldest access first (creation breaks ties). Sorts
     /// plain values, not the entries: moving those retains and releases their strings.
     func positionsByLastAccess() -> [Dictionary<String, Entry>.Index] {

@@ -47,7 +47,7 @@ struct DiskIndexSnapshotTests {
         #expect(record(reopened, "b")?.lastAccess == 1_700_000_040)
         #expect(reopened.estimatedTotalSize == 3_000)
         // LRU order from the snapshot: "a" (oldest there) goes first.
-        #expect(reopened.state.withLock { $0.index.byLastAccess().map(\.entry.key) } == ["a", "c", "b"])
+        #expect(reopened.state.withLock { state in state.index.positionsByLastAccess().map { state.index.all[$0].value.key } } == ["a", "c", "b"])
         // The first read checks the file in full and marks the record verified.
         #expect(await reopened.value(forKey: "a") == entryBytes("a", size: 1_000))
         #expect(record(reopened, "a")?.verified == true)
