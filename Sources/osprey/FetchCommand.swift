@@ -88,12 +88,13 @@ struct FetchCommand: AsyncParsableCommand {
         if memoryOnly { options.append(.cacheMemoryOnly) }
         if refreshCached { options.append(.refreshCached) }
         if let out { try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
-        let spec = pipelineOptions.spec
+        let output = Output(
+            spec: pipelineOptions.spec, processorIdentifier: pipelineOptions.processor.identifier, directory: out,
+            readsCachedResult: !memoryOnly)
         let requestOptions = options
-        let outDirectory = out
         let lines = await withTaskGroup(of: (Int, Line).self) { group in
             for (index, argument) in urls.enumerated() {
-                group.addTask { (index, await Self.fetch(argument, pipeline: pipeline, options: requestOptions, spec: spec, out: outDirectory)) }
+                group.addTask { (index, await Self.fetch(argument, pipeline: pipeline, options: requestOptions, output: output)) }
             }
             var lines = [Line?](repeating: nil, count: urls.count)
             for await (index, line) in group { lines[index] = line }
@@ -113,8 +114,20 @@ struct FetchCommand: AsyncParsableCommand {
         return text
     }
 
-    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], spec: ProcessingSpec, out: String?) async -> Line
-    {
+    /// What `fetch` needs to describe and write a result.
+    struct Output: Sendable {
+        var spec: ProcessingSpec
+        /// The identifier of the CLI's chain (the spec's processors and output format step).
+        var processorIdentifier: String
+        /// `--out`.
+        var directory: String?
+        /// Whether `--out` may copy the processed image's disk cache entry (not with `--memory-only`,
+        /// where an entry left by an earlier run may be older than this result).
+        var readsCachedResult: Bool
+    }
+
+    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], output: Output) async -> Line {
+        let spec = output.spec
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Double {
@@ -132,22 +145,36 @@ struct FetchCommand: AsyncParsableCommand {
             guard let result = last else { throw OspreyError.pipeline(.unexpected(message: "no result")) }
             let image = result.image
             let format = spec.format ?? image.format.flatMap { $0.canEncode ? $0 : nil } ?? .png
-            var bytes = result.data?.count ?? Self.cachedSize(of: source, spec: spec, pipeline: pipeline)
-            var output: String?
+            let key = ImageCache.computedKey(pipeline.cacheKey(for: source), processorIdentifier: output.processorIdentifier)
+            var bytes = result.data?.count ?? Self.cachedSize(ofKey: key, pipeline: pipeline)
+            var path: String?
             let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
             // What --out writes: the original bytes when unprocessed, else the image in `format`.
             let written = unprocessed ? (image.format ?? format) : format
-            if let out {
-                let data = unprocessed && result.data != nil ? result.data! : try image.encoded(as: format, quality: spec.quality ?? 80)
+            if let out = output.directory {
+                let data: Data
+                if unprocessed, let original = result.data {
+                    data = original
+                } else if spec.format != nil, output.readsCachedResult,
+                    let stored = await pipeline.configuration.cache.diskStorage.value(forKey: key),
+                    ImageFormat(sniffing: stored) == format
+                {
+                    // The cached entry is this image in the output format at the output quality (the
+                    // spec's format step is in its key): the same file from the network, memory or
+                    // disk, and no second encode.
+                    data = stored
+                } else {
+                    data = try image.encoded(as: format, quality: spec.quality ?? 80)
+                }
                 let name = Self.fileName(for: source, format: written)
-                let path = URL(fileURLWithPath: out).appendingPathComponent(name).path
-                try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+                let file = URL(fileURLWithPath: out).appendingPathComponent(name)
+                try data.write(to: file, options: .atomic)
                 bytes = data.count
-                output = path
+                path = file.path
             }
             return Line(
                 url: argument, cacheType: result.cacheType.rawValue, width: image.width, height: image.height,
-                format: written.rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: output,
+                format: written.rawValue, bytes: bytes, milliseconds: elapsed(), error: nil, output: path,
                 decodedWidth: result.decoded?.width, decodedHeight: result.decoded?.height, shrunkOnLoad: result.decoded?.shrunkOnLoad)
         } catch {
             let message = (error as? OspreyError)?.description ?? "\(error)"
@@ -156,8 +183,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     /// The size of the processed image's disk cache entry, when there is one.
-    static func cachedSize(of source: ImageSource, spec: ProcessingSpec, pipeline: ImagePipeline) -> Int? {
-        let key = ImageCache.computedKey(pipeline.cacheKey(for: source), processorIdentifier: spec.processor.identifier)
+    static func cachedSize(ofKey key: String, pipeline: ImagePipeline) -> Int? {
         let url = pipeline.configuration.cache.diskStorage.fileURL(forKey: key)
         return (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
     }

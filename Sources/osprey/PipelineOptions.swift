@@ -35,15 +35,23 @@ struct PipelineOptions: ParsableArguments {
         return (ImagePipeline(cache: cache, downloader: downloader), loader)
     }
 
+    /// The spec's processors, then, when it names an output format, an ``OutputFormatStep`` for
+    /// it (at the spec's quality, default 80): the chain whose identifier keys the processed image.
+    var processor: ImageProcessors.Composition {
+        let spec = self.spec
+        guard let format = spec.format else { return spec.processor }
+        return spec.processor.append(OutputFormatStep(format: format, quality: spec.quality ?? 80))
+    }
+
     /// The options every CLI request uses: the processor, original bytes cached (so another
     /// processor never downloads again), results delivered after the cache writes (the process
     /// may exit right after), and, when the spec names an output format, processed images cached
-    /// in it (at the spec's quality, default 80) whenever it holds them; an output format that
-    /// cannot animate (JPEG, PNG, AVIF) decodes only the first frame of an animation, the one it
-    /// would keep.
+    /// in it (at the spec's quality, default 80), which then holds them: the cached bytes are the
+    /// output file. An output format that cannot animate (JPEG, PNG, AVIF) decodes only the first
+    /// frame of an animation, the one it would keep.
     var requestOptions: [OspreyOption] {
         let spec = self.spec
-        var options: [OspreyOption] = [.processor(spec.processor), .cacheOriginalImage, .waitForCache, .returnsData]
+        var options: [OspreyOption] = [.processor(processor), .cacheOriginalImage, .waitForCache, .returnsData]
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
             if !format.supportsAnimation { options.append(.onlyLoadFirstFrame) }

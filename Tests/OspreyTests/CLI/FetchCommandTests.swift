@@ -71,7 +71,7 @@ final class FetchCommandTests {
     func sameFileFromEveryLevel() throws {
         let cache = directory.appendingPathComponent("cache").path
         let rocket = TestData.url("rocket.jpg").path
-        var outputs: [[UInt8]] = []
+        var outputs: [[UInt8]] = [], files: [Data] = []
         for (run, expected) in ["none", "disk"].enumerated() {
             let out = directory.appendingPathComponent("o\(run)").path
             let result = try CLIRunner.run([
@@ -87,12 +87,48 @@ final class FetchCommandTests {
             } else {
                 #expect(line["decodedWidth"] == nil, "a processed disk hit decodes no original")
             }
-            let image = try Image(contentsOf: URL(fileURLWithPath: out).appendingPathComponent("rocket.png"))
+            let file = URL(fileURLWithPath: out).appendingPathComponent("rocket.png")
+            let image = try Image(contentsOf: file)
             #expect(image.width == 200 && image.height == 200 && image.hasAlpha)
             #expect(try Pixels.pixel(image, x: 0, y: 0)[3] == 0, "run \(run): transparent corner")
             outputs.append(try image.rgbaPixels())
+            files.append(try Data(contentsOf: file))
         }
         #expect(outputs[0] == outputs[1], "the disk hit wrote other pixels than the fresh load")
+        #expect(files[0] == files[1], "with format: in the spec, --out copies the cached entry")
+    }
+
+    @Test(
+        "a format: step keys the cached result: JPEG (flattened) and PNG of one chain are two entries; GIF and PNG origins give the same file twice")
+    func formatStepKeysTheCache() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        func fetch(_ name: String, _ spec: String, into out: String) throws -> (line: [String: Any], file: Data) {
+            let result = try CLIRunner.run([
+                "fetch", TestData.url(name).path, "--cache-dir", cache, "--json", "--out", directory.appendingPathComponent(out).path,
+                "--process", spec
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try json(result.stdout.split(separator: "\n")[0])
+            let file = try Data(contentsOf: URL(fileURLWithPath: try #require(line["output"] as? String)))
+            return (line, file)
+        }
+        for name in ["logo.png", "iss634.gif"] {
+            let fresh = try fetch(name, "thumbnail:64,format:jpeg:70", into: "fresh-\(name)")
+            let hit = try fetch(name, "thumbnail:64,format:jpeg:70", into: "hit-\(name)")
+            #expect(fresh.line["cacheType"] as? String == "none" || fresh.line["cacheType"] as? String == "disk")
+            #expect(hit.line["cacheType"] as? String == "disk")
+            #expect(hit.file == fresh.file, "\(name): the disk hit wrote another file")
+            #expect(ImageFormat(sniffing: hit.file) == .jpeg)
+        }
+        // One chain that makes alpha, JPEG then PNG: the PNG is a new entry made from the cached
+        // original, with transparent corners, not the flattened JPEG entry.
+        let jpeg = try fetch("rocket.jpg", "resize:64x64:fill,round:16,format:jpeg", into: "jpeg")
+        #expect(try Pixels.pixel(try Image(data: jpeg.file), x: 0, y: 0)[0] == 255, "flattened onto white")
+        let png = try fetch("rocket.jpg", "resize:64x64:fill,round:16,format:png", into: "png")
+        #expect(png.line["decodedWidth"] as? Int == 64, "decoded from the original, not from the JPEG entry")
+        let image = try Image(data: png.file)
+        #expect(image.format == .png && image.hasAlpha)
+        #expect(try Pixels.pixel(image, x: 0, y: 0)[3] == 0, "transparent corner")
     }
 
     @Test("prefetch: plain lines when not a terminal, then a summary; JSON summary")
