@@ -62,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
     var diskCacheMb: Int?
     @Option(help: "Memory cache size in MiB [OSPREY_MEMORY_CACHE_MB] (default 256).")
     var memoryCacheMb: Int?
-    @Option(help: "Jobs processed at once [OSPREY_WORKERS] (default: number of cores).")
+    @Option(help: "Jobs processed at once, downloads included [OSPREY_WORKERS] (default: 2 x number of cores).")
     var workers: Int?
     @Option(help: "Jobs waiting for a worker before 429 [OSPREY_QUEUE] (default 64).")
     var queue: Int?

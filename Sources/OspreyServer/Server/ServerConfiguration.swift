@@ -40,8 +40,10 @@ public struct ServerConfiguration: Sendable {
     public var diskCacheBytes = 1 << 30
     /// Memory cache of encoded results, in bytes. Default 256 MiB.
     public var memoryCacheBytes = 256 << 20
-    /// Jobs processed at once. Default: the number of active cores.
-    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Jobs processed at once, from the source's download to the encode. Default: twice the number
+    /// of active cores (imgproxy's default), so jobs waiting for their origin do not leave cores
+    /// idle; decodes and encodes still run on the pipeline's processing queue, one per core.
+    public var workers = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Jobs allowed to wait for a worker; beyond it requests get 429. Default 64.
     public var queue = 64
     /// Largest source body in bytes, enforced while streaming. Default 50 MiB.
