@@ -105,17 +105,19 @@ final class NginxOrigin {
 struct ProcessRun {
     var seconds: Double
     var peakMB: Double
+    /// User + system CPU seconds of the child (its own `wait4` rusage).
+    var cpuSeconds: Double
     var status: Int32
     var stdout: Data
 }
 
-/// Runs `arguments` as a child process under `/usr/bin/time -f %M` (the peak RSS of the child
-/// alone: its own `wait4` rusage) and waits for it with `waitpid`, with `environment` as its
+/// Runs `arguments` as a child process under `/usr/bin/time -f "%M %U %S"` (the peak RSS and CPU
+/// time of the child alone: its own `wait4` rusage) and waits for it with `waitpid`, with `environment` as its
 /// environment. Wall time is from spawn to exit; stdout goes to a file read afterwards.
 func runMeasured(_ arguments: [String], environment: [String: String]) throws -> ProcessRun {
     let dir = makeTempDir("proc")
     let rssPath = dir.appendingPathComponent("rss").path, outPath = dir.appendingPathComponent("stdout").path
-    let argv = ["/usr/bin/time", "-f", "%M", "-o", rssPath] + arguments
+    let argv = ["/usr/bin/time", "-f", "%M %U %S", "-o", rssPath] + arguments
     let envp = environment.map { "\($0.key)=\($0.value)" }
     var cArgv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
     var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map { strdup($0) } + [nil]
@@ -135,9 +137,10 @@ func runMeasured(_ arguments: [String], environment: [String: String]) throws ->
     let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     let rssText = (try? String(contentsOfFile: rssPath, encoding: .utf8)) ?? ""
     // /usr/bin/time writes "Command exited with non-zero status N" first when the child failed.
-    let kb = rssText.split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? .nan
+    let fields = rssText.split(separator: "\n").last.map { $0.split(separator: " ").compactMap { Double($0) } } ?? []
+    let kb = fields.count == 3 ? fields[0] : .nan
     return ProcessRun(
-        seconds: seconds, peakMB: kb / 1024, status: exitStatus,
+        seconds: seconds, peakMB: kb / 1024, cpuSeconds: fields.count == 3 ? fields[1] + fields[2] : .nan, status: exitStatus,
         stdout: FileManager.default.contents(atPath: outPath) ?? Data())
 }
 
@@ -209,14 +212,17 @@ func stockThumbnailJPEG(_ data: Data) -> Int? {
 }
 
 /// The in-process limit of the CLI's image work: Osprey's decoder with the CLI's decoding options
-/// (first frame only when the spec's format cannot animate, as the CLI decodes) and chain, then the
-/// CLI's cache serializer (JPEG q80 when JPEG holds the image).
+/// (first frame only when the spec's format cannot animate, as the CLI decodes) and chain (the
+/// spec's steps, then, as the CLI's `format:` step does, alpha flattened onto white for JPEG),
+/// then the CLI's cache serializer (JPEG q80).
 func cliLimitRun(_ datas: [Data], threads: Int) async -> RunResult {
     let spec = try! ProcessingSpec(parsing: cliSpec)
     let serializer = DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: spec.format)
     let decoder = ImageDecoder(options: DecodingOptions(firstFrameOnly: spec.format.map { !$0.supportsAnimation } ?? false))
+    let flattens = spec.format.map { !$0.holdsAlpha } ?? false
     return await threadsRun(datas, threads: threads) { data in
-        let image = try! decoder.decode(data, processedBy: spec.processor)
+        var image = try! decoder.decode(data, processedBy: spec.processor)
+        if flattens && image.hasAlpha { image = try! ImageProcessors.Pad().process(image) }
         blackHole(try! serializer.data(with: image, original: data, processorIdentifier: spec.processor.identifier))
     }
 }
@@ -268,6 +274,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         }
         var cliRate: [Double] = [], limit: [Double] = [], stock: [Double] = [], peerRate: [Double] = []
         var ospreyMB: [Double] = [], peerMB: [Double] = [], cliSeconds: [Double] = [], floorMB: [Double] = []
+        var ospreyCPU: [Double] = [], peerCPU: [Double] = []
         // Warm-up (not counted): page cache, nginx, the binaries and the interpreter.
         _ = try cliRun(cli: cli, urls: urls("warm", limit: count / 4 + 1), concurrency: concurrency)
         if let peer { _ = try peerProcessRun(peer, urls: urls("warmpeer", limit: count / 4 + 1), workers: concurrency) }
@@ -289,11 +296,13 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             cliRate.append(n / c.seconds)
             ospreyMB.append(c.peakMB)
             cliSeconds.append(c.seconds)
+            ospreyCPU.append(c.cpuSeconds * 1000 / n)
             if let peer {
                 sync()
                 let p = try peerProcessRun(peer, urls: urls("peer\(rep)"), workers: concurrency)
                 peerRate.append(n / p.seconds)
                 peerMB.append(p.peakMB)
+                peerCPU.append(p.cpuSeconds * 1000 / n)
             }
             if index > 0, let floorFile {
                 sync()
@@ -323,6 +332,11 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
                 scenario: 8, name: "\(cliName) vs stock libvips", unit: "images/s", samples: cliRate,
                 baseline: "vips_thumbnail_buffer + vips_jpegsave_buffer (\(threads) threads, vips concurrency 1)", baselineSamples: stock,
                 goal: isSmall ? nil : "≥ 0.85× stock libvips", goalMet: isSmall ? nil : { (f: Figure) in f.ratio! >= 0.85 }))
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(label), osprey prefetch CPU per image", unit: "ms", samples: ospreyCPU,
+                baseline: peer != nil ? "peer.py CPU per image (whole process)" : nil, baselineSamples: peer != nil ? peerCPU : nil,
+                note: "user + system CPU of the whole process (/usr/bin/time %U + %S) over the URLs: the cores' work; the rate figures also count the idle time"))
         figures.append(
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
