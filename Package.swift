@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
@@ -56,6 +57,10 @@ let package = Package(
                 "Osprey",
                 "COspreyVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The HTTP request and response parts Hummingbird's channel pipeline carries, and its URI
+                // parser (MemoryHitHandler).
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -99,7 +104,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio")
+                .product(name: "NIOCore", package: "swift-nio"),
+                // A raw HTTP/1.1 client for pipelined requests (MemoryHitHandlerTests).
+                .product(name: "NIOPosix", package: "swift-nio")
             ],
             resources: [.copy("Fixtures")]
         )

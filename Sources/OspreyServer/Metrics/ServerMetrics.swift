@@ -19,6 +19,8 @@ import Prometheus
 ///   revalidations included), `osprey_origin_not_modified_total` (the `304`s among them);
 /// - `osprey_coalesced_requests_total` (requests that joined an identical one in flight);
 /// - `osprey_connections_total` (client connections accepted: with keep-alive, fewer than requests);
+/// - `osprey_event_loop_hits_total` (memory hits answered on the connection's event loop by
+///   ``MemoryHitHandler``, without a task; included in the request and hit counts);
 /// - `osprey_decodes_total{shrunk_on_load}` (sources decoded for a result; `true` when the first
 ///   resize was folded into the decode with libvips shrink-on-load);
 /// - `osprey_in_flight_requests`, `osprey_queued_requests`, `osprey_bytes_in_total`,
@@ -36,6 +38,7 @@ final class ServerMetrics: Sendable {
     let originFetches: CoreMetrics.Counter
     let originNotModified: CoreMetrics.Counter
     let connections: CoreMetrics.Counter
+    let eventLoopHits: CoreMetrics.Counter
     let coalesced: CoreMetrics.Counter
     let bytesIn: CoreMetrics.Counter
     let bytesOut: CoreMetrics.Counter
@@ -52,6 +55,7 @@ final class ServerMetrics: Sendable {
         originFetches = CoreMetrics.Counter(label: "osprey_origin_fetches_total", factory: factory)
         originNotModified = CoreMetrics.Counter(label: "osprey_origin_not_modified_total", factory: factory)
         connections = CoreMetrics.Counter(label: "osprey_connections_total", factory: factory)
+        eventLoopHits = CoreMetrics.Counter(label: "osprey_event_loop_hits_total", factory: factory)
         shrunkDecodes = CoreMetrics.Counter(label: "osprey_decodes_total", dimensions: [("shrunk_on_load", "true")], factory: factory)
         fullDecodes = CoreMetrics.Counter(label: "osprey_decodes_total", dimensions: [("shrunk_on_load", "false")], factory: factory)
         coalesced = CoreMetrics.Counter(label: "osprey_coalesced_requests_total", factory: factory)

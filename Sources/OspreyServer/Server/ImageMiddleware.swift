@@ -53,31 +53,12 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     }
 
     private func success(_ entry: ResultCache.Entry, negotiated: Bool, request: Request) -> Response {
-        var headers: HTTPFields = [:]
-        let policy = entry.policy
-        let maxAge = min(configuration.maxAge, policy.maxAge ?? .max)
-        headers[.cacheControl] = policy.noStore ? "no-store" : "\(policy.isPrivate ? "private" : "public"), max-age=\(maxAge)"
-        headers[.eTag] = entry.etag
-        headers[.lastModified] = entry.lastModified
-        if negotiated { headers[.vary] = "Accept" }
-        if let match = request.headers[.ifNoneMatch], Self.matches(match, etag: entry.etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentType] = entry.format.mimeType
-        headers[.contentLength] = String(entry.data.count)
-        if request.method == .head { return Response(status: .ok, headers: headers) }
-        service.metrics.bytesOut.increment(by: Int64(entry.data.count))
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: entry.data)))
-    }
-
-    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak comparison, as RFC 9110 asks.
-    static func matches(_ header: String, etag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag
-        }
+        let answer = ResultResponse(
+            entry: entry, negotiated: negotiated, isHead: request.method == .head, ifNoneMatch: request.headers[.ifNoneMatch],
+            maxAge: configuration.maxAge)
+        guard let body = answer.body else { return Response(status: answer.status, headers: answer.headers) }
+        service.metrics.bytesOut.increment(by: Int64(body.count))
+        return Response(status: answer.status, headers: answer.headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     private func failure(_ error: ServerError, path: String) -> Response {

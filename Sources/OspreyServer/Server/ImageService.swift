@@ -56,6 +56,14 @@ final class ImageService: Sendable {
         job.resultKey(quality: job.job.quality ?? configuration.quality, offer: offer)
     }
 
+    /// The result for `job` in the memory cache, if any, counted as a `result_memory` hit; it
+    /// never waits, so ``MemoryHitHandler`` can ask on the event loop.
+    func memoryResult(for job: PreparedJob, accept: String?) -> ResultCache.Entry? {
+        guard let entry = results.memoryValue(key(for: job, offer: negotiator.offer(accept: accept))) else { return nil }
+        metrics.cache("result_memory")
+        return entry
+    }
+
     /// The cached result for `job`, if any (the fast path: no worker, no cancellation watch).
     func cachedResult(for job: PreparedJob, accept: String?) async -> ResultCache.Entry? {
         guard let (entry, level) = await results.lookup(key(for: job, offer: negotiator.offer(accept: accept))) else { return nil }

@@ -35,11 +35,14 @@ public struct OspreyServer: Sendable {
         let jobs = JobResolver(thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration, sourceGuard: service.sourceGuard)
         router.add(middleware: ImageMiddleware(service: service, jobs: jobs, configuration: configuration))
         StatusRoutes.add(to: router, service: service, drain: drain)
-        // One watcher per connection: requests learn of a client going away without reading
-        // the connection, so it stays alive.
-        let metrics = service.metrics
+        // Per connection: a watcher, so requests learn of a client going away without reading
+        // the connection (it stays alive), and the memory hits answered on the event loop.
+        let service = self.service, configuration = self.configuration
+        let handlers: @Sendable () -> [any RemovableChannelHandler] = {
+            [ConnectionWatcher(metrics: service.metrics), MemoryHitHandler(service: service, jobs: jobs, configuration: configuration)]
+        }
         return Application(
-            router: router, server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionWatcher(metrics: metrics)])),
+            router: router, server: .http1(configuration: .init(additionalChannelHandlers: handlers())),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "osprey"),
             onServerRunning: onServerRunning, logger: logger)
     }

@@ -46,6 +46,11 @@ final class ResultCache: Sendable {
         }
     }
 
+    /// The entry under `key` in memory, without looking on disk.
+    func memoryValue(_ key: String) -> Entry? {
+        memory.value(forKey: key)
+    }
+
     /// The entry under `key` and the level it came from (`result_memory` or `result_disk`).
     func lookup(_ key: String) async -> (Entry, level: String)? {
         if let entry = memory.value(forKey: key) { return (entry, "result_memory") }

@@ -1,0 +1,115 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Osprey
+import Testing
+
+@testable import OspreyServer
+
+@Suite("Memory hits answered on the event loop (MemoryHitHandler)", .serialized, .timeLimit(.minutes(3)))
+struct MemoryHitHandlerTests {
+    func eventLoopHits(_ server: ServerHarness) async throws -> Int {
+        let text = try await server.get("/metrics").text
+        let line = text.split(separator: "\n").first { $0.hasPrefix("osprey_event_loop_hits_total ") }
+        return line.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+    }
+
+    @Test("a memory hit is answered on the event loop with the answer Hummingbird gives: headers, body, HEAD, 304")
+    func sameAnswer() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start { $0.instanceName = "fast-1" }
+        defer {
+            Task {
+                await server.stop()
+                await origin.stop()
+            }
+        }
+        let path = "/unsafe/fit-in/64x64/filters:format(png)/\(origin.url("/photo.jpg"))"
+        let miss = try await server.get(path)
+        #expect(miss.status == 200)
+        #expect(try await eventLoopHits(server) == 0)
+        let hit = try await server.get(path)
+        #expect(try await eventLoopHits(server) == 1)
+        #expect(hit.body == miss.body)
+        for name in ["content-type", "content-length", "etag", "last-modified", "cache-control", "x-osprey-instance", "server"] {
+            #expect(hit.header(name) == miss.header(name), "\(name)")
+        }
+        #expect(hit.header("date") != nil && hit.header("vary") == nil)
+        let etag = try #require(hit.header("etag"))
+        let notModified = try await server.get(path, headers: [("If-None-Match", "W/\(etag)")])
+        #expect(notModified.status == 304 && notModified.body.isEmpty && notModified.header("etag") == etag)
+        #expect(try await eventLoopHits(server) == 2)
+        // Negotiated (no format in the URL): Vary: Accept, the format of the Accept header's result.
+        let negotiated = "/unsafe/fit-in/64x64/\(origin.url("/photo.jpg"))"
+        _ = try await server.get(negotiated, headers: [("Accept", "image/webp")])
+        let webp = try await server.get(negotiated, headers: [("Accept", "image/webp")])
+        #expect(webp.header("content-type") == "image/webp" && webp.header("vary") == "Accept")
+        #expect(try await eventLoopHits(server) == 3)
+        // A request with a Connection header goes on to Hummingbird (which closes on `close`).
+        let closing = try await server.get(path, headers: [("Connection", "close")])
+        #expect(closing.status == 200 && closing.body == miss.body)
+        #expect(try await eventLoopHits(server) == 3)
+    }
+
+    @Test("pipelined requests are answered in order: a hit behind a slow miss waits for it")
+    func pipelinedOrder() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(400))
+        let server = try await ServerHarness.start()
+        defer {
+            Task {
+                await server.stop()
+                await origin.stop()
+            }
+        }
+        let hitPath = "/unsafe/fit-in/32x32/filters:format(jpeg)/\(origin.url("/photo.jpg"))"
+        _ = try await server.get(hitPath)
+        let missPath = "/unsafe/fit-in/32x32/filters:format(png)/\(origin.url("/slow.jpg"))"
+        let request =
+            [missPath, hitPath].map { "GET \($0) HTTP/1.1\r\nHost: localhost\r\n\r\n" }.joined()
+            + "GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        let answer = try await RawHTTP.exchange(port: server.port, request: request)
+        let png = try #require(answer.range(of: "Content-Type: image/png", options: .caseInsensitive))
+        let jpeg = try #require(answer.range(of: "Content-Type: image/jpeg", options: .caseInsensitive))
+        #expect(png.lowerBound < jpeg.lowerBound, "the hit was answered before the miss in front of it")
+        #expect(answer.components(separatedBy: "HTTP/1.1 200").count == 4, "three answers")
+        #expect(try await eventLoopHits(server) == 0, "a hit behind a pending request goes on to Hummingbird")
+    }
+}
+
+/// Sends raw bytes on one connection and returns everything the server sends until it closes.
+enum RawHTTP {
+    static func exchange(port: Int, request: String) async throws -> String {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let promise = group.next().makePromise(of: String.self)
+        let channel = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(promise: promise)) }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+        return try await promise.futureResult.get()
+    }
+
+    /// Collects the bytes read until the connection closes.
+    private final class Collector: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        private var text = ""
+        private let promise: EventLoopPromise<String>
+
+        init(promise: EventLoopPromise<String>) { self.promise = promise }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            text += String(buffer: unwrapInboundIn(data))
+        }
+
+        func channelInactive(context: ChannelHandlerContext) { promise.succeed(text) }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            promise.fail(error)
+            context.close(promise: nil)
+        }
+    }
+}
