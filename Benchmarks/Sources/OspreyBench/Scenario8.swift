@@ -336,7 +336,9 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch CPU per image", unit: "ms", samples: ospreyCPU,
                 baseline: peer != nil ? "peer.py CPU per image (whole process)" : nil, baselineSamples: peer != nil ? peerCPU : nil,
-                note: "user + system CPU of the whole process (/usr/bin/time %U + %S) over the URLs: the cores' work; the rate figures also count the idle time"))
+                note:
+                    "user + system CPU of the whole process (/usr/bin/time %U + %S) over the URLs: the cores' work; the rate figures also count the idle time"
+            ))
         figures.append(
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
