@@ -5,24 +5,13 @@ For every image in DIR: the median process CPU time (ms, 15 rounds) of what peer
 bytes once they are fetched: Pillow open + thumbnail to fit 256x256 + EXIF transpose + RGB +
 JPEG q80 encode, in memory. Usage: python perfile.py DIR [ROUNDS]
 """
-import io
 import os
 import statistics
 import sys
 import time
 
-from PIL import Image, ImageOps
-
-
-def work(data):
-    im = Image.open(io.BytesIO(data))
-    im.thumbnail((256, 256))
-    im = ImageOps.exif_transpose(im)
-    if im.mode != "RGB":
-        im = im.convert("RGB")
-    out = io.BytesIO()
-    im.save(out, "JPEG", quality=80)
-    return out.getvalue()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer import thumbnail as work  # noqa: E402 - the peer's own image work, not a copy of it
 
 
 def main():
