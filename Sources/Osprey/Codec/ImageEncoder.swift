@@ -35,8 +35,11 @@ public struct ImageEncoder: Sendable {
                 let rgb = background.rgbDoubles
                 pixels = try pixels.apply { input, out in rgb.withUnsafeBufferPointer { osprey_flatten(input, $0.baseAddress, 3, &out) } }
             }
-            if format == .webp && !keepsFrames && pixels.height == image.height {
-                // libwebp straight from the pixels, on this thread (see osprey_webp.h).
+            if format == .webp && !keepsFrames && pixels.height == image.height && pixels.bandFormat == VIPS_FORMAT_UCHAR
+                && pixels.bands <= 4
+            {
+                // libwebp straight from the pixels, on this thread (see osprey_webp.h); other
+                // layouts go through libvips, whose saver converts them.
                 let lossless: Int32 = quality == 100 ? 1 : 0
                 return try save { osprey_webpsave_still(pixels.pointer, Int32(quality), lossless, &$0, &$1) }
             }

@@ -62,6 +62,16 @@ struct WebPEncodingTests {
         #expect(Pixels.meanDifference(try decoded.rgbaPixels(), try rgb.rgbaPixels()) < 6)
     }
 
+    @Test("pixels that are not 8-bit still encode, through libvips' saver")
+    func otherBandFormats() throws {
+        let rgb = try TestData.image("hopper.png")
+        let wide = try rgb.storage.apply { osprey_cast($0, Int32(VIPS_FORMAT_USHORT.rawValue), &$1) }.materialised()
+        let image = Image(storage: wide, frameHeight: rgb.height, format: nil, frameDelays: [], loopCount: 0, orientation: .up)
+        let decoded = try Image(data: try image.encoded(as: .webp, quality: 80))
+        #expect((decoded.width, decoded.height) == (128, 128))
+        #expect(Pixels.meanDifference(try decoded.rgbaPixels(), try rgb.rgbaPixels()) < 12)
+    }
+
     /// The chunks of a RIFF WebP file, in order.
     static func chunks(_ data: Data) throws -> [(fourCC: String, payload: Data)] {
         let bytes = [UInt8](data)
