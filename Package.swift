@@ -32,11 +32,12 @@ let package = Package(
             providers: [.apt(["libvips-dev"]), .brew(["vips"])]
         ),
         // Fixed-argument C wrappers around libvips' varargs calls, which Swift cannot call.
-        // lcms2 (a dependency of libvips-dev) for cached colour transforms.
+        // lcms2 and libwebp (dependencies of libvips-dev) for cached colour transforms and for
+        // encoding still WebP images on the calling thread.
         .target(
             name: "COspreyVips",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("lcms2")]
+            linkerSettings: [.linkedLibrary("lcms2"), .linkedLibrary("webp")]
         ),
         .target(
             name: "Osprey",

@@ -35,8 +35,22 @@ public struct ImageEncoder: Sendable {
                 let rgb = background.rgbDoubles
                 pixels = try pixels.apply { input, out in rgb.withUnsafeBufferPointer { osprey_flatten(input, $0.baseAddress, 3, &out) } }
             }
+            if format == .webp && !keepsFrames && pixels.height == image.height && pixels.bandFormat == VIPS_FORMAT_UCHAR
+                && pixels.bands <= 4
+            {
+                // libwebp straight from the pixels, on this thread (see osprey_webp.h); other
+                // layouts go through libvips, whose saver converts them.
+                let lossless: Int32 = quality == 100 ? 1 : 0
+                return try save { osprey_webpsave_still(pixels.pointer, Int32(quality), lossless, &$0, &$1) }
+            }
             // A private copy to carry the animation metadata the savers read.
             let annotated = try pixels.apply { osprey_copy($0, &$1) }
+            if format == .webp {
+                // libvips 8.14.0-8.14.1 ignore `strip` in webpsave and would write these out.
+                for name in ["icc-profile-data", "exif-data", "xmp-data", "iptc-data"] {
+                    vips_image_remove(annotated.pointer, name)
+                }
+            }
             if keepsFrames {
                 vips_image_set_int(annotated.pointer, "page-height", Int32(image.height))
                 vips_image_set_int(annotated.pointer, "loop", Int32(image.loopCount))
@@ -52,11 +66,8 @@ public struct ImageEncoder: Sendable {
     }
 
     private func save(_ image: VipsImageRef) throws(VipsFailure) -> Data {
-        Vips.ensureInitialised()
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
         let q = Int32(quality)
-        let status: Int32 =
+        return try save { buffer, length in
             switch format {
             case .jpeg: osprey_jpegsave(image.pointer, q, &buffer, &length)
             case .png: osprey_pngsave(image.pointer, 6, &buffer, &length)
@@ -65,6 +76,15 @@ public struct ImageEncoder: Sendable {
             case .avif: osprey_avifsave(image.pointer, q, &buffer, &length)
             case .heif, .tiff, .bmp: -1
             }
+        }
+    }
+
+    /// Runs a saver that g_mallocs its output and returns it as `Data`.
+    private func save(_ saver: (inout UnsafeMutableRawPointer?, inout Int) -> Int32) throws(VipsFailure) -> Data {
+        Vips.ensureInitialised()
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = saver(&buffer, &length)
         guard status == 0, let buffer else {
             if let buffer { g_free(buffer) }
             throw VipsFailure(message: Vips.takeError())
