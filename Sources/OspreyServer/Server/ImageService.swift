@@ -106,6 +106,17 @@ final class ImageService: Sendable {
             if !still, let frames = validation?.frames, frames > configuration.maxAnimationFrames {
                 throw tooManyFrames(frames)
             }
+            // Over the pixel limit by its header: refused before the original is read from disk
+            // (megabytes per request for a decompression bomb) and before any decode.
+            if let size = validation?.size {
+                let frames = still ? 1 : validation?.frames ?? 1
+                do throws(OspreyError) {
+                    try DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
+                        .checkSourcePixels(width: size.width, height: size.height, frames: frames)
+                } catch {
+                    throw ServerError(error)
+                }
+            }
             let processStart = ContinuousClock.now
             let result = try await sources.image(
                 for: job.source, processor: processor, firstFrameOnly: still,
