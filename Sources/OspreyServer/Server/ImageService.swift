@@ -210,6 +210,13 @@ final class ImageService: Sendable {
         }
     }
 
+    /// Records the memory caches' levels and limits for `/metrics`.
+    func recordMemoryCaches() {
+        metrics.memoryCache("results", bytes: results.memoryCost, limit: results.memoryLimit)
+        let sourceMemory = sources.cache.memoryStorage
+        metrics.memoryCache("sources", bytes: sourceMemory.totalCost, limit: sourceMemory.config.totalCostLimit)
+    }
+
     /// Shuts the HTTP client down.
     func shutdown() async {
         try? await loader.shutdown()
