@@ -1,6 +1,6 @@
 """A misbehaving image origin for the soak: serves the test images and, by URL path, each fault.
 
-    /img/NAME                 the image, well behaved (ETag, Cache-Control)
+    /img/NAME, /img/ANY/NAME  the image, well behaved (ETag, Cache-Control)
     /slow/SECONDS/NAME        waits SECONDS before the first byte
     /stall/NAME               headers and half the body, then nothing for 60 s
     /reset/NAME               headers and a third of the body, then a TCP reset

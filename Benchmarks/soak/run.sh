@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The soak and fault run of `osprey serve` (issue 17): mixed load while the origin misbehaves,
-# saturation, idle check, kill -9 + damaged cache, restart and rescan. Not run in CI.
-#   bash Benchmarks/soak/run.sh            # 10 minutes, the release CLI at .build/release/osprey
+# The soak and fault run of `osprey serve` (issue 17): the result memory cache filled, mixed load
+# while the origin misbehaves, saturation, idle check, kill -9 + damaged cache, restart and rescan.
+# Not run in CI.
+#   bash Benchmarks/soak/run.sh            # ~6 min fill + 10 min load, the release CLI at .build/release/osprey
 #   SOAK_SECONDS=60 OSPREY_BIN=/path/osprey bash Benchmarks/soak/run.sh
 # Results: Benchmarks/results/soak-HHMM.{txt,json,png} (SOAK_OUT to choose). Other knobs: soak.py.
 set -euo pipefail

@@ -61,3 +61,23 @@ struct IdleSpellTests {
         #expect(limiter.idle.finished == 2)
     }
 }
+
+@Suite("Allocator settings: the mapping threshold stays where the server fixed it", .timeLimit(.minutes(1)))
+struct MallocSettingsTests {
+    @Test("after a large block is freed, a smaller one over the threshold still gets a mapping of its own")
+    func mmapThresholdStaysFixed() throws {
+        #if canImport(Glibc)
+            Malloc.fixMmapThreshold()
+            // Left to itself, glibc raises its threshold to 30 MiB on this free. The probe is larger
+            // than any free chunk the arenas are likely to hold, which glibc would reuse first.
+            let large = try #require(malloc(30 << 20))
+            free(large)
+            let block = try #require(malloc(20 << 20))
+            defer { free(block) }
+            #expect(Malloc.isMapped(block))
+            let small = try #require(malloc(64 << 10))
+            defer { free(small) }
+            #expect(!Malloc.isMapped(small), "blocks under the threshold stay in the arenas")
+        #endif
+    }
+}

@@ -36,6 +36,11 @@ struct MetricsAndConnectionTests {
         for phase in ["queue", "download", "process", "encode", "total"] {
             #expect(text.contains("osprey_request_duration_seconds_count{phase=\"\(phase)\"}"), "\(phase)")
         }
+        // The memory caches' levels and limits: the result cache holds the three results made.
+        let held = try #require(Self.value(of: "osprey_memory_cache_bytes{cache=\"results\"}", in: text))
+        #expect(held == Double(server.server.service.results.memoryCost) && held > 0)
+        #expect(Self.value(of: "osprey_memory_cache_limit_bytes{cache=\"results\"}", in: text) == Double(256 << 20))
+        #expect(Self.value(of: "osprey_memory_cache_limit_bytes{cache=\"sources\"}", in: text) != nil)
         await server.stop()
         await origin.stop()
     }
@@ -68,5 +73,10 @@ struct MetricsAndConnectionTests {
         #expect(text.contains("osprey_connections_total 2"), "\(text.split(separator: "\n").filter { $0.contains("connections") })")
         await server.stop()
         await origin.stop()
+    }
+
+    /// The value of the sample `name` (with its labels) in a Prometheus exposition.
+    static func value(of name: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
     }
 }

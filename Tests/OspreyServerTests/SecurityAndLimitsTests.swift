@@ -1,7 +1,7 @@
 import Foundation
-import Osprey
 import Testing
 
+@testable import Osprey
 @testable import OspreyServer
 
 @Suite("Server SSRF guard and limits", .serialized, .timeLimit(.minutes(5)))
@@ -106,6 +106,23 @@ struct SecurityAndLimitsTests {
         #expect(try await result.get("/unsafe/600x100/\(origin.url("/photo.jpg"))").status == 422)
         #expect(try await result.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
         await result.stop()
+        await origin.stop()
+    }
+
+    @Test("a cached source over the pixel limit is refused from its header: no decode, the original not read")
+    func pixelLimitFromHeader() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)  // 400x300: 120,000 pixels
+        let server = try await ServerHarness.start { $0.maxSourcePixels = 100_000 }
+        let first = try await server.get("/unsafe/50x50/\(origin.url("/photo.jpg"))")
+        #expect(first.status == 422 && first.text.contains("exceeds the limit of 100000 pixels"), "\(first.text)")
+        // The next request validates the cached source and reads its header; later ones know it.
+        #expect(try await server.get("/unsafe/51x51/\(origin.url("/photo.jpg"))").status == 422)
+        let decodes = server.server.service.pipeline.decodeCount.load(ordering: .relaxed)
+        let again = try await server.get("/unsafe/52x52/\(origin.url("/photo.jpg"))")
+        #expect(again.status == 422 && again.text.contains("400x300 pixels x 1 frame(s) exceeds the limit of 100000"), "\(again.text)")
+        #expect(server.server.service.pipeline.decodeCount.load(ordering: .relaxed) == decodes, "refused before the pipeline")
+        await server.stop()
         await origin.stop()
     }
 }

@@ -78,7 +78,7 @@ extension DecodingOptions {
 extension DecodingOptions {
     /// The decompression-bomb guard: refuses a source whose header declares more than
     /// ``maxSourcePixels`` pixels over the frames to decode, before any pixel is decoded.
-    func checkSourcePixels(width: Int, height: Int, frames: Int) throws(OspreyError) {
+    package func checkSourcePixels(width: Int, height: Int, frames: Int) throws(OspreyError) {
         let (area, overflow) = width.multipliedReportingOverflow(by: height)
         let (pixels, overflow2) = area.multipliedReportingOverflow(by: frames)
         guard !overflow, !overflow2, pixels <= maxSourcePixels else {

@@ -24,7 +24,11 @@ import Prometheus
 /// - `osprey_decodes_total{shrunk_on_load}` (sources decoded for a result; `true` when the first
 ///   resize was folded into the decode with libvips shrink-on-load);
 /// - `osprey_in_flight_requests`, `osprey_queued_requests`, `osprey_bytes_in_total`,
-///   `osprey_bytes_out_total`.
+///   `osprey_bytes_out_total`;
+/// - `osprey_memory_cache_bytes{cache}` and `osprey_memory_cache_limit_bytes{cache}`: what each
+///   memory cache holds (the cost it charges against its limit) and that limit, read when
+///   `/metrics` is rendered: `results` (encoded results, each charged its bytes, key and a fixed
+///   overhead) and `sources` (the pipeline's decoded images: the 1x1 validation probes).
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -42,6 +46,7 @@ final class ServerMetrics: Sendable {
     let coalesced: CoreMetrics.Counter
     let bytesIn: CoreMetrics.Counter
     let bytesOut: CoreMetrics.Counter
+    private let memoryCacheGauges = Locked<[String: (bytes: CoreMetrics.Gauge, limit: CoreMetrics.Gauge)]>([:])
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -96,6 +101,21 @@ final class ServerMetrics: Sendable {
             }
             return timers[phase]!
         }.record(duration: duration)
+    }
+
+    /// Records what the memory cache `name` holds and its limit, in bytes.
+    func memoryCache(_ name: String, bytes: Int, limit: Int) {
+        let gauges = memoryCacheGauges.withLock { gauges in
+            if gauges[name] == nil {
+                gauges[name] = (
+                    CoreMetrics.Gauge(label: "osprey_memory_cache_bytes", dimensions: [("cache", name)], factory: factory),
+                    CoreMetrics.Gauge(label: "osprey_memory_cache_limit_bytes", dimensions: [("cache", name)], factory: factory)
+                )
+            }
+            return gauges[name]!
+        }
+        gauges.bytes.record(bytes)
+        gauges.limit.record(limit)
     }
 
     /// The Prometheus text exposition.

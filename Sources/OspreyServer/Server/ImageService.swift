@@ -114,6 +114,17 @@ final class ImageService: Sendable {
             if !still, let frames = validation?.frames, frames > configuration.maxAnimationFrames {
                 throw tooManyFrames(frames)
             }
+            // Over the pixel limit by its header: refused before the original is read from disk
+            // (megabytes per request for a decompression bomb) and before any decode.
+            if let size = validation?.size {
+                let frames = still ? 1 : validation?.frames ?? 1
+                do throws(OspreyError) {
+                    try DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
+                        .checkSourcePixels(width: size.width, height: size.height, frames: frames)
+                } catch {
+                    throw ServerError(error)
+                }
+            }
             let processStart = ContinuousClock.now
             let result = try await sources.image(
                 for: job.source, processor: processor, firstFrameOnly: still,
@@ -205,6 +216,13 @@ final class ImageService: Sendable {
             guard let maxBytes, data.count > maxBytes, format != .png, format != .gif, quality > 10 else { return data }
             quality = max(10, quality - 10)
         }
+    }
+
+    /// Records the memory caches' levels and limits for `/metrics`.
+    func recordMemoryCaches() {
+        metrics.memoryCache("results", bytes: results.memoryCost, limit: results.memoryLimit)
+        let sourceMemory = sources.cache.memoryStorage
+        metrics.memoryCache("sources", bytes: sourceMemory.totalCost, limit: sourceMemory.config.totalCostLimit)
     }
 
     /// Shuts the HTTP client down.

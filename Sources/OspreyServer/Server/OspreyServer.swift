@@ -69,10 +69,12 @@ public struct OspreyServer: Sendable {
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
     /// port once the server accepts connections (default: does nothing). Caps the C allocator's
-    /// arenas first; while serving, freed memory goes back to the system when the server is idle.
+    /// arenas and fixes its mapping threshold first; while serving, freed memory goes back to the
+    /// system when the server is idle.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let port = configuration.port
         Malloc.limitArenas()
+        Malloc.fixMmapThreshold()
         try await makeServiceGroup(signals: [.sigterm, .sigint]) { channel in
             await onListening(channel.localAddress?.port ?? port)
         }.run()

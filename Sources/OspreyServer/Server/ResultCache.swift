@@ -77,6 +77,8 @@ final class ResultCache: Sendable {
 
     /// The summed cost of the entries in memory.
     var memoryCost: Int { memory.totalCost }
+    /// The memory level's limit on that cost.
+    var memoryLimit: Int { memory.config.totalCostLimit }
 
     /// Waits for disk writes to land (tests).
     func flush() async { await disk?.waitForPendingWork() }

@@ -32,7 +32,8 @@ enum StatusRoutes {
         router.get("/health/ready") { _, _ -> Response in ready() }
         router.get("/health") { _, _ -> Response in ready() }
         router.get("/metrics") { _, _ -> Response in
-            Response(
+            service.recordMemoryCaches()
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.render())))
         }
