@@ -32,25 +32,6 @@ int osprey_malloc_arena_max(int arenas) {
 #endif
 }
 
-int osprey_malloc_mmap_threshold(int bytes) {
-#if defined(__GLIBC__)
-    return mallopt(M_MMAP_THRESHOLD, bytes);
-#else
-    (void)bytes;
-    return 0;
-#endif
-}
-
-int osprey_malloc_is_mapped(const void *block) {
-#if defined(__GLIBC__)
-    // glibc keeps a chunk's size in the word before it; bit 1 (IS_MMAPPED) marks a mapped block.
-    return block != NULL && (((const size_t *)block)[-1] & 2) != 0;
-#else
-    (void)block;
-    return 0;
-#endif
-}
-
 int osprey_malloc_trim(void) {
 #if defined(__GLIBC__)
     return malloc_trim(0);

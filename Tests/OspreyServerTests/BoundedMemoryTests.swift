@@ -1,4 +1,5 @@
 import Foundation
+import Osprey
 import Testing
 
 @testable import OspreyServer
@@ -47,37 +48,44 @@ struct BoundedMemoryTests {
     }
 }
 
-@Suite("Idle trimming: the worker limiter tells idle spells", .timeLimit(.minutes(1)))
-struct IdleSpellTests {
-    @Test("idle counts finished jobs, so an idle spell after work is told from one without")
-    func idleAfterWork() async throws {
+@Suite("Memory trimming: every interval in which jobs finished, busy or idle", .timeLimit(.minutes(1)))
+struct MemoryTrimTests {
+    @Test("the limiter counts finished jobs")
+    func finishedJobs() async throws {
         let limiter = WorkLimiter(workers: 2, queueLimit: 2)
-        #expect(limiter.idle.isIdle)
-        #expect(limiter.idle.finished == 0)
-        let busy = try await limiter.run { () async throws(ServerError) in limiter.idle.isIdle }
-        #expect(!busy)
+        #expect(limiter.finished == 0)
+        let during = try await limiter.run { () async throws(ServerError) in limiter.finished }
+        #expect(during == 0)
         _ = try await limiter.run { () async throws(ServerError) in 1 }
-        #expect(limiter.idle.isIdle)
-        #expect(limiter.idle.finished == 2)
+        #expect(limiter.finished == 2)
+    }
+
+    @Test("a server that never goes idle is trimmed once jobs finish; no jobs, no trim")
+    func trimsWhileBusy() async throws {
+        let limiter = WorkLimiter(workers: 2, queueLimit: 2)
+        let trims = TrimCount()
+        let service = MemoryTrimService(limiter: limiter, interval: .milliseconds(10), trim: { trims.count.withLock { $0 += 1 } })
+        let task = Task { try await service.run() }
+        defer { task.cancel() }
+        // One job always running, so the limiter is never idle; others finish beside it.
+        let (release, released) = AsyncStream<Void>.makeStream()
+        let holder = Task { try await limiter.run { () async throws(ServerError) in for await _ in release {} } }
+        defer {
+            released.finish()
+            holder.cancel()
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(trims.count.withLock { $0 } == 0, "no job finished yet")
+        for _ in 0..<500 where trims.count.withLock({ $0 }) == 0 {
+            _ = try await limiter.run { () async throws(ServerError) in 1 }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(trims.count.withLock { $0 } > 0)
+        #expect(limiter.running == 1, "still busy")
     }
 }
 
-@Suite("Allocator settings: the mapping threshold stays where the server fixed it", .timeLimit(.minutes(1)))
-struct MallocSettingsTests {
-    @Test("after a large block is freed, a smaller one over the threshold still gets a mapping of its own")
-    func mmapThresholdStaysFixed() throws {
-        #if canImport(Glibc)
-            Malloc.fixMmapThreshold()
-            // Left to itself, glibc raises its threshold to 30 MiB on this free. The probe is larger
-            // than any free chunk the arenas are likely to hold, which glibc would reuse first.
-            let large = try #require(malloc(30 << 20))
-            free(large)
-            let block = try #require(malloc(20 << 20))
-            defer { free(block) }
-            #expect(Malloc.isMapped(block))
-            let small = try #require(malloc(64 << 10))
-            defer { free(small) }
-            #expect(!Malloc.isMapped(small), "blocks under the threshold stay in the arenas")
-        #endif
-    }
+/// The trims a test's service made.
+final class TrimCount: Sendable {
+    let count = Locked(0)
 }

@@ -14,13 +14,6 @@ int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *
 /// glibc's mallopt(M_ARENA_MAX, arenas); 0 where that is not available or refused.
 int osprey_malloc_arena_max(int arenas);
 
-/// glibc's mallopt(M_MMAP_THRESHOLD, bytes), which also turns off glibc's raising of that
-/// threshold (and of the trim threshold) as large blocks are freed; 0 where not available or refused.
-int osprey_malloc_mmap_threshold(int bytes);
-
-/// 1 when glibc gave `block` (from malloc) a mapping of its own, freed with munmap; 0 otherwise (or elsewhere).
-int osprey_malloc_is_mapped(const void *block);
-
 /// glibc's malloc_trim(0): 1 when memory went back to the system, 0 otherwise (or elsewhere).
 int osprey_malloc_trim(void);
 

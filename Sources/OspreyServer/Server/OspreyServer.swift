@@ -74,7 +74,6 @@ public struct OspreyServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let port = configuration.port
         Malloc.limitArenas()
-        Malloc.fixMmapThreshold()
         try await makeServiceGroup(signals: [.sigterm, .sigint]) { channel in
             await onListening(channel.localAddress?.port ?? port)
         }.run()
@@ -87,7 +86,7 @@ public struct OspreyServer: Sendable {
     public func makeServiceGroup(signals: [UnixSignal], onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> ServiceGroup {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: ClientShutdownService(service: service)),
-            .init(service: IdleTrimService(limiter: service.limiter)),
+            .init(service: MemoryTrimService(limiter: service.limiter)),
             .init(service: makeApplication(onServerRunning: onServerRunning))
         ]
         var shutdownSignals = signals

@@ -31,8 +31,8 @@ final class WorkLimiter: Sendable {
     var running: Int { state.withLock { $0.running } }
     /// Jobs waiting now.
     var queued: Int { state.withLock { $0.waiting.count } }
-    /// Whether no job runs or waits, and how many have finished since the start.
-    var idle: (isIdle: Bool, finished: UInt64) { state.withLock { ($0.running == 0 && $0.waiting.isEmpty, $0.finished) } }
+    /// Jobs finished since the start.
+    var finished: UInt64 { state.withLock { $0.finished } }
 
     /// Whether every worker is busy and the queue is full, so that a new job would get 429.
     var isSaturated: Bool { state.withLock { $0.running >= workers && $0.waiting.count >= queueLimit } }
