@@ -69,8 +69,8 @@ public struct OspreyServer: Sendable {
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
     /// port once the server accepts connections (default: does nothing). Caps the C allocator's
-    /// arenas and fixes its mapping threshold first; while serving, freed memory goes back to the
-    /// system when the server is idle.
+    /// arenas first; while serving, freed memory goes back to the system every ten seconds in
+    /// which jobs finished, busy or idle.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let port = configuration.port
         Malloc.limitArenas()
