@@ -148,7 +148,8 @@ struct FetchCommand: AsyncParsableCommand {
             let key = ImageCache.computedKey(pipeline.cacheKey(for: source), processorIdentifier: output.processorIdentifier)
             var bytes = result.data?.count ?? Self.cachedSize(ofKey: key, pipeline: pipeline)
             var path: String?
-            let unprocessed = spec.processor.identifier.isEmpty && spec.format == nil
+            // No processor and no format step: the chain's identifier is empty.
+            let unprocessed = output.processorIdentifier.isEmpty
             // What --out writes: the original bytes when unprocessed, else the image in `format`.
             let written = unprocessed ? (image.format ?? format) : format
             if let out = output.directory {
