@@ -53,7 +53,7 @@ final class ResultCache: Sendable {
 
     /// The entry under `key` and the level it came from (`result_memory` or `result_disk`).
     func lookup(_ key: String) async -> (Entry, level: String)? {
-        if let entry = memory.value(forKey: key) { return (entry, "result_memory") }
+        if let entry = memoryValue(key) { return (entry, "result_memory") }
         guard let disk, let stored = await disk.value(forKey: key), let entry = Self.decode(stored) else { return nil }
         try? memory.store(entry, forKey: key, cost: Self.cost(of: entry, key: key))
         return (entry, "result_disk")
