@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "COspreyVips",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("lcms2"), .linkedLibrary("webp")]
+            linkerSettings: [.linkedLibrary("lcms2"), .linkedLibrary("webp"), .linkedLibrary("jpeg")]
         ),
         .target(
             name: "Osprey",

@@ -1,7 +1,9 @@
 import COspreyVips
 import Foundation
 
-/// Encodes an ``Image`` into JPEG, PNG, WebP, GIF or AVIF bytes with libvips.
+/// Encodes an ``Image`` into JPEG, PNG, WebP, GIF or AVIF bytes: 8-bit still JPEG and WebP with
+/// libjpeg and libwebp on the calling thread (the same bytes libvips' savers write), the rest with
+/// libvips.
 ///
 /// - Animations are kept by GIF and WebP. JPEG, PNG and AVIF get the first frame only.
 /// - JPEG has no alpha: transparent pixels are flattened onto ``background`` (default white).
@@ -42,6 +44,13 @@ public struct ImageEncoder: Sendable {
                 // layouts go through libvips, whose saver converts them.
                 let lossless: Int32 = quality == 100 ? 1 : 0
                 return try save { osprey_webpsave_still(pixels.pointer, Int32(quality), lossless, &$0, &$1) }
+            }
+            if format == .jpeg && pixels.height == image.height && pixels.bandFormat == VIPS_FORMAT_UCHAR
+                && (pixels.bands == 1 || pixels.bands == 3)
+            {
+                // libjpeg straight from the pixels, on this thread (see osprey_jpeg.h); other
+                // layouts go through libvips, whose saver converts them.
+                return try save { osprey_jpegsave_still(pixels.pointer, Int32(quality), &$0, &$1) }
             }
             // A private copy to carry the animation metadata the savers read.
             let annotated = try pixels.apply { osprey_copy($0, &$1) }
