@@ -3,10 +3,12 @@ import Osprey
 
 /// `OspreyBench perfile DIR...`: for every image, the median wall and process CPU time of the
 /// end-to-end job's image work (decode with the `thumbnail:256` chain, then JPEG q80), one image at a
-/// time on one thread: where the per-image time of scenarios 6 and 7 goes.
+/// time on one thread: where the per-image time of scenarios 6 and 7 goes. `PERFILE_STOCK=0` leaves
+/// the stock libvips column out (its thread pool's wake-ups otherwise land in the process CPU).
 func perFile(directories: [String]) throws {
     let decoder = ImageDecoder(options: e2eDecoding)
     let rounds = envInt("PERFILE_ROUNDS", 15)
+    let withStock = envInt("PERFILE_STOCK", 1) != 0
     print("file | decode wall ms | decode cpu ms | encode wall ms | encode cpu ms | stock libvips thumbnail+jpegsave wall ms")
     var totals = (0.0, 0.0, 0.0, 0.0), stockTotal = 0.0
     for directory in directories {
@@ -26,7 +28,7 @@ func perFile(directories: [String]) throws {
                 dc.append(c1 - c0)
                 ew.append(w2 - w1)
                 ec.append(c2 - c1)
-                let stocked = stockThumbnailJPEG(data) != nil
+                let stocked = withStock && stockThumbnailJPEG(data) != nil
                 sw.append(stocked ? wallNow() - w2 : .nan)
             }
             let stock = sw.sorted()[sw.count / 2] * 1e3

@@ -110,6 +110,9 @@ public struct ImageDecoder: Sendable {
         var delays: [Int]
         var loop: Int
         var isCMYK: Bool
+        /// The header's image, opened for sequential access with the decode's frame option: the
+        /// full-size load when no rotation is needed (one header parse instead of two).
+        var image: VipsImageRef
     }
 
     /// The pixels of the source: shrunk on load into `box` when there is one, else at full size
@@ -133,14 +136,12 @@ public struct ImageDecoder: Sendable {
             }
         }
         let rotate = options.autoOrient && header.orientation != .up
-        let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: !rotate)
-        var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
-        if rotate {
-            image = try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
-                try frame.apply { osprey_autorot($0, &$1) }
-            }.0
-        }
-        return image
+        guard rotate else { return probe.image }
+        let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
+        let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
+        return try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
+            try frame.apply { osprey_autorot($0, &$1) }
+        }.0
     }
 
     /// A thumbnail of a CMYK JPEG with the colour transform cached per profile: JPEG
@@ -196,7 +197,7 @@ public struct ImageDecoder: Sendable {
 
     private static func loadHeader(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, allFrames: Bool) throws(OspreyError) -> Probe {
         do throws(VipsFailure) {
-            let options = format.loaderOptions(allFrames: allFrames, sequential: false)
+            let options = format.loaderOptions(allFrames: allFrames, sequential: true)
             let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, options, &out) }
             let pageHeight = image.int("page-height").flatMap { $0 > 0 && image.height % $0 == 0 ? $0 : nil } ?? image.height
             let frames = max(1, image.height / pageHeight)
@@ -206,7 +207,7 @@ public struct ImageDecoder: Sendable {
                 orientation: orientation, hasAlpha: image.hasAlpha)
             return Probe(
                 header: header, frameHeight: pageHeight, delays: image.intArray("delay") ?? [], loop: image.int("loop") ?? 0,
-                isCMYK: image.interpretation == VIPS_INTERPRETATION_CMYK)
+                isCMYK: image.interpretation == VIPS_INTERPRETATION_CMYK, image: image)
         } catch {
             throw classify(error, format: format)
         }
