@@ -1,6 +1,7 @@
 #include "osprey_webp.h"
 #include "osprey_vips.h"
 #include <string.h>
+#include <webp/decode.h>
 #include <webp/encode.h>
 
 // Why not vips_webpsave_buffer for still images: it renders the image through vips_sink_disc,
@@ -85,4 +86,8 @@ int osprey_webpsave_still(VipsImage *in, int quality, int lossless, void **buf, 
     *len = writer.size;
     WebPMemoryWriterClear(&writer);
     return 0;
+}
+
+int osprey_webp_declared_size(const void *buf, size_t len, int *width, int *height) {
+    return WebPGetInfo(buf, len, width, height) ? 0 : -1;
 }

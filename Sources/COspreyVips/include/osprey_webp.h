@@ -14,4 +14,9 @@
 /// allocated with g_malloc.
 int osprey_webpsave_still(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
 
+/// The canvas size a WebP file declares in its headers (the VP8/VP8L frame header, or the VP8X
+/// canvas), read by libwebp without decoding anything. 0 on success, -1 when the headers are not
+/// WebP's (no libvips error is set).
+int osprey_webp_declared_size(const void *buf, size_t len, int *width, int *height);
+
 #endif

@@ -32,10 +32,13 @@ public struct ImageDecoder: Sendable {
         self.options = options
     }
 
-    /// Reads the header of `data` without decoding pixels.
+    /// Reads the header of `data` without decoding pixels. A WebP whose headers declare more than
+    /// ``DecodingOptions/maxSourcePixels`` is refused first (libvips would map that canvas).
     public func header(of data: Data) throws(OspreyError) -> ImageHeader {
         let format = try Self.format(of: data)
+        let options = self.options
         return try Self.withBytes(data) { (buffer) throws(OspreyError) -> ImageHeader in
+            try Self.checkDeclaredSize(buffer, format: format, options: options)
             let probe = try Self.loadHeader(buffer, format: format, allFrames: true)
             return probe.header
         }
@@ -53,6 +56,7 @@ public struct ImageDecoder: Sendable {
         let format = try Self.format(of: data)
         let options = self.options
         return try Self.withBytes(data) { (buffer) throws(OspreyError) -> (image: Image, folded: Bool) in
+            try Self.checkDeclaredSize(buffer, format: format, options: options)
             let probe = try Self.loadHeader(buffer, format: format, allFrames: !options.firstFrameOnly)
             let header = probe.header
             let frames = options.firstFrameOnly ? 1 : header.frameCount
@@ -185,6 +189,22 @@ public struct ImageDecoder: Sendable {
             throw .decoding(.truncatedData(format: .gif, message: "the GIF trailer (0x3B) is missing"))
         }
         return format
+    }
+
+    /// libvips' webpload maps the whole canvas a header declares while it reads the header (1 GiB
+    /// of address space for a 16383 x 16383 lie), so a WebP's declared size is checked before.
+    private static func checkDeclaredSize(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions) throws(OspreyError) {
+        guard format == .webp, let size = declaredWebPSize(buffer) else { return }
+        try options.checkSourcePixels(width: size.width, height: size.height, frames: 1)
+    }
+
+    /// The canvas size a WebP's headers declare, read by libwebp; `nil` when they cannot be read
+    /// (libvips then reports the damage).
+    static func declaredWebPSize(_ buffer: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        var width: Int32 = 0
+        var height: Int32 = 0
+        guard osprey_webp_declared_size(buffer.baseAddress, buffer.count, &width, &height) == 0 else { return nil }
+        return (Int(width), Int(height))
     }
 
     /// Runs `body` with the bytes of `data` pinned; libvips reads them in place.

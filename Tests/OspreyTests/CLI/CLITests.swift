@@ -78,6 +78,23 @@ final class CLITests {
         }
     }
 
+    @Test(
+        "a WebP declaring 16383 x 16383 is refused as too large within 900 MB of address space",
+        .enabled(if: CLIRunner.canLimitAddressSpace, "needs prlimit, and no thread sanitizer (its shadow memory needs more)"))
+    func webpSizeLieUnderAddressSpaceLimit() throws {
+        // libvips 8.14's webpload maps the canvas a header declares while reading the header; the
+        // decoder reads the declared size with libwebp first. Without that, this run fails on
+        // "vips_tracked: out of memory" instead.
+        let lie = path("lie.webp")
+        try BadInputTests.webpSizeLie().write(to: URL(fileURLWithPath: lie))
+        let result = try CLIRunner.run(["convert", lie, path("out.jpg")], addressSpaceLimit: 900_000_000)
+        #expect(!result.crashed)
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("16383x16383 pixels x 1 frame(s) exceeds the limit of 50000000 pixels"), "\(result.stderr)")
+        let control = try CLIRunner.run(["convert", TestData.url("hopper.webp").path, path("ok.jpg")], addressSpaceLimit: 900_000_000)
+        #expect(control.status == 0, "a good WebP converts under the same limit: \(control.stderr)")
+    }
+
     @Test("usage errors exit 64; a missing input exits 66")
     func usageErrors() throws {
         let input = TestData.url("hopper.jpg").path

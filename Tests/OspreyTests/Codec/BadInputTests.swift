@@ -73,6 +73,29 @@ struct BadInputTests {
         }
     }
 
+    @Test("a WebP whose frame header declares 16383 x 16383 is refused from libwebp's reading of it")
+    func webpSizeLieIsRefused() throws {
+        let lie = try Self.webpSizeLie()
+        #expect(lie.withUnsafeBytes { ImageDecoder.declaredWebPSize($0) }! == (16383, 16383))
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 16383, height: 16383, frames: 1, limitPixels: 50_000_000))) {
+            try Image(data: lie)
+        }
+        #expect(throws: OspreyError.decoding(.tooLarge(width: 16383, height: 16383, frames: 1, limitPixels: 50_000_000))) {
+            try ImageDecoder().header(of: lie)
+        }
+        // That libvips never maps the 1 GiB canvas is checked under an address-space limit:
+        // CLITests.webpSizeLieUnderAddressSpaceLimit.
+    }
+
+    /// hopper.webp (a simple lossy file) with its VP8 frame header's 14-bit width and height
+    /// (at 26 and 28) set to 16383.
+    static func webpSizeLie() throws -> Data {
+        var bytes = [UInt8](try TestData.data("hopper.webp"))
+        try #require(bytes[12..<16].elementsEqual("VP8 ".utf8) && bytes[23..<26] == [0x9d, 0x01, 0x2a])
+        bytes.replaceSubrange(26..<30, with: [0xff, 0x3f, 0xff, 0x3f])
+        return Data(bytes)
+    }
+
     @Test("the source limit counts every frame and is configurable")
     func limitCountsFrames() throws {
         let data = try TestData.data("iss634.gif")
