@@ -126,9 +126,7 @@ public struct ImageDecoder: Sendable {
         options: DecodingOptions
     ) throws(VipsFailure) -> VipsImageRef {
         let header = probe.header
-        if let box, probe.isCMYK, format == .jpeg,
-            let thumbnail = try cmykThumbnail(buffer, header: header, box: box, options: options)
-        {
+        if let box, format == .jpeg, let thumbnail = try jpegThumbnail(buffer, probe: probe, box: box, options: options) {
             return thumbnail
         }
         if let box {
@@ -148,27 +146,31 @@ public struct ImageDecoder: Sendable {
         }.0
     }
 
-    /// A thumbnail of a CMYK JPEG with the colour transform cached per profile: JPEG
-    /// shrink-on-load, the cached CMYK → sRGB transform on the shrunk pixels, then the resize.
-    /// (`vips_thumbnail` would build a new transform from the fallback CMYK profile for every
-    /// image: ~30 ms, against a few hundred microseconds for the rest.) `nil` when the transform
-    /// is not available; the caller then takes the usual path.
-    private static func cmykThumbnail(
-        _ buffer: UnsafeRawBufferPointer, header: ImageHeader, box: ShrinkBox,
-        options: DecodingOptions
+    /// A thumbnail of a JPEG with libjpeg's DCT scaling to the largest 1/2, 1/4 or 1/8 of the
+    /// source that still covers the box, then libvips' lanczos3 resize to the box: imgproxy's and
+    /// Pillow's rule. (`vips_thumbnail` keeps a further factor of two for the resize, so for a
+    /// 4000 × 3000 photo fitted into 512 it decodes 2000 × 1500, four times the pixels.) A CMYK
+    /// source gets the colour transform cached per profile on the shrunk pixels (`vips_thumbnail`
+    /// would build a new transform from the fallback CMYK profile for every image: ~30 ms).
+    /// `nil` when a CMYK transform is not available; the caller then takes the usual path.
+    private static func jpegThumbnail(
+        _ buffer: UnsafeRawBufferPointer, probe: Probe, box: ShrinkBox, options: DecodingOptions
     ) throws(VipsFailure) -> VipsImageRef? {
+        let header = probe.header
         let (width, height) = header.upright(autoOrient: options.autoOrient)
         let ratios = (Double(width) / Double(max(1, box.width)), Double(height) / Double(max(1, box.height)))
         // A fit shrinks by the larger ratio; a cover (crop) or a stretch must keep the smaller one.
         let covers = box.crop != VIPS_INTERESTING_NONE || !box.preservesAspectRatio
         let shrink = covers ? min(ratios.0, ratios.1) : max(ratios.0, ratios.1)
-        // libvips' rule: block-shrink on load to at most half the final shrink, leaving at least a
-        // factor of two to the resize.
-        let factor = shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
-        let loaderOptions = "fail_on=truncated,shrink=\(factor)"
-        let shrunk = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
-        guard var image = shrunk.cachedTransformToSRGB() else { return nil }
-        if options.autoOrient && header.orientation != .up {
+        let factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1
+        let rotate = options.autoOrient && header.orientation != .up
+        let loaderOptions = "fail_on=truncated,shrink=\(factor)" + (rotate ? "" : ",access=sequential")
+        var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
+        if probe.isCMYK {
+            guard let converted = image.cachedTransformToSRGB() else { return nil }
+            image = converted
+        }
+        if rotate {
             image = try image.apply { osprey_autorot($0, &$1) }
         }
         return try image.apply {
