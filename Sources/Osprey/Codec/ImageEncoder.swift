@@ -2,8 +2,8 @@ import COspreyVips
 import Foundation
 
 /// Encodes an ``Image`` into JPEG, PNG, WebP, GIF or AVIF bytes: 8-bit still JPEG and WebP with
-/// libjpeg and libwebp on the calling thread (the same bytes libvips' savers write), the rest with
-/// libvips.
+/// libjpeg and libwebp on the calling thread (the JPEG bytes and the WebP bitstream libvips' savers
+/// write, without their thread-pool hand-offs), the rest with libvips.
 ///
 /// - Animations are kept by GIF and WebP. JPEG, PNG and AVIF get the first frame only.
 /// - JPEG has no alpha: transparent pixels are flattened onto ``background`` (default white).
