@@ -14,18 +14,15 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import threading
 import time
 
 os.environ.setdefault("SOAK_MIX", "miss=1")
 import load  # noqa: E402 (reads SOAK_MIX)
 from sampler import proc_status  # noqa: E402
+from soak import BIN, ROOT, start_origin  # noqa: E402 (the soak's binary, paths and origin)
 
 E = os.environ.get
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BIN = E("OSPREY_BIN", os.path.join(ROOT, ".build/release/osprey"))
 SECONDS = float(E("RSS_SECONDS", "180"))
 CLIENTS = int(E("RSS_CLIENTS", "6"))
 IDLE = float(E("RSS_IDLE", "20"))
@@ -55,9 +52,7 @@ def server_pid(root):
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
-    origin = subprocess.Popen([sys.executable, os.path.join(HERE, "origin.py"), E("SOAK_IMAGES", "/work/shared/testdata/images"),
-                               os.path.join(ROOT, "Benchmarks/.work/soak/assets"), "0"], stdout=subprocess.PIPE, text=True)
-    origin_port = int(origin.stdout.readline().rsplit(" ", 1)[1])
+    origin, origin_port = start_origin()
     env = dict(os.environ)
     for item in shlex.split(E("RSS_ENV", "")):
         key, value = item.split("=", 1)

@@ -18,11 +18,9 @@ import time
 
 import load
 from sampler import proc_status
+from soak import BIN, ROOT, start_origin  # the soak's binary, paths and origin
 
 E = os.environ.get
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BIN = E("OSPREY_BIN", os.path.join(ROOT, ".build/release/osprey"))
 SECONDS = float(E("SPIKES_SECONDS", "25"))
 CLIENTS = int(E("SPIKES_CLIENTS", "4"))
 IDLE = float(E("SPIKES_IDLE", "12"))
@@ -73,9 +71,7 @@ def run(kind, origin_port):
 
 
 def main():
-    origin = subprocess.Popen([sys.executable, os.path.join(HERE, "origin.py"), E("SOAK_IMAGES", "/work/shared/testdata/images"),
-                               os.path.join(ROOT, "Benchmarks/.work/soak/assets"), "0"], stdout=subprocess.PIPE, text=True)
-    origin_port = int(origin.stdout.readline().rsplit(" ", 1)[1])
+    origin, origin_port = start_origin()
     try:
         for kind in sys.argv[1:]:
             run(kind, origin_port)
