@@ -79,11 +79,7 @@ int osprey_jpegsave_still(VipsImage *in, int quality, void **buf, size_t *len) {
         vips_error("osprey_jpegsave_still", "%s", "out of memory");
         return -1;
     }
-    int inMemory = in->dtype == VIPS_IMAGE_SETBUF || in->dtype == VIPS_IMAGE_SETBUF_FOREIGN || in->dtype == VIPS_IMAGE_MMAPIN;
-    if (inMemory) {
-        g_object_ref(in);
-        job->pixels = in;
-    } else if (osprey_copy_memory_inline(in, &job->pixels)) {
+    if (osprey_pixels_in_memory(in, &job->pixels)) {
         free(job);
         return -1;
     }

@@ -253,6 +253,15 @@ int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
     return 0;
 }
 
+int osprey_pixels_in_memory(VipsImage *in, VipsImage **out) {
+    if (in->dtype == VIPS_IMAGE_SETBUF || in->dtype == VIPS_IMAGE_SETBUF_FOREIGN || in->dtype == VIPS_IMAGE_MMAPIN) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    return osprey_copy_memory_inline(in, out);
+}
+
 // MARK: - Colour management with cached lcms2 transforms
 
 // libvips builds a new lcms2 transform for every image it colour-manages, and building one costs

@@ -27,13 +27,7 @@ static int osprey_webp_pixels(VipsImage *in, VipsImage **out) {
         g_object_unref(rgb);
         if (vips_colourspace(in, &rgb, VIPS_INTERPRETATION_sRGB, "source_space", VIPS_INTERPRETATION_B_W, NULL)) return -1;
     }
-    int inMemory = rgb->dtype == VIPS_IMAGE_SETBUF || rgb->dtype == VIPS_IMAGE_SETBUF_FOREIGN ||
-                   rgb->dtype == VIPS_IMAGE_MMAPIN;
-    if (inMemory) {
-        *out = rgb;
-        return 0;
-    }
-    int status = osprey_copy_memory_inline(rgb, out);
+    int status = osprey_pixels_in_memory(rgb, out);
     g_object_unref(rgb);
     return status;
 }

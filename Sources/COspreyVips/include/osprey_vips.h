@@ -31,6 +31,9 @@ int osprey_autorot(VipsImage *in, VipsImage **out);
 /// vips_image_copy_memory() evaluated on the calling thread (strips, top to bottom) instead of
 /// libvips' thread pool.
 int osprey_copy_memory_inline(VipsImage *in, VipsImage **out);
+/// `in`'s pixels held in memory, as a new reference: `in` itself when they already are (a memory
+/// buffer or a mapped file), else osprey_copy_memory_inline's copy.
+int osprey_pixels_in_memory(VipsImage *in, VipsImage **out);
 /// Converts through the embedded ICC profile to sRGB, 8 bits.
 int osprey_icc_to_srgb(VipsImage *in, VipsImage **out);
 /// Converts an 8-bit RGB(A) image with an embedded profile, or an 8-bit CMYK(A) image with an
