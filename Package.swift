@@ -32,12 +32,13 @@ let package = Package(
             providers: [.apt(["libvips-dev"]), .brew(["vips"])]
         ),
         // Fixed-argument C wrappers around libvips' varargs calls, which Swift cannot call.
-        // lcms2 and libwebp (dependencies of libvips-dev) for cached colour transforms and for
-        // encoding still WebP images on the calling thread.
+        // lcms2, libwebp and libjpeg (dependencies of libvips-dev) for cached colour transforms and for
+        // encoding still WebP and JPEG images on the calling thread; gmodule to load libvips' modules
+        // on first use.
         .target(
             name: "COspreyVips",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("lcms2"), .linkedLibrary("webp"), .linkedLibrary("jpeg")]
+            linkerSettings: [.linkedLibrary("lcms2"), .linkedLibrary("webp"), .linkedLibrary("jpeg"), .linkedLibrary("gmodule-2.0")]
         ),
         .target(
             name: "Osprey",

@@ -3,24 +3,6 @@
 #include <string.h>
 #include <lcms2.h>
 
-static void osprey_quiet_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
-    (void)domain; (void)level; (void)message; (void)data;
-}
-
-int osprey_vips_init(void) {
-    if (VIPS_INIT("osprey") != 0) return -1;
-    // libvips prints warnings (e.g. "ignoring nclx profile") to stderr; failures still surface as
-    // errors through the error buffer, so warnings are dropped unless OSPREY_VIPS_WARNINGS is set.
-    if (!g_getenv("OSPREY_VIPS_WARNINGS")) {
-        g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, osprey_quiet_log, NULL);
-    }
-    // Osprey caches images itself; libvips' operation cache would only hold memory.
-    vips_cache_set_max(0);
-    vips_cache_set_max_mem(0);
-    vips_cache_set_max_files(0);
-    return 0;
-}
-
 int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsImage **out) {
     *out = vips_image_new_from_buffer(buf, len, options ? options : "", NULL);
     return *out ? 0 : -1;
@@ -185,6 +167,7 @@ int osprey_gifsave(VipsImage *in, void **buf, size_t *len) {
 }
 
 int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len) {
+    osprey_vips_load_module(OSPREY_VIPS_MODULE_HEIF);
     return vips_heifsave_buffer(in, buf, len, "Q", quality,
                                 "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "strip", TRUE, NULL);

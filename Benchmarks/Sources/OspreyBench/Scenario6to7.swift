@@ -238,5 +238,8 @@ func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer
 /// Sets libvips' own thread pool to one thread (after Osprey has initialised libvips).
 func setVipsConcurrency() throws {
     _ = try ImageDecoder().decode(try tinyPNG())
+    // Osprey loads libvips' heif module when an AVIF first needs it; the stock-libvips baselines
+    // call libvips directly, so it is loaded here, as stock libvips' own init would have.
+    _ = ImageFormat.avif.canEncode
     vips_concurrency_set(Int32(envInt("VIPS_CONCURRENCY", 1)))
 }

@@ -10,8 +10,22 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
-/// Initialises libvips once and disables its operation cache. Returns 0 on success.
+/// Initialises libvips once and disables its operation cache. Returns 0 on success. libvips'
+/// loadable modules are left for osprey_vips_load_module unless the user set VIPSHOME.
 int osprey_vips_init(void);
+
+/// The libvips modules Osprey loads on first use.
+typedef enum {
+    /// heifload and heifsave (AVIF, HEIF).
+    OSPREY_VIPS_MODULE_HEIF = 0,
+    /// magickload (BMP).
+    OSPREY_VIPS_MODULE_MAGICK = 1
+} OspreyVipsModule;
+
+/// Loads `module` if osprey_vips_init left it unloaded and it was not tried yet; safe to call
+/// from any thread, after osprey_vips_init. Without the module file nothing happens: its
+/// operations stay missing.
+void osprey_vips_load_module(OspreyVipsModule module);
 
 /// Loads a header (lazily) from memory. `options` is a libvips option string such as
 /// "n=-1,fail_on=truncated" (may be NULL). The buffer must outlive the image's use.

@@ -282,22 +282,27 @@ extension ImageHeader {
 }
 
 extension ImageFormat {
-    /// Whether this libvips build has a loader for the format (looked up once per process).
-    var hasLoader: Bool { Self.loadable.contains(self) }
-
-    private static let loadable = Set(allCases.filter(\.libvipsHasLoader))
-
-    private var libvipsHasLoader: Bool {
+    /// Whether this libvips build has a loader for the format, looked up once per process and
+    /// format: the first AVIF/HEIF or BMP source loads the libvips module that decodes it.
+    var hasLoader: Bool {
         switch self {
-        case .jpeg: Vips.hasOperation("jpegload_buffer")
-        case .png: Vips.hasOperation("pngload_buffer")
-        case .gif: Vips.hasOperation("gifload_buffer")
-        case .webp: Vips.hasOperation("webpload_buffer")
-        case .avif, .heif: Vips.hasOperation("heifload_buffer")
-        case .tiff: Vips.hasOperation("tiffload_buffer")
-        case .bmp: Vips.hasOperation("magickload_buffer")
+        case .jpeg: Self.jpegLoads
+        case .png: Self.pngLoads
+        case .gif: Self.gifLoads
+        case .webp: Self.webpLoads
+        case .avif, .heif: Self.heifLoads
+        case .tiff: Self.tiffLoads
+        case .bmp: Self.bmpLoads
         }
     }
+
+    private static let jpegLoads = Vips.hasOperation("jpegload_buffer")
+    private static let pngLoads = Vips.hasOperation("pngload_buffer")
+    private static let gifLoads = Vips.hasOperation("gifload_buffer")
+    private static let webpLoads = Vips.hasOperation("webpload_buffer")
+    private static let heifLoads = Vips.hasOperation("heifload_buffer")
+    private static let tiffLoads = Vips.hasOperation("tiffload_buffer")
+    private static let bmpLoads = Vips.hasOperation("magickload_buffer")
 
     /// The libvips loader option string: strict about truncation, all frames where the format animates.
     func loaderOptions(allFrames: Bool, sequential: Bool) -> String {

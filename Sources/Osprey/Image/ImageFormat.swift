@@ -41,19 +41,18 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// Whether Osprey can encode this format with the libvips it runs on. AVIF needs libheif with
     /// an AV1 encoder; TIFF, BMP and HEIF are decode-only in Osprey.
-    public var canEncode: Bool { Self.encodable.contains(self) }
-
-    /// The formats this libvips build can encode, looked up once per process.
-    private static let encodable = Set(allCases.filter(\.libvipsCanEncode))
-
-    private var libvipsCanEncode: Bool {
+    public var canEncode: Bool {
         switch self {
         case .jpeg, .png, .webp: true
-        case .gif: Vips.hasOperation("gifsave_buffer")
-        case .avif: Vips.hasOperation("heifsave_buffer")
+        case .gif: Self.gifEncodes
+        case .avif: Self.avifEncodes
         case .heif, .tiff, .bmp: false
         }
     }
+
+    // Looked up once per process and format: the first AVIF query loads libvips' heif module.
+    private static let gifEncodes = Vips.hasOperation("gifsave_buffer")
+    private static let avifEncodes = Vips.hasOperation("heifsave_buffer")
 
     /// Parses a user-given name: `jpeg`/`jpg`, `png`, `gif`, `webp`, `avif`, `heif`/`heic`, `tiff`/`tif`, `bmp`.
     public init?(name: String) {

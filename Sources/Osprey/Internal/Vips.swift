@@ -31,9 +31,15 @@ enum Vips {
         return text.isEmpty ? "unknown libvips error" : text
     }
 
-    /// Whether this libvips build has the named operation (e.g. `heifsave_buffer`).
+    /// Whether this libvips build has the named operation (e.g. `heifsave_buffer`). An operation
+    /// of a libvips module (`heif…`, `magick…`) loads that module first (see `osprey_vips_init`).
     static func hasOperation(_ name: String) -> Bool {
         ensureInitialised()
+        if name.hasPrefix("heif") {
+            osprey_vips_load_module(OSPREY_VIPS_MODULE_HEIF)
+        } else if name.hasPrefix("magick") {
+            osprey_vips_load_module(OSPREY_VIPS_MODULE_MAGICK)
+        }
         return osprey_has_operation(name) != 0
     }
 }

@@ -1,3 +1,4 @@
+import COspreyVips
 import Foundation
 import Testing
 
@@ -93,6 +94,39 @@ final class CLITests {
         #expect(result.stderr.contains("16383x16383 pixels x 1 frame(s) exceeds the limit of 50000000 pixels"), "\(result.stderr)")
         let control = try CLIRunner.run(["convert", TestData.url("hopper.webp").path, path("ok.jpg")], addressSpaceLimit: 900_000_000)
         #expect(control.status == 0, "a good WebP converts under the same limit: \(control.stderr)")
+    }
+
+    /// libvips' module directory on this machine (Debian's libvips 8.14 has one), or nil.
+    static var vipsModuleDirectory: String? {
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
+            .map { "\($0)/vips-modules-\(vips_version(0)).\(vips_version(1))" }
+            .first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    @Test(
+        "libvips' modules load when a format needs them: none for a PNG, heif for an AVIF; all under a user's VIPSHOME",
+        .enabled(if: vipsModuleDirectory != nil, "this libvips has no loadable modules"))
+    func vipsModulesLoadOnDemand() throws {
+        // glibc's loader lists every library it opens under LD_DEBUG=files.
+        func convert(_ name: String, _ output: String, environment: [String: String] = [:]) throws -> (ok: Bool, modules: Set<String>) {
+            let result = try CLIRunner.run(
+                ["convert", TestData.url(name).path, path(output)], environment: environment.merging(["LD_DEBUG": "files"]) { $1 })
+            let modules = Set(
+                result.stderr.split(separator: "\n").compactMap { line -> String? in
+                    guard let range = line.range(of: #"vips-modules-[0-9.]+/vips-([a-z]+)\.so"#, options: .regularExpression) else { return nil }
+                    return String(line[range].split(separator: "/").last!.dropFirst(5).dropLast(3))
+                })
+            return (result.status == 0 && !result.crashed, modules)
+        }
+        let png = try convert("coffee.png", "coffee.jpg")
+        #expect(png.ok)
+        #expect(png.modules.isEmpty, "a PNG loads no libvips module: \(png.modules)")
+        let avif = try convert("hopper.avif", "hopper.png")
+        #expect(avif.ok)
+        #expect(avif.modules == ["heif"], "an AVIF loads only heif: \(avif.modules)")
+        let user = try convert("coffee.png", "user.jpg", environment: ["VIPSHOME": "/usr"])
+        #expect(user.ok)
+        #expect(user.modules.isSuperset(of: ["heif", "magick"]), "a user's VIPSHOME gets libvips' own start: \(user.modules)")
     }
 
     @Test("usage errors exit 64; a missing input exits 66")

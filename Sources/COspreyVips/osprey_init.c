@@ -1,0 +1,76 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <gmodule.h>
+#include "osprey_vips.h"
+
+static void osprey_quiet_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
+/// libvips' module directory when Osprey loads its modules on demand; empty when libvips loaded
+/// them itself at init. Written once, inside osprey_vips_init (which Swift runs once, before any
+/// other libvips call), and only read afterwards.
+static char osprey_module_dir[PATH_MAX];
+
+/// The directory of the modules that libvips would load: vips-modules-X.Y next to libvips' own
+/// shared library. Empty unless it exists and the user left VIPSHOME (libvips' override) unset.
+static void osprey_find_module_dir(void) {
+    Dl_info info;
+    if (g_getenv("VIPSHOME") || !dladdr((void *)vips_init, &info) || !info.dli_fname) return;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (!slash || !strstr(slash, "libvips")) return;
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%.*s/vips-modules-%d.%d", (int)(slash - info.dli_fname), info.dli_fname,
+                     VIPS_MAJOR_VERSION, VIPS_MINOR_VERSION);
+    if (n <= 0 || (size_t)n >= sizeof dir || !g_file_test(dir, G_FILE_TEST_IS_DIR)) return;
+    memcpy(osprey_module_dir, dir, (size_t)n + 1);
+}
+
+int osprey_vips_init(void) {
+    // Why: vips_init loads every module in its module directory (Debian's 8.14: heif, magick,
+    // jxl, openslide, poppler, with NSS, sqlite, x265, ImageMagick behind them), about 23 ms of
+    // each process's start; Osprey only hands libvips formats it sniffed itself, of which only
+    // AVIF/HEIF (heif) and BMP (magick) live in modules, loaded by osprey_vips_load_module on
+    // first use. libvips reads its module directory from the VIPSHOME prefix, so init runs with
+    // one that has none, and the variable is cleared again afterwards (libvips itself sets it
+    // during init, so the environment is touched no more than before).
+    osprey_find_module_dir();
+    if (osprey_module_dir[0]) g_setenv("VIPSHOME", "/nonexistent/osprey-loads-vips-modules-on-demand", TRUE);
+    int status = VIPS_INIT("osprey");
+    if (osprey_module_dir[0]) g_unsetenv("VIPSHOME");
+    if (status != 0) return -1;
+    // libvips prints warnings (e.g. "ignoring nclx profile") to stderr; failures still surface as
+    // errors through the error buffer, so warnings are dropped unless OSPREY_VIPS_WARNINGS is set.
+    if (!g_getenv("OSPREY_VIPS_WARNINGS")) {
+        g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, osprey_quiet_log, NULL);
+    }
+    // Osprey caches images itself; libvips' operation cache would only hold memory.
+    vips_cache_set_max(0);
+    vips_cache_set_max_mem(0);
+    vips_cache_set_max_files(0);
+    return 0;
+}
+
+void osprey_vips_load_module(OspreyVipsModule module) {
+    static const char *const names[] = { "heif", "magick" };
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int tried[2];
+    if (!osprey_module_dir[0] || (unsigned)module >= 2) return;
+    pthread_mutex_lock(&lock);
+    if (!tried[module]) {
+        tried[module] = 1;
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s/vips-%s.%s", osprey_module_dir, names[module], G_MODULE_SUFFIX);
+        // A missing module is not an error: the operation stays missing and the caller says so.
+        // A loaded module stays loaded for the life of the process, as libvips' own are.
+        if (n > 0 && (size_t)n < sizeof path && g_file_test(path, G_FILE_TEST_EXISTS)) {
+            GModule *handle = g_module_open(path, G_MODULE_BIND_LAZY);
+            if (handle) g_module_make_resident(handle);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
