@@ -250,8 +250,15 @@ extension ImageDownloader {
         _ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics,
         progress: (_ received: Int, _ expected: Int?) -> Void
     ) throws(OspreyError) {
-        // The first chunk is kept as it is (no copy) when it starts at index 0.
-        if data.isEmpty && chunk.startIndex == 0 { data = chunk } else { data.append(chunk) }
+        // The first chunk is kept as it is (no copy) when it starts at index 0 and is the whole
+        // body; otherwise the announced length (within the size limit) is reserved up front, so a
+        // body of many chunks is not copied again each time the buffer grows.
+        if data.isEmpty && chunk.startIndex == 0 && chunk.count >= (expected ?? 0) {
+            data = chunk
+        } else {
+            if data.isEmpty, let expected { data.reserveCapacity(min(expected, configuration.maximumResponseSize)) }
+            data.append(chunk)
+        }
         metrics.receivedBytes += chunk.count
         let limit = configuration.maximumResponseSize
         if data.count > limit {
