@@ -36,8 +36,9 @@ int osprey_vips_init(void) {
     // each process's start; Osprey only hands libvips formats it sniffed itself, of which only
     // AVIF/HEIF (heif) and BMP (magick) live in modules, loaded by osprey_vips_load_module on
     // first use. libvips reads its module directory from the VIPSHOME prefix, so init runs with
-    // one that has none, and the variable is cleared again afterwards (libvips itself sets it
-    // during init, so the environment is touched no more than before).
+    // one that has none, and the variable is removed again afterwards. (libvips' own init sets
+    // VIPSHOME to the prefix it guessed and leaves it set: the environment was written during
+    // init before too, once.)
     osprey_find_module_dir();
     if (osprey_module_dir[0]) g_setenv("VIPSHOME", "/nonexistent/osprey-loads-vips-modules-on-demand", TRUE);
     int status = VIPS_INIT("osprey");
