@@ -96,16 +96,20 @@ final class CLITests {
         #expect(control.status == 0, "a good WebP converts under the same limit: \(control.stderr)")
     }
 
-    /// libvips' module directory on this machine (Debian's libvips 8.14 has one), or nil.
-    static var vipsModuleDirectory: String? {
-        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
-            .map { "\($0)/vips-modules-\(vips_version(0)).\(vips_version(1))" }
-            .first { FileManager.default.fileExists(atPath: $0) }
+    /// The install prefix of libvips' module directory on this machine (Debian's libvips 8.14 has
+    /// one), or nil.
+    static var vipsModulePrefix: String? {
+        let layouts = [
+            ("/usr", "/usr/lib/x86_64-linux-gnu"), ("/usr", "/usr/lib/aarch64-linux-gnu"), ("/usr", "/usr/lib64"),
+            ("/usr", "/usr/lib"), ("/usr/local", "/usr/local/lib")
+        ]
+        let version = "\(vips_version(0)).\(vips_version(1))"
+        return layouts.first { FileManager.default.fileExists(atPath: "\($0.1)/vips-modules-\(version)") }?.0
     }
 
     @Test(
         "libvips' modules load when a format needs them: none for a PNG, heif for an AVIF; all under a user's VIPSHOME",
-        .enabled(if: vipsModuleDirectory != nil, "this libvips has no loadable modules"))
+        .enabled(if: vipsModulePrefix != nil, "this libvips has no loadable modules"))
     func vipsModulesLoadOnDemand() throws {
         // glibc's loader lists every library it opens under LD_DEBUG=files.
         func convert(_ name: String, _ output: String, environment: [String: String] = [:]) throws -> (ok: Bool, modules: Set<String>) {
@@ -124,7 +128,7 @@ final class CLITests {
         let avif = try convert("hopper.avif", "hopper.png")
         #expect(avif.ok)
         #expect(avif.modules == ["heif"], "an AVIF loads only heif: \(avif.modules)")
-        let user = try convert("coffee.png", "user.jpg", environment: ["VIPSHOME": "/usr"])
+        let user = try convert("coffee.png", "user.jpg", environment: ["VIPSHOME": Self.vipsModulePrefix ?? "/usr"])
         #expect(user.ok)
         #expect(user.modules.isSuperset(of: ["heif", "magick"]), "a user's VIPSHOME gets libvips' own start: \(user.modules)")
     }
