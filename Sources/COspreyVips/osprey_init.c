@@ -34,7 +34,7 @@ int osprey_vips_init(void) {
     // Why: vips_init loads every module in its module directory (Debian's 8.14: heif, magick,
     // jxl, openslide, poppler, with NSS, sqlite, x265, ImageMagick behind them), about 23 ms of
     // each process's start; Osprey only hands libvips formats it sniffed itself, of which only
-    // AVIF/HEIF (heif) and BMP (magick) live in modules, loaded by osprey_vips_load_module on
+    // AVIF/HEIF (heif) and BMP (magick) live in modules, loaded by osprey_vips_load_module_for on
     // first use. libvips reads its module directory from the VIPSHOME prefix, so init runs with
     // one that has none, and the variable is removed again afterwards. (libvips' own init sets
     // VIPSHOME to the prefix it guessed and leaves it set: the environment was written during
@@ -56,16 +56,21 @@ int osprey_vips_init(void) {
     return 0;
 }
 
-void osprey_vips_load_module(OspreyVipsModule module) {
-    static const char *const names[] = { "heif", "magick" };
+void osprey_vips_load_module_for(const char *operation) {
+    // The modules Osprey loads on first use, by the prefix of the operations they provide.
+    static const char *const prefixes[] = { "heif", "magick" };
+    enum { count = sizeof prefixes / sizeof prefixes[0] };
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static int tried[2];
-    if (!osprey_module_dir[0] || (unsigned)module >= 2) return;
+    static int tried[count];
+    if (!osprey_module_dir[0]) return;
+    int module = 0;
+    while (module < count && strncmp(operation, prefixes[module], strlen(prefixes[module])) != 0) module++;
+    if (module == count) return;
     pthread_mutex_lock(&lock);
     if (!tried[module]) {
         tried[module] = 1;
         char path[PATH_MAX];
-        int n = snprintf(path, sizeof path, "%s/vips-%s.%s", osprey_module_dir, names[module], G_MODULE_SUFFIX);
+        int n = snprintf(path, sizeof path, "%s/vips-%s.%s", osprey_module_dir, prefixes[module], G_MODULE_SUFFIX);
         // A missing module is not an error: the operation stays missing and the caller says so.
         // A loaded module stays loaded for the life of the process, as libvips' own are.
         if (n > 0 && (size_t)n < sizeof path && g_file_test(path, G_FILE_TEST_EXISTS)) {

@@ -167,7 +167,7 @@ int osprey_gifsave(VipsImage *in, void **buf, size_t *len) {
 }
 
 int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len) {
-    osprey_vips_load_module(OSPREY_VIPS_MODULE_HEIF);
+    osprey_vips_load_module_for("heifsave_buffer");
     return vips_heifsave_buffer(in, buf, len, "Q", quality,
                                 "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "strip", TRUE, NULL);
@@ -185,6 +185,7 @@ void osprey_set_int_array(VipsImage *image, const char *name, const int *values,
 }
 
 int osprey_has_operation(const char *name) {
+    osprey_vips_load_module_for(name);
     return vips_type_find("VipsOperation", name) != 0;
 }
 

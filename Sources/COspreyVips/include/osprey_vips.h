@@ -11,21 +11,14 @@
 #include <vips/vips.h>
 
 /// Initialises libvips once and disables its operation cache. Returns 0 on success. libvips'
-/// loadable modules are left for osprey_vips_load_module unless the user set VIPSHOME.
+/// loadable modules are left for osprey_vips_load_module_for unless the user set VIPSHOME.
 int osprey_vips_init(void);
 
-/// The libvips modules Osprey loads on first use.
-typedef enum {
-    /// heifload and heifsave (AVIF, HEIF).
-    OSPREY_VIPS_MODULE_HEIF = 0,
-    /// magickload (BMP).
-    OSPREY_VIPS_MODULE_MAGICK = 1
-} OspreyVipsModule;
-
-/// Loads `module` if osprey_vips_init left it unloaded and it was not tried yet; safe to call
-/// from any thread, after osprey_vips_init. Without the module file nothing happens: its
+/// Loads the libvips module that provides `operation` (heif for `heif…`, magick for `magick…`;
+/// nothing for the rest) if osprey_vips_init left it unloaded and it was not tried yet; safe to
+/// call from any thread, after osprey_vips_init. Without the module file nothing happens: its
 /// operations stay missing.
-void osprey_vips_load_module(OspreyVipsModule module);
+void osprey_vips_load_module_for(const char *operation);
 
 /// Loads a header (lazily) from memory. `options` is a libvips option string such as
 /// "n=-1,fail_on=truncated" (may be NULL). The buffer must outlive the image's use.
@@ -100,7 +93,8 @@ int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len);
 /// Integer-array metadata (e.g. "delay"); returns the count or -1 when absent.
 int osprey_get_int_array(VipsImage *image, const char *name, int **out);
 void osprey_set_int_array(VipsImage *image, const char *name, const int *values, int n);
-/// Whether a named operation (e.g. "heifsave_buffer") exists in this libvips build.
+/// Whether a named operation (e.g. "heifsave_buffer") exists in this libvips build, after
+/// loading the module that provides it (osprey_vips_load_module_for).
 int osprey_has_operation(const char *name);
 
 #endif

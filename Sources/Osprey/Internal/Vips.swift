@@ -32,14 +32,9 @@ enum Vips {
     }
 
     /// Whether this libvips build has the named operation (e.g. `heifsave_buffer`). An operation
-    /// of a libvips module (`heif…`, `magick…`) loads that module first (see `osprey_vips_init`).
+    /// of a libvips module (`heif…`, `magick…`) loads that module first (`osprey_has_operation`).
     static func hasOperation(_ name: String) -> Bool {
         ensureInitialised()
-        if name.hasPrefix("heif") {
-            osprey_vips_load_module(OSPREY_VIPS_MODULE_HEIF)
-        } else if name.hasPrefix("magick") {
-            osprey_vips_load_module(OSPREY_VIPS_MODULE_MAGICK)
-        }
         return osprey_has_operation(name) != 0
     }
 }
