@@ -1,5 +1,6 @@
 #include <pthread.h>
 #include "osprey_vips.h"
+#include "osprey_render.h"
 #include <string.h>
 #include <lcms2.h>
 
@@ -189,63 +190,6 @@ int osprey_has_operation(const char *name) {
     return vips_type_find("VipsOperation", name) != 0;
 }
 
-/// Called for every line rendered by osprey_render_lines: `in` is the source line, `out` the
-/// same line of the output image.
-typedef void (*osprey_line_writer)(void *context, VipsPel *in, VipsPel *out, int width);
-
-/// Evaluates `in` on the calling thread, 64 lines at a time from the top (so sequential loaders
-/// are read in order), handing each line to `write` with the same line of `out`, an in-memory
-/// image of the same size that write_prepare has allocated.
-static int osprey_render_lines(VipsImage *in, VipsImage *out, osprey_line_writer write, void *context) {
-    VipsRegion *region = vips_region_new(in);
-    if (!region) return -1;
-    const int strip = 64;
-    for (int top = 0; top < in->Ysize; top += strip) {
-        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
-        if (vips_region_prepare(region, &rect)) {
-            g_object_unref(region);
-            return -1;
-        }
-        for (int y = 0; y < rect.height; y++) {
-            write(context, VIPS_REGION_ADDR(region, 0, top + y), VIPS_IMAGE_ADDR(out, 0, top + y), in->Xsize);
-        }
-    }
-    g_object_unref(region);
-    return 0;
-}
-
-static void osprey_copy_line(void *context, VipsPel *in, VipsPel *out, int width) {
-    (void)width;
-    memcpy(out, in, *(const size_t *)context);
-}
-
-int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
-    // Same result as vips_image_copy_memory(), but the pipeline is evaluated on the calling
-    // thread instead of through libvips' thread pool: for small images the hand-offs to and from
-    // the pool's worker threads cost more than the pixels.
-    *out = NULL;
-    VipsImage *mem = vips_image_new_memory();
-    if (!mem) return -1;
-    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
-    if (vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
-        vips_image_write_prepare(mem) ||
-        osprey_render_lines(in, mem, osprey_copy_line, &line)) {
-        g_object_unref(mem);
-        return -1;
-    }
-    *out = mem;
-    return 0;
-}
-
-int osprey_pixels_in_memory(VipsImage *in, VipsImage **out) {
-    if (in->dtype == VIPS_IMAGE_SETBUF || in->dtype == VIPS_IMAGE_SETBUF_FOREIGN || in->dtype == VIPS_IMAGE_MMAPIN) {
-        g_object_ref(in);
-        *out = in;
-        return 0;
-    }
-    return osprey_copy_memory_inline(in, out);
-}
-
 // MARK: - Colour management with cached lcms2 transforms
 
 // libvips builds a new lcms2 transform for every image it colour-manages, and building one costs
@@ -356,8 +300,9 @@ static cmsHTRANSFORM osprey_icc_cmyk_fallback(int alpha) {
     return transform;
 }
 
-static void osprey_transform_line(void *context, VipsPel *in, VipsPel *out, int width) {
+static int osprey_transform_line(void *context, VipsPel *in, VipsPel *out, int width) {
     cmsDoTransform((cmsHTRANSFORM)context, in, out, (cmsUInt32Number)width);
+    return 0;
 }
 
 int osprey_icc_to_srgb_cached(VipsImage *in, VipsImage **out) {
@@ -390,7 +335,7 @@ int osprey_icc_to_srgb_cached(VipsImage *in, VipsImage **out) {
     mem->Type = VIPS_INTERPRETATION_sRGB;
     // The pixels are sRGB now; the source profile no longer describes them.
     vips_image_remove(mem, VIPS_META_ICC_NAME);
-    if (vips_image_write_prepare(mem) || osprey_render_lines(in, mem, osprey_transform_line, transform)) goto done;
+    if (vips_image_write_prepare(mem) || osprey_render_lines(in, mem, 64, osprey_transform_line, transform)) goto done;
     result = 0;
 done:
     if (owned) cmsDeleteTransform(transform);

@@ -38,6 +38,10 @@ int osprey_autorot(VipsImage *in, VipsImage **out);
 /// vips_image_copy_memory() evaluated on the calling thread (strips, top to bottom) instead of
 /// libvips' thread pool.
 int osprey_copy_memory_inline(VipsImage *in, VipsImage **out);
+/// osprey_copy_memory_inline's copy of an image whose alpha band (uchar or ushort) is at its
+/// maximum everywhere: 1 with `*out` set; 0 (nothing kept) as soon as a line has transparency, or
+/// without such a band; -1 on failure.
+int osprey_copy_memory_if_opaque(VipsImage *in, VipsImage **out);
 /// `in`'s pixels held in memory, as a new reference: `in` itself when they already are (a memory
 /// buffer or a mapped file), else osprey_copy_memory_inline's copy.
 int osprey_pixels_in_memory(VipsImage *in, VipsImage **out);

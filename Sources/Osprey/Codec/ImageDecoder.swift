@@ -129,6 +129,9 @@ public struct ImageDecoder: Sendable {
         if let box, format == .jpeg, let thumbnail = try jpegThumbnail(buffer, probe: probe, box: box, options: options) {
             return thumbnail
         }
+        if let box, format == .png, let thumbnail = try opaquePNGThumbnail(probe: probe, box: box, options: options) {
+            return thumbnail
+        }
         if let box {
             let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
             return try VipsImageRef.make { out in
@@ -176,6 +179,32 @@ public struct ImageDecoder: Sendable {
         return try image.apply {
             osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(box.size.rawValue), Int32(box.crop.rawValue), &$1)
         }
+    }
+
+    /// A thumbnail of a PNG whose alpha band is opaque everywhere (a file exported with an alpha
+    /// channel it does not use): the colour bands are resized alone and the band is put back at its
+    /// maximum. `vips_thumbnail` premultiplies an image with alpha in float around the resize,
+    /// which for such a file costs more than its decode (`Benchmarks/results/png-opaque-alpha-*.txt`),
+    /// and an opaque band resizes to itself. The check reads the pixels once, on this thread, into
+    /// memory and stops at the first transparent line. `nil` (the caller streams the file through
+    /// `vips_thumbnail`, which premultiplies) when the band has transparency, without an alpha
+    /// band, for a source rotated by its EXIF orientation, or above
+    /// ``VipsImageRef/inlineRenderLimit`` pixels: a streamed thumbnail never holds the full pixels.
+    private static func opaquePNGThumbnail(probe: Probe, box: ShrinkBox, options: DecodingOptions) throws(VipsFailure) -> VipsImageRef? {
+        let header = probe.header
+        guard header.hasAlpha, header.width * header.height <= VipsImageRef.inlineRenderLimit,
+            !(options.autoOrient && header.orientation != .up)
+        else { return nil }
+        let opaque: Double = probe.image.bandFormat == VIPS_FORMAT_USHORT ? 65535 : 255
+        var copy: UnsafeMutablePointer<VipsImage>?
+        let status = osprey_copy_memory_if_opaque(probe.image.pointer, &copy)
+        guard status >= 0 else { throw VipsFailure(message: Vips.takeError()) }
+        guard status == 1, let copy else { return nil }
+        let pixels = VipsImageRef(taking: copy)
+        let colour = try pixels.withoutAlpha().apply {
+            osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(box.size.rawValue), Int32(box.crop.rawValue), &$1)
+        }
+        return try colour.apply { osprey_bandjoin_const1($0, opaque, &$1) }
     }
 
     private static func format(of data: Data) throws(OspreyError) -> ImageFormat {

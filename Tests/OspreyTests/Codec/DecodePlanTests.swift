@@ -13,7 +13,10 @@ struct DecodePlanTests {
 
     /// Runs `spec` on `name` both ways; returns (planned, full, folded).
     func bothWays(_ name: String, _ spec: String) throws -> (planned: Image, full: Image, folded: Bool) {
-        let data = try TestData.data(name)
+        try bothWays(data: try TestData.data(name), spec)
+    }
+
+    func bothWays(data: Data, _ spec: String) throws -> (planned: Image, full: Image, folded: Bool) {
         let processors = ImagePipeline.stages(of: try ProcessingSpec(parsing: spec).processor)
         let plan = DecodePlan(processors: processors, decoding: .default)
         let (decoded, folded) = try ImageDecoder().decode(data, plan: plan)
@@ -81,6 +84,33 @@ struct DecodePlanTests {
         let fill = try bothWays("iss634.gif", "resize:80x40:fill")
         #expect(!fill.folded)
         #expect(fill.planned.frameCount == 42 && fill.planned.width == 80 && fill.planned.height == 40)
+    }
+
+    @Test("a PNG's alpha band survives the planned decode: opaque (resized without it), and with transparency")
+    func pngAlpha() throws {
+        // logo.png: 500 x 500 RGBA with alpha 255 everywhere, resized without the band.
+        let opaque = try bothWays("logo.png", "thumbnail:256")
+        #expect(opaque.folded && opaque.planned.width == 256 && opaque.planned.height == 256)
+        #expect(opaque.planned.hasAlpha && opaque.full.hasAlpha)
+        let opaquePixels = try opaque.planned.rgbaPixels()
+        #expect(Pixels.channelMeans(opaquePixels)[3] == 255)
+        let opaqueDifference = Pixels.meanDifference(opaquePixels, try opaque.full.rgbaPixels())
+        #expect(opaqueDifference <= 1.0, "the same resize with or without the opaque band: \(opaqueDifference)")
+        // A PNG with transparent corners takes the premultiplied resize and keeps them.
+        let rounded = try ImageDecoder().decode(try TestData.data("rocket.jpg"), processedBy: try ProcessingSpec(parsing: "round:60").processor)
+        let transparent = try bothWays(data: try rounded.encoded(as: .png), "resize:320x320")
+        #expect(transparent.folded && transparent.planned.width == 320 && transparent.planned.height == 214)
+        #expect(try Pixels.pixel(transparent.planned, x: 0, y: 0)[3] == 0, "a transparent corner")
+        #expect(try Pixels.pixel(transparent.planned, x: 160, y: 107)[3] == 255, "an opaque middle")
+        let difference = Pixels.meanDifference(try transparent.planned.rgbaPixels(), try transparent.full.rgbaPixels())
+        #expect(difference <= Self.tolerance, "mean difference \(difference)")
+        // Transparency only in the last lines: found after the opaque top has been read.
+        let bottom = try ImageDecoder().decode(try TestData.data("logo.png"), processedBy: try ProcessingSpec(parsing: "round:40:bl+br").processor)
+        let late = try bothWays(data: try bottom.encoded(as: .png), "thumbnail:100")
+        #expect(late.folded && late.planned.width == 100 && late.planned.height == 100)
+        #expect(try Pixels.pixel(late.planned, x: 0, y: 99)[3] == 0 && Pixels.pixel(late.planned, x: 0, y: 0)[3] == 255)
+        let lateDifference = Pixels.meanDifference(try late.planned.rgbaPixels(), try late.full.rgbaPixels())
+        #expect(lateDifference <= Self.tolerance, "mean difference \(lateDifference)")
     }
 
     @Test("ImageDecoder.decode(_:processedBy:) is the planned path")
