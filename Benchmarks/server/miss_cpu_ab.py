@@ -14,6 +14,7 @@ script; the test images minus the animated GIFs (thumbor answers those as GIF).
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -96,6 +97,7 @@ def main():
                     results.setdefault((fmt, label), []).append((r["rate"], per_answer))
     finally:
         origin.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
     print("medians:")
     for (fmt, label), runs in sorted(results.items()):
         print(f"  {fmt:4} {label:8} {statistics.median(x[0] for x in runs):7.1f} req/s  "
