@@ -242,7 +242,8 @@ struct DownloaderCoalescingTests {
             #expect(first[0].0 < server.image.count)
             #expect(first[0].1 == server.image.count)
             server.openGate("pr")
-            _ = await results.wait(for: 1)
+            let outcome = await results.wait(for: 1)
+            #expect(outcome.first?.value?.data == server.image, "the download itself: \(String(describing: outcome.first))")
             let last = reports.values.last
             #expect(last?.0 == server.image.count)
             #expect(last?.1 == server.image.count)
