@@ -164,11 +164,25 @@ extension DiskStorage {
         /// ``store(_:forKey:expiration:)`` with `meta` kept in the entry's trailer (the pipeline keeps
         /// a download's HTTP validators there), read back by ``meta(forKey:)``.
         func store(_ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data) async throws(OspreyError) {
-            guard gate.withLock({ $0.storeArrives() }) == .runInline else {
-                return try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }
-            }
+            if let stored = storeInline(data, forKey: key, expiration: expiration, meta: meta) { return try stored.get() }
+            try await perform { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }
+        }
+
+        /// ``store(_:forKey:expiration:meta:)`` with a completion: `done` is called on the caller's
+        /// thread, or on the storage's queue when the store had to wait for a pending barrier.
+        func store(
+            _ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data,
+            done: @escaping @Sendable (Result<Void, OspreyError>) -> Void
+        ) {
+            if let stored = storeInline(data, forKey: key, expiration: expiration, meta: meta) { return done(stored) }
+            queue.async { done(Result { () throws(OspreyError) in try self.storeNow(data, forKey: key, expiration: expiration, meta: meta) }) }
+        }
+
+        /// The store on the caller's thread, or `nil` (nothing done) when a barrier is pending.
+        private func storeInline(_ data: Data, forKey key: String, expiration: StorageExpiration?, meta: Data) -> Result<Void, OspreyError>? {
+            guard gate.withLock({ $0.storeArrives() }) == .runInline else { return nil }
             defer { if gate.withLock({ $0.inlineStoreFinished() }) { barrierWake.signal() } }
-            try storeNow(data, forKey: key, expiration: expiration, meta: meta)
+            return Result { () throws(OspreyError) in try storeNow(data, forKey: key, expiration: expiration, meta: meta) }
         }
 
         /// The `meta` stored with `key`'s entry (empty when none was), or `nil` on a miss; reads the

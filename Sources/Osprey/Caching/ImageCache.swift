@@ -117,6 +117,27 @@ public final class ImageCache: Sendable {
         }
     }
 
+    /// ``store(_:original:forKey:processorIdentifier:options:toDisk:validator:)`` for a caller that
+    /// is not a task: encodes and writes on the caller's thread, then calls `done` there (on the
+    /// disk storage's queue when the write had to wait for a clean or trim).
+    func store(
+        _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
+        options: CacheOptions, toDisk: Bool, validator: CacheValidator?,
+        done: @escaping @Sendable (CacheStoreResult) -> Void
+    ) {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
+        guard toDisk else { return done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(()))) }
+        switch serialized(image, original: original, computedKey: computed, processorIdentifier: processorIdentifier, options: options) {
+        case .failure(let error):
+            done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .failure(error)))
+        case .success(let data):
+            diskStorage.store(data, forKey: computed, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data()) { disk in
+                done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk))
+            }
+        }
+    }
+
     /// Stores already-encoded bytes on disk only (as a downloader does before decoding).
     /// - Throws: the disk storage's ``OspreyError/cache(_:)`` errors.
     public func storeToDisk(
@@ -147,18 +168,28 @@ public final class ImageCache: Sendable {
         _ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
         options: CacheOptions, validator: CacheValidator?
     ) async -> Result<Void, OspreyError> {
-        let serializer = options.serializer ?? self.serializer
         let data: Data
-        do throws(OspreyError) {
-            data = try serializer.data(with: image, original: original, processorIdentifier: processorIdentifier)
-        } catch {
-            return .failure(.cache(.serializationFailed(key: computedKey, message: error.description)))
+        switch serialized(image, original: original, computedKey: computedKey, processorIdentifier: processorIdentifier, options: options) {
+        case .failure(let error): return .failure(error)
+        case .success(let bytes): data = bytes
         }
         do throws(OspreyError) {
             try await diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data())
             return .success(())
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The bytes the serializer (the options', else the cache's) makes of `image`.
+    private func serialized(
+        _ image: Image, original: Data?, computedKey: String, processorIdentifier: String, options: CacheOptions
+    ) -> Result<Data, OspreyError> {
+        let serializer = options.serializer ?? self.serializer
+        do throws(OspreyError) {
+            return .success(try serializer.data(with: image, original: original, processorIdentifier: processorIdentifier))
+        } catch {
+            return .failure(.cache(.serializationFailed(key: computedKey, message: error.description)))
         }
     }
 

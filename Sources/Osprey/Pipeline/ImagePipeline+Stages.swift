@@ -132,13 +132,13 @@ extension ImagePipeline {
         _ processor: any ImageProcessing, _ context: StageContext,
         to job: ProcessJob
     ) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
-        let queue = context.options.processingQueue ?? configuration.processingQueue
+        let queue = processingQueue(context)
         let logger = configuration.logger, key = context.key
         return { input in
             switch input {
             case .failure(let error): job.finish(.failure(error))
             case .success(let input):
-                queue.async {
+                ProcessingThread.run(on: queue) {
                     logger.debug("process", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(processor.identifier)"])
                     job.finish(Result { () throws(OspreyError) in ProcessedImage(image: try processor.process(input.image), decoded: input.decoded) })
                 }
@@ -201,11 +201,14 @@ extension ImagePipeline {
             guard storesOriginal, case .success(let download) = result else {
                 return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
             }
-            let store = Task {
-                _ = try? await context.originalCache.storeToDisk(download.data, forKey: context.key, validator: download.response.validator)
-                job.finish(.success(FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)))
+            // The write runs on the processing queue, where the decode the job's completion
+            // starts then runs in place: one hand-off from the download's thread.
+            let fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
+            ProcessingThread.run(on: self.processingQueue(context)) {
+                context.originalCache.diskStorage.store(
+                    download.data, forKey: context.key, expiration: nil, meta: download.response.validator?.diskMeta ?? Data()
+                ) { _ in job.finish(.success(fetched)) }
             }
-            job.setStep(.task(store))
         }
         switch context.source {
         case .network(let resource):
@@ -246,7 +249,12 @@ extension ImagePipeline {
         }
         // A synchronous decoder runs here, with no hop to another thread.
         guard !decodesInline else { return decode() }
-        (context.options.processingQueue ?? configuration.processingQueue).async(execute: decode)
+        ProcessingThread.run(on: processingQueue(context), decode)
+    }
+
+    /// Where `context`'s decoding, processing and cache writes run: the options' queue, else the pipeline's.
+    func processingQueue(_ context: StageContext) -> DispatchQueue {
+        context.options.processingQueue ?? configuration.processingQueue
     }
 
     /// Downloads a network source or reads a provider (for revalidation).

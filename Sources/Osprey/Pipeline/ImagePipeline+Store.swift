@@ -18,17 +18,20 @@ extension ImagePipeline {
                 "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
                 "osprey.waitForCache": "\(context.options.waitForCache)"
             ])
-        if context.options.waitForCache {
-            // The writes go on if every request leaves meanwhile: the entries are complete either way.
-            Task {
-                await self.store(image, fetched: fetched, context.request)
-                job.finish(.success(delivered))
-            }
-            return
-        }
         let plan = StorePlan(
             fetched: fetched, identifier: context.request.processorIdentifier, cache: cache,
             originalCache: originalCache, options: context.options)
+        if context.options.waitForCache {
+            guard plan.needsStore else { return job.finish(.success(delivered)) }
+            // The encode and the writes run on the processing queue (in place after a decode or a
+            // processor), and go on if every request leaves meanwhile: the entries are complete either way.
+            return ProcessingThread.run(on: processingQueue(context)) {
+                cache.store(
+                    image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
+                    options: context.options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
+                ) { _ in job.finish(.success(delivered)) }
+            }
+        }
         if plan.needsStore && plan.toDisk {
             cache.store(
                 image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
@@ -57,19 +60,6 @@ extension ImagePipeline {
             needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
             validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
             original = identifier.isEmpty ? fetched.data : nil
-        }
-    }
-
-    /// The store of ``OspreyOptions/waitForCache``: returns when every write is done.
-    private func store(_ image: Image, fetched: FetchedSource, _ request: ResolvedRequest) async {
-        let options = request.options
-        let plan = StorePlan(
-            fetched: fetched, identifier: request.processorIdentifier, cache: request.cache,
-            originalCache: request.originalCache, options: options)
-        if plan.needsStore {
-            await request.cache.store(
-                image, original: plan.original, forKey: request.key, processorIdentifier: plan.identifier,
-                options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator)
         }
     }
 }

@@ -35,8 +35,10 @@ public final class ImagePipeline: Sendable {
         /// Maps a URL to its cache key for network sources whose key was not set explicitly, e.g. to
         /// drop the signature of an expiring URL. Default `nil`: the absolute string.
         public var cacheKeyFilter: (@Sendable (URL) -> String)?
-        /// Where decoding and processing run when the options name no queue. Default: a concurrent
-        /// queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
+        /// Where decoding and processing run when the options name no queue, and the cache writes a
+        /// request waits for (the original's, and the result's with ``OspreyOptions/waitForCache``).
+        /// A stage that follows another on this queue runs in place, on the same thread. Default: a
+        /// concurrent queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
         public var processingQueue: DispatchQueue
         /// Decodes downloaded and cached-original bytes. Default ``ImageDecoder`` (libvips).
         public var decoder: any ImageDecoding

@@ -44,7 +44,8 @@ public struct OspreyOptions: Sendable {
     /// reports always come before its completion; pass `.dispatch(.main)` when your program runs the
     /// main queue, or `.immediate` to be called on Osprey's own threads.
     public var callbackQueue: CallbackQueue = .default
-    /// Where decoding and processing run. Default `nil`: the pipeline's processing queue.
+    /// Where decoding, processing and the cache writes a request waits for run. Default `nil`: the
+    /// pipeline's processing queue (see ``ImagePipeline/Configuration/processingQueue``).
     public var processingQueue: DispatchQueue?
     /// Download priority. Default ``DownloadPriority/normal``.
     public var downloadPriority: DownloadPriority = .normal

@@ -1,0 +1,42 @@
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Runs a miss's stages on its processing queue, going on in place when the current thread is
+/// already running that queue's work: the decode after the original's write, a processor after
+/// the decode, the cache write after the last processor. Only stages started through ``run(on:_:)``
+/// mark their thread.
+///
+/// Why: each hand-off to another thread wakes it, and on 2 cores the wake-ups left the CPU idle
+/// between stages; `osprey prefetch` of the test images ran 1.06× as many images per second without them
+/// (`Benchmarks/results/stage-hand-offs-2030.txt`).
+enum ProcessingThread {
+    /// The queue whose work the current thread runs (its address), or none.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Runs `work` now when the calling thread is running work of `queue` (started here), else
+    /// on `queue`, asynchronously.
+    static func run(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        if isRunning(queue) { return work() }
+        queue.async {
+            let previous: UnsafeMutableRawPointer? = pthread_getspecific(key)
+            pthread_setspecific(key, Unmanaged.passUnretained(queue).toOpaque())
+            work()
+            pthread_setspecific(key, previous)
+        }
+    }
+
+    /// Whether the calling thread is running work of `queue` started by ``run(on:_:)`` (for tests).
+    static func isRunning(_ queue: DispatchQueue) -> Bool {
+        let current: UnsafeMutableRawPointer? = pthread_getspecific(key)
+        return current == Unmanaged.passUnretained(queue).toOpaque()
+    }
+}
