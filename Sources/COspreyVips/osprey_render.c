@@ -52,41 +52,40 @@ static int osprey_copy_opaque_line(void *context, VipsPel *in, VipsPel *out, int
     return 0;
 }
 
-int osprey_copy_memory_if_opaque(VipsImage *in, VipsImage **out) {
+// `in` rendered on the calling thread into a new memory image, `strip` lines at a time, each line
+// through `write`: 0 with `*out` set, 1 when the writer stopped the render (nothing kept), -1 on failure.
+static int osprey_render_to_memory(VipsImage *in, int strip, osprey_line_writer write, void *context, VipsImage **out) {
     *out = NULL;
-    if (!vips_image_hasalpha(in) || (in->BandFmt != VIPS_FORMAT_UCHAR && in->BandFmt != VIPS_FORMAT_USHORT)) return 0;
     VipsImage *mem = vips_image_new_memory();
     if (!mem) return -1;
-    osprey_opaque_copy copy = { VIPS_IMAGE_SIZEOF_LINE(in), in->Bands, in->BandFmt };
     int r = -1;
     if (!vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) && !vips_image_write_prepare(mem)) {
-        // Short strips: a source with transparency near the top (rounded corners) stops early.
-        r = osprey_render_lines(in, mem, 16, osprey_copy_opaque_line, &copy);
+        r = osprey_render_lines(in, mem, strip, write, context);
     }
     if (r != 0) {
         g_object_unref(mem);
-        return r < 0 ? -1 : 0;
-    }
-    *out = mem;
-    return 1;
-}
-
-int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
-    // Same result as vips_image_copy_memory(), but the pipeline is evaluated on the calling
-    // thread instead of through libvips' thread pool: for small images the hand-offs to and from
-    // the pool's worker threads cost more than the pixels.
-    *out = NULL;
-    VipsImage *mem = vips_image_new_memory();
-    if (!mem) return -1;
-    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
-    if (vips_image_pipelinev(mem, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
-        vips_image_write_prepare(mem) ||
-        osprey_render_lines(in, mem, 64, osprey_copy_line, &line)) {
-        g_object_unref(mem);
-        return -1;
+        return r;
     }
     *out = mem;
     return 0;
+}
+
+int osprey_copy_memory_if_opaque(VipsImage *in, VipsImage **out) {
+    *out = NULL;
+    if (!vips_image_hasalpha(in) || (in->BandFmt != VIPS_FORMAT_UCHAR && in->BandFmt != VIPS_FORMAT_USHORT)) return 0;
+    osprey_opaque_copy copy = { VIPS_IMAGE_SIZEOF_LINE(in), in->Bands, in->BandFmt };
+    // Short strips: a source with transparency near the top (rounded corners) stops early.
+    switch (osprey_render_to_memory(in, 16, osprey_copy_opaque_line, &copy, out)) {
+    case 0: return 1;
+    case 1: return 0;
+    default: return -1;
+    }
+}
+
+// Same result as vips_image_copy_memory(), evaluated on the calling thread (see the top of the file).
+int osprey_copy_memory_inline(VipsImage *in, VipsImage **out) {
+    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    return osprey_render_to_memory(in, 64, osprey_copy_line, &line, out) ? -1 : 0;
 }
 
 int osprey_pixels_in_memory(VipsImage *in, VipsImage **out) {
