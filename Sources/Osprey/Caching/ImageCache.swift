@@ -72,13 +72,12 @@ public final class ImageCache: Sendable {
         _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
         options: CacheOptions, toDisk: Bool, validator: CacheValidator?
     ) async -> CacheStoreResult {
-        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
-        guard toDisk else { return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(())) }
-        let disk = await storeOnDisk(
-            image, original: original, computedKey: computed,
-            processorIdentifier: processorIdentifier, options: options, validator: validator)
-        return CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)
+        await withCheckedContinuation { continuation in
+            store(
+                image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
+                toDisk: toDisk, validator: validator
+            ) { continuation.resume(returning: $0) }
+        }
     }
 
     /// Stores `image` in memory before returning and, when `toDisk`, on disk in the background;
@@ -108,11 +107,13 @@ public final class ImageCache: Sendable {
             return
         }
         Task {
-            let disk = await storeOnDisk(
-                image, original: original, computedKey: computed,
-                processorIdentifier: processorIdentifier, options: options, validator: validator)
-            if let completion {
-                options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
+            storeOnDisk(
+                image, original: original, computedKey: computed, processorIdentifier: processorIdentifier,
+                options: options, validator: validator
+            ) { disk in
+                if let completion {
+                    options.callbackQueue.async { completion(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
+                }
             }
         }
     }
@@ -128,14 +129,10 @@ public final class ImageCache: Sendable {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         let memory = storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
         guard toDisk else { return done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .success(()))) }
-        switch serialized(image, original: original, computedKey: computed, processorIdentifier: processorIdentifier, options: options) {
-        case .failure(let error):
-            done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: .failure(error)))
-        case .success(let data):
-            diskStorage.store(data, forKey: computed, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data()) { disk in
-                done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk))
-            }
-        }
+        storeOnDisk(
+            image, original: original, computedKey: computed, processorIdentifier: processorIdentifier,
+            options: options, validator: validator
+        ) { disk in done(CacheStoreResult(memoryCacheResult: memory, diskCacheResult: disk)) }
     }
 
     /// Stores already-encoded bytes on disk only (as a downloader does before decoding).
@@ -164,20 +161,16 @@ public final class ImageCache: Sendable {
         }
     }
 
+    /// The serializer's bytes of `image` written under `computedKey`; `done` gets the outcome on
+    /// the calling thread (on the disk storage's queue when the write waited for a clean or trim).
     private func storeOnDisk(
         _ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
-        options: CacheOptions, validator: CacheValidator?
-    ) async -> Result<Void, OspreyError> {
-        let data: Data
+        options: CacheOptions, validator: CacheValidator?, done: @escaping @Sendable (Result<Void, OspreyError>) -> Void
+    ) {
         switch serialized(image, original: original, computedKey: computedKey, processorIdentifier: processorIdentifier, options: options) {
-        case .failure(let error): return .failure(error)
-        case .success(let bytes): data = bytes
-        }
-        do throws(OspreyError) {
-            try await diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data())
-            return .success(())
-        } catch {
-            return .failure(error)
+        case .failure(let error): done(.failure(error))
+        case .success(let data):
+            diskStorage.store(data, forKey: computedKey, expiration: options.diskExpiration, meta: validator?.diskMeta ?? Data(), done: done)
         }
     }
 
