@@ -35,8 +35,8 @@ enum ProcessingThread {
         }
     }
 
-    /// Whether the calling thread is running work of `queue` started by ``run(on:_:)`` (for tests).
-    static func isRunning(_ queue: DispatchQueue) -> Bool {
+    /// Whether the calling thread is running work of `queue` started by ``run(on:_:)``.
+    private static func isRunning(_ queue: DispatchQueue) -> Bool {
         let current: UnsafeMutableRawPointer? = pthread_getspecific(key)
         return current == Unmanaged.passUnretained(queue).toOpaque()
     }
