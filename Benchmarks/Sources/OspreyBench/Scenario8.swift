@@ -274,7 +274,8 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         }
         var cliRate: [Double] = [], limit: [Double] = [], stock: [Double] = [], peerRate: [Double] = []
         var ospreyMB: [Double] = [], peerMB: [Double] = [], cliSeconds: [Double] = [], floorMB: [Double] = []
-        var ospreyCPU: [Double] = [], peerCPU: [Double] = []
+        var ospreyCPU: [Double] = [], peerCPU: [Double] = [], limitCPU: [Double] = []
+        var ospreyCores: [Double] = [], limitCores: [Double] = []
         // Warm-up (not counted): page cache, nginx, the binaries and the interpreter.
         _ = try cliRun(cli: cli, urls: urls("warm", limit: count / 4 + 1), concurrency: concurrency)
         if let peer { _ = try peerProcessRun(peer, urls: urls("warmpeer", limit: count / 4 + 1), workers: concurrency) }
@@ -288,6 +289,8 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             sync()
             let l = await cliLimitRun(datas, threads: threads)
             limit.append(n / l.seconds)
+            limitCPU.append((l.cpuSeconds ?? .nan) * 1000 / n)
+            limitCores.append((l.cpuSeconds ?? .nan) / l.seconds)
             sync()
             let s = await stockRun(datas, threads: threads)
             stock.append(n / s.seconds)
@@ -297,6 +300,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             ospreyMB.append(c.peakMB)
             cliSeconds.append(c.seconds)
             ospreyCPU.append(c.cpuSeconds * 1000 / n)
+            ospreyCores.append(c.cpuSeconds / c.seconds)
             if let peer {
                 sync()
                 let p = try peerProcessRun(peer, urls: urls("peer\(rep)"), workers: concurrency)
@@ -339,6 +343,18 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
                 note:
                     "user + system CPU of the whole process (/usr/bin/time %U + %S) over the URLs: the cores' work; the rate figures also count the idle time"
             ))
+        // Rate = cores in use / CPU per image: these two split the ratio to the limit into the
+        // CLI's extra work per image and the cores it leaves idle.
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(label), osprey prefetch CPU per image vs the limit's", unit: "ms", samples: ospreyCPU,
+                baseline: "in-process limit's CPU per image (getrusage of the harness over the run)", baselineSamples: limitCPU,
+                note: "the CLI's work beyond decode + encode: process start, HTTP, two cache files per URL, hand-offs"))
+        figures.append(
+            Figure(
+                scenario: 8, name: "\(label), osprey prefetch cores in use", unit: "cores", samples: ospreyCores,
+                baseline: "in-process limit's cores in use (\(threads) threads)", baselineSamples: limitCores,
+                note: "CPU seconds over wall seconds; the rest of the \(ProcessInfo.processInfo.activeProcessorCount) cores was idle or ran nginx"))
         figures.append(
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch peak RSS", unit: "MB", samples: ospreyMB,
@@ -371,13 +387,16 @@ func limit8(_ arguments: [String]) async throws {
     let datas = (0..<8).flatMap { _ in files.compactMap { FileManager.default.contents(atPath: directory + "/" + $0) } }
         .filter { stockThumbnailJPEG($0) != nil }
     print(
-        "round | CLI's work (CLI's decoding options + serializer) | scenario 6's work (first frame + encode) | stock libvips   [images/s, \(threads) threads, \(datas.count) images]"
+        "round | CLI's work (CLI's decoding options + serializer) | scenario 6's work (first frame + encode) | stock libvips   [images/s (CPU ms per image), \(threads) threads, \(datas.count) images]"
     )
+    func cell(_ run: RunResult, _ n: Double) -> String {
+        String(format: "%.1f (%.2f)", n / run.seconds, (run.cpuSeconds ?? .nan) * 1000 / n)
+    }
     for round in 0..<rounds {
         let n = Double(datas.count)
         let cliWork = await cliLimitRun(datas, threads: threads)
         let s6Work = await limitRun(datas, threads: threads)
         let stock = await stockRun(datas, threads: threads)
-        print(String(format: "%d | %.1f | %.1f | %.1f", round, n / cliWork.seconds, n / s6Work.seconds, n / stock.seconds))
+        print("\(round) | \(cell(cliWork, n)) | \(cell(s6Work, n)) | \(cell(stock, n))")
     }
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of whole `osprey prefetch` processes, scenario 8's job, for two or more builds.
+
+    python3 Benchmarks/cli_ab.py [--rounds N] [--set small|large] [--urls N] NAME=BINARY NAME=BINARY...
+
+Starts nginx (apt: nginx-light) on a loopback port serving the test images (/small/) and the
+4000x3000 photos (/large/, Benchmarks/.work/large, made by run.sh), then runs each binary in turn,
+round after round (the order rotates every round), as `osprey prefetch --input urls.txt
+--concurrency 4 --process "thumbnail:256,format:jpeg:80" --cache-dir FRESH`, with URLs unique to
+the run. Reports per binary the median rate and CPU per image (user + system from wait4), and
+per binary after the first its per-round ratios of rate and of CPU per image to the first's:
+median [min..max].
+Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repository root).
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata", "images"))
+LARGE = os.path.join(ROOT, "Benchmarks", ".work", "large")
+SPEC = "thumbnail:256,format:jpeg:80"
+# Every test image, as scenario 8's small set (stock libvips thumbnails them all).
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
+
+
+def start_nginx(scratch):
+    port = 20000 + os.getpid() % 30000
+    conf = os.path.join(scratch, "nginx.conf")
+    user = "user root;" if os.getuid() == 0 else ""
+    with open(conf, "w") as f:
+        f.write(f"""{user}
+worker_processes 1; daemon off; pid {scratch}/nginx.pid; error_log {scratch}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
+  client_body_temp_path {scratch}/body; proxy_temp_path {scratch}/proxy;
+  types {{ image/jpeg jpg jpeg; image/png png; image/gif gif; image/webp webp; image/avif avif; }}
+  server {{ listen 127.0.0.1:{port};
+    location /small/ {{ alias {os.path.abspath(SMALL)}/; }}
+    location /large/ {{ alias {LARGE}/; }} }} }}
+""")
+    process = subprocess.Popen(["nginx", "-e", f"{scratch}/error.log", "-p", scratch, "-c", conf])
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/large/", timeout=1)
+        except urllib.error.HTTPError:
+            return process, port  # 403/404 on the directory: nginx answers
+        except OSError:
+            time.sleep(0.05)
+            continue
+        return process, port
+    process.kill()
+    sys.exit("cli_ab.py: nginx did not start")
+
+
+def files(image_set):
+    directory = SMALL if image_set == "small" else LARGE
+    return sorted(n for n in os.listdir(directory) if n.lower().endswith(IMAGE_SUFFIXES) and not n.startswith("."))
+
+
+def run(binary, urls, scratch):
+    cache = tempfile.mkdtemp(dir=scratch)
+    listing = os.path.join(cache, "urls.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(urls) + "\n")
+    start = time.monotonic()
+    child = subprocess.Popen([binary, "prefetch", "--input", listing, "--concurrency", "4", "--process", SPEC,
+                              "--cache-dir", os.path.join(cache, "c")], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.monotonic() - start
+    if status != 0:
+        sys.exit(f"cli_ab.py: {binary} exited with status {status}")
+    # The caches stay until the end: on a journal-less ext4, files created soon after mass
+    # deletions are slower (the inode allocator skips recently freed inodes), and that would
+    # land on whichever binary runs next.
+    return len(urls) / seconds, (usage.ru_utime + usage.ru_stime) / len(urls) * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--set", choices=["small", "large"], default="small")
+    parser.add_argument("--urls", type=int, help="URLs per run (default 420 small, 96 large)")
+    parser.add_argument("binaries", nargs="+", help="NAME=BINARY")
+    args = parser.parse_args()
+    sides = [b.split("=", 1) for b in args.binaries]
+    count = args.urls or (420 if args.set == "small" else 96)
+    names = files(args.set)
+    scratch = tempfile.mkdtemp(prefix="osprey-cli-ab.", dir="/var/tmp")
+    nginx, port = start_nginx(scratch)
+    results = {name: [] for name, _ in sides}
+    try:
+        for round_index in range(args.rounds):
+            order = sides[round_index % len(sides):] + sides[:round_index % len(sides)]
+            for name, binary in order:
+                urls = [f"http://127.0.0.1:{port}/{args.set}/{names[i % len(names)]}?r={name}-{round_index}-{i}"
+                        for i in range(count)]
+                results[name].append(run(binary, urls, scratch))
+            line = "  ".join(f"{name} {results[name][-1][0]:.1f}/s {results[name][-1][1]:.2f} ms" for name, _ in sides)
+            print(f"round {round_index + 1}: {line}", flush=True)
+    finally:
+        nginx.terminate()
+        nginx.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
+    base = sides[0][0]
+    print(f"\n{args.set}: {count} URLs, {args.rounds} rounds, spec {SPEC}")
+    for name, _ in sides:
+        rates = [r for r, _ in results[name]]
+        cpu = [c for _, c in results[name]]
+        line = f"{name}: {statistics.median(rates):.1f} img/s, CPU {statistics.median(cpu):.2f} ms/img"
+        if name != base:
+            ratios = sorted(r / b for (r, _), (b, _) in zip(results[name], results[base]))
+            line += f", {statistics.median(ratios):.3f}x {base} [{ratios[0]:.2f}..{ratios[-1]:.2f}]"
+            cpu_ratios = sorted(c / b for (_, c), (_, b) in zip(results[name], results[base]))
+            line += f", CPU {statistics.median(cpu_ratios):.3f}x [{cpu_ratios[0]:.2f}..{cpu_ratios[-1]:.2f}]"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
