@@ -23,11 +23,10 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// A pipeline over the chosen cache directory with a downloader of its own (shut down by `finish`).
-    /// Its memory cache is small (32 MiB): the process ends after its sources, so memory only
-    /// serves repeats within one run; a large one held every decoded image until exit.
+    /// Its memory cache stays empty (``requestOptions`` store nothing in memory), so it has no sweep.
     func makePipeline() -> (ImagePipeline, DataLoader) {
         let cache = ImageCache(
-            name: "default", memoryConfig: MemoryStorage.Config(totalCostLimit: 32 << 20),
+            name: "default", memoryConfig: MemoryStorage.Config(cleanInterval: 0),
             diskConfig: DiskStorage.Config(
                 name: "default", directory: cacheDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }))
         let loader = DataLoader()
@@ -45,13 +44,18 @@ struct PipelineOptions: ParsableArguments {
 
     /// The options every CLI request uses: the processor, original bytes cached (so another
     /// processor never downloads again), results delivered after the cache writes (the process
-    /// may exit right after), and, when the spec names an output format, processed images cached
+    /// may exit right after), nothing kept in memory (the process ends after its sources, and a
+    /// repeat within one run is a disk hit), and, when the spec names an output format, processed images cached
     /// in it (at the spec's quality, default 80), which then holds them: the cached bytes are the
     /// output file. An output format that cannot animate (JPEG, PNG, AVIF) decodes only the first
     /// frame of an animation, the one it would keep.
     var requestOptions: [OspreyOption] {
         let spec = self.spec
-        var options: [OspreyOption] = [.processor(processor), .cacheOriginalImage, .waitForCache, .returnsData]
+        // Why nothing in memory: a memory cache held images no later request of the run asked
+        // for, and its churn doubled the process's page faults.
+        var options: [OspreyOption] = [
+            .processor(processor), .cacheOriginalImage, .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
+        ]
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
             if !format.supportsAnimation { options.append(.onlyLoadFirstFrame) }
