@@ -6,6 +6,7 @@
 #include <string.h>
 #include <gmodule.h>
 #include "osprey_vips.h"
+#include <vips/vector.h>
 
 static void osprey_quiet_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain; (void)level; (void)message; (void)data;
@@ -30,6 +31,22 @@ static void osprey_find_module_dir(void) {
     memcpy(osprey_module_dir, dir, (size_t)n + 1);
 }
 
+const char *osprey_orc_version(void) {
+    // libvips links liborc when it was built with it; Osprey does not link it itself.
+    const char *(*version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "orc_version_string");
+    return version ? version() : NULL;
+}
+
+int osprey_orc_frees_unlocked(const char *version) {
+    unsigned major, minor, micro;
+    if (!version || sscanf(version, "%u.%u.%u", &major, &minor, &micro) != 3) return 0;
+    return major == 0 && (minor < 4 || (minor == 4 && micro < 34));
+}
+
+int osprey_vips_vectors_enabled(void) {
+    return vips_vector_isenabled() ? 1 : 0;
+}
+
 int osprey_vips_init(void) {
     // Why: vips_init loads every module in its module directory (Debian's 8.14: heif, magick,
     // jxl, openslide, poppler, with NSS, sqlite, x265, ImageMagick behind them), about 23 ms of
@@ -49,6 +66,11 @@ int osprey_vips_init(void) {
     if (!g_getenv("OSPREY_VIPS_WARNINGS")) {
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, osprey_quiet_log, NULL);
     }
+    // Why: libvips 8.14 compiles its orc programs under its global lock but frees them (when a
+    // resize or convolution is disposed) without it, and liborc before 0.4.34 frees JIT code
+    // without the lock its allocator takes: two threads resizing can corrupt orc's code list and
+    // crash the process (Debian 12 ships 0.4.33). The C paths make the same images.
+    if (osprey_orc_frees_unlocked(osprey_orc_version())) vips_vector_set_enabled(FALSE);
     // Osprey caches images itself; libvips' operation cache would only hold memory.
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);

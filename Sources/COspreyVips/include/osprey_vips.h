@@ -12,7 +12,20 @@
 
 /// Initialises libvips once and disables its operation cache. Returns 0 on success. libvips'
 /// loadable modules are left for osprey_vips_load_module_for unless the user set VIPSHOME.
+/// With a liborc whose JIT code frees race its allocations (osprey_orc_frees_unlocked), libvips'
+/// vector (orc) paths are turned off.
 int osprey_vips_init(void);
+
+/// The version of the liborc loaded with libvips ("0.4.33"), or NULL when there is none.
+const char *osprey_orc_version(void);
+
+/// 1 when liborc `version` frees JIT code without the lock its allocator takes (before 0.4.34,
+/// fixed upstream by "orccodemem: Fix for potential race in codemem alloc/free"), else 0,
+/// also for a version it cannot read.
+int osprey_orc_frees_unlocked(const char *version);
+
+/// 1 when libvips runs its vector (orc) paths, else 0.
+int osprey_vips_vectors_enabled(void);
 
 /// Loads the libvips module that provides `operation` (heif for `heif…`, magick for `magick…`;
 /// nothing for the rest) if osprey_vips_init left it unloaded and it was not tried yet; safe to
