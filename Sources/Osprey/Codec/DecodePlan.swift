@@ -9,6 +9,8 @@ import COspreyVips
 /// runs only the rest of the chain. The plan is made from the chain alone; whether it folds is
 /// decided from the source's header, after EXIF orientation:
 /// - a step that would upscale on either axis is not folded (the full decode runs, then the step);
+/// - a step that would leave the size as it is (a downsample of a source that fits its box, a
+///   resize to the source's own size) is not folded either: the full decode is its output;
 /// - on an animation only fit and downsample fold (libvips 8.14 crops the frame strip as one
 ///   image, so fill and stretch run frame by frame after a full decode);
 /// - nothing folds when ``DecodingOptions/thumbnail`` or ``DecodingOptions/scaleDownLimitBytes``
@@ -61,7 +63,9 @@ struct DecodePlan: Hashable, Sendable {
 
     /// The decode that makes the step's output for a source whose upright frames are
     /// `sourceWidth` x `sourceHeight`, `frames` of them; `nil` when the step does not fold (it
-    /// would upscale an axis, or it crops or stretches an animation).
+    /// would upscale an axis, or it crops or stretches an animation) or has nothing to do (the
+    /// source already has the step's output size, so the full decode is that output and the step
+    /// returns it as it is).
     ///
     /// A fit is decoded to the exact size the step computes from the source (libvips' own
     /// shrink-on-load rounds from the block-shrunk size, and came out a row short), so the
@@ -72,19 +76,17 @@ struct DecodePlan: Hashable, Sendable {
         switch fit {
         case .fit, .downsample:
             let scale = min(scaleX, scaleY)
-            if scale > 1 {
-                // A fit that would upscale does not fold; a downsample keeps the source as it is.
-                guard fit == .downsample else { return nil }
-                return ShrinkBox(width: sourceWidth, height: sourceHeight, size: VIPS_SIZE_DOWN, crop: VIPS_INTERESTING_NONE)
-            }
+            // A fit that would upscale does not fold; a downsample of a source that fits, or a
+            // fit at scale 1, has nothing to do.
+            if scale >= 1 { return nil }
             let outWidth = max(1, Int((Double(sourceWidth) * scale).rounded()))
             let outHeight = max(1, Int((Double(sourceHeight) * scale).rounded()))
             return ShrinkBox(width: outWidth, height: outHeight, size: VIPS_SIZE_FORCE, crop: VIPS_INTERESTING_NONE)
         case .fill:
-            guard frames == 1, max(scaleX, scaleY) <= 1 else { return nil }
+            guard frames == 1, max(scaleX, scaleY) <= 1, scaleX < 1 || scaleY < 1 else { return nil }
             return ShrinkBox(width: width, height: height, size: VIPS_SIZE_BOTH, crop: VIPS_INTERESTING_CENTRE)
         case .stretch:
-            guard frames == 1, scaleX <= 1, scaleY <= 1 else { return nil }
+            guard frames == 1, scaleX <= 1, scaleY <= 1, scaleX < 1 || scaleY < 1 else { return nil }
             return ShrinkBox(width: width, height: height, size: VIPS_SIZE_FORCE, crop: VIPS_INTERESTING_NONE)
         }
     }

@@ -75,6 +75,26 @@ struct DecodePlanTests {
         #expect(DecodePlan(processors: resize, decoding: DecodingOptions(thumbnail: .init(maxPixelSize: 50))) == nil)
     }
 
+    @Test("a step with nothing to do does not fold, and gives back the full decode itself")
+    func nothingToDo() throws {
+        // hopper.jpg is 128 x 128: each of these leaves it at 128 x 128.
+        for spec in ["thumbnail:128", "thumbnail:200", "downsample:128x300", "resize:128x128", "resize:128x200", "resize:128x128:fill"] {
+            let (planned, full, folded) = try bothWays("hopper.jpg", spec)
+            #expect(!folded, "\(spec): folded")
+            #expect(planned.width == 128 && planned.height == 128 && full.width == 128 && full.height == 128, "\(spec)")
+            #expect(Pixels.meanDifference(try planned.rgbaPixels(), try full.rgbaPixels()) == 0, "\(spec)")
+        }
+        let image = try ImageDecoder().decode(try TestData.data("hopper.jpg"))
+        for processor in [ImageProcessors.Downsample(maxPixelSize: 128), ImageProcessors.Downsample(width: 500, height: 200)] as [any ImageProcessing]
+            + [ImageProcessors.Resize(width: 128, height: 300), ImageProcessors.Resize(width: 128, height: 128, contentMode: .stretch)] {
+            #expect(try processor.process(image).storage === image.storage, "\(processor.identifier) made new pixels")
+        }
+        // One pixel more or less is a resize again.
+        #expect(try ImageProcessors.Resize(width: 129, height: 300).process(image).width == 129)
+        #expect(try ImageProcessors.Downsample(maxPixelSize: 127).process(image).width == 127)
+        #expect(try bothWays("hopper.jpg", "resize:127x127:fill").folded)
+    }
+
     @Test("animations keep their frames: fit folds, fill runs frame by frame")
     func animations() throws {
         let fit = try bothWays("iss634.gif", "resize:100x100")
