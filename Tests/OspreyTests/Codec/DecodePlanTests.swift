@@ -85,8 +85,11 @@ struct DecodePlanTests {
             #expect(Pixels.meanDifference(try planned.rgbaPixels(), try full.rgbaPixels()) == 0, "\(spec)")
         }
         let image = try ImageDecoder().decode(try TestData.data("hopper.jpg"))
-        for processor in [ImageProcessors.Downsample(maxPixelSize: 128), ImageProcessors.Downsample(width: 500, height: 200)] as [any ImageProcessing]
-            + [ImageProcessors.Resize(width: 128, height: 300), ImageProcessors.Resize(width: 128, height: 128, contentMode: .stretch)] {
+        let steps: [any ImageProcessing] = [
+            ImageProcessors.Downsample(maxPixelSize: 128), ImageProcessors.Downsample(width: 500, height: 200),
+            ImageProcessors.Resize(width: 128, height: 300), ImageProcessors.Resize(width: 128, height: 128, contentMode: .stretch)
+        ]
+        for processor in steps {
             #expect(try processor.process(image).storage === image.storage, "\(processor.identifier) made new pixels")
         }
         // One pixel more or less is a resize again.
