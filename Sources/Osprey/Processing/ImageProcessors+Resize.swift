@@ -35,24 +35,15 @@ extension ImageProcessors {
             guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
         }
 
-        /// Whether a `frameWidth` x `frameHeight` frame already has this resize's output size.
-        func keepsSize(frameWidth: Int, frameHeight: Int) -> Bool {
+        /// Whether a `width` x `height` frame already has this resize's output size.
+        func keepsFrame(width frameWidth: Int, height frameHeight: Int) -> Bool {
             switch contentMode {
             case .fit: (frameWidth == width && frameHeight <= height) || (frameHeight == height && frameWidth <= width)
             case .fill, .stretch: frameWidth == width && frameHeight == height
             }
         }
 
-        /// Runs the resize; an image that already has its output size comes back as it is.
-        public func process(_ image: Image) throws(OspreyError) -> Image {
-            try validate(for: image)
-            // Why: libvips' thumbnail at scale 1 still copies the pixels through its colour and alpha passes.
-            if keepsSize(frameWidth: image.width, frameHeight: image.height) { return image }
-            return try ImageProcessors.render(image, through: [self])
-        }
-
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
-            if keepsSize(frameWidth: frame.width, frameHeight: frame.height) { return frame }
             let (size, crop): (VipsSize, VipsInteresting) =
                 switch contentMode {
                 case .fit: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
@@ -92,21 +83,13 @@ extension ImageProcessors {
             guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
         }
 
-        /// Whether a `frameWidth` x `frameHeight` frame already fits the box (nothing to do).
-        func keepsSize(frameWidth: Int, frameHeight: Int) -> Bool {
+        /// Whether a `width` x `height` frame already fits the box (nothing to do).
+        func keepsFrame(width frameWidth: Int, height frameHeight: Int) -> Bool {
             frameWidth <= width && frameHeight <= height
         }
 
-        /// Runs the downsample; an image that already fits the box comes back as it is.
-        public func process(_ image: Image) throws(OspreyError) -> Image {
-            try validate(for: image)
-            if keepsSize(frameWidth: image.width, frameHeight: image.height) { return image }
-            return try ImageProcessors.render(image, through: [self])
-        }
-
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
-            if keepsSize(frameWidth: frame.width, frameHeight: frame.height) { return frame }
-            return try frame.apply {
+            try frame.apply {
                 osprey_thumbnail_image($0, Int32(width), Int32(height), Int32(VIPS_SIZE_DOWN.rawValue), Int32(VIPS_INTERESTING_NONE.rawValue), &$1)
             }
         }
