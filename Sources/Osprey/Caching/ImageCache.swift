@@ -146,7 +146,17 @@ public final class ImageCache: Sendable {
 
     /// ``storeToDisk(_:forKey:processorIdentifier:expiration:)`` of downloaded bytes with their HTTP validators.
     func storeToDisk(_ data: Data, forKey key: String, validator: CacheValidator?) async throws(OspreyError) {
-        try await diskStorage.store(data, forKey: key, expiration: nil, meta: validator?.diskMeta ?? Data())
+        try await withCheckedContinuation { continuation in
+            storeToDisk(data, forKey: key, validator: validator) { continuation.resume(returning: $0) }
+        }.get()
+    }
+
+    /// ``storeToDisk(_:forKey:validator:)`` for a caller that is not a task: `done` is called on the
+    /// calling thread (on the disk storage's queue when the write waited for a clean or trim).
+    func storeToDisk(
+        _ data: Data, forKey key: String, validator: CacheValidator?, done: @escaping @Sendable (Result<Void, OspreyError>) -> Void
+    ) {
+        diskStorage.store(data, forKey: key, expiration: nil, meta: validator?.diskMeta ?? Data(), done: done)
     }
 
     /// The HTTP validators stored with the disk entry of `key` + `processorIdentifier`, if any.

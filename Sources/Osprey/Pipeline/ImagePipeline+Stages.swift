@@ -205,9 +205,9 @@ extension ImagePipeline {
             // starts then runs in place: one hand-off from the download's thread.
             let fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
             ProcessingThread.run(on: self.processingQueue(context)) {
-                context.originalCache.diskStorage.store(
-                    download.data, forKey: context.key, expiration: nil, meta: download.response.validator?.diskMeta ?? Data()
-                ) { _ in job.finish(.success(fetched)) }
+                context.originalCache.storeToDisk(download.data, forKey: context.key, validator: download.response.validator) { _ in
+                    job.finish(.success(fetched))
+                }
             }
         }
         switch context.source {
