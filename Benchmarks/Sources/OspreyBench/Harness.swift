@@ -15,6 +15,13 @@ func time(_ body: () async throws -> Void) async rethrows -> Double {
     return (clock.now - start).seconds
 }
 
+/// CPU seconds this process (every thread) has used so far.
+func processCPU() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
 /// Keeps a value alive so the optimiser cannot drop the work that made it.
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
 

@@ -57,16 +57,8 @@ func runURLs(_ imageClass: ImageClass, port: Int, tag: String) -> [String] {
 struct RunResult {
     var seconds: Double
     var peakMB: Double
-    /// User + system CPU seconds of this whole process during the run (nil where not measured).
+    /// CPU seconds of this whole process during the run (nil where not measured).
     var cpuSeconds: Double? = nil
-}
-
-/// User + system CPU seconds this process has used so far (getrusage, all threads).
-func processCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// Osprey: fetch + decode with the `thumbnail:256` chain + encode JPEG q80 + disk store, 4 concurrent.
@@ -108,7 +100,7 @@ func limitRun(_ datas: [Data], threads: Int) async -> RunResult {
 /// concurrency pool), each taking the next element until none are left.
 func threadsRun(_ datas: [Data], threads: Int, _ work: @escaping @Sendable (Data) -> Void) async -> RunResult {
     resetPeakRSS()
-    let cpuBefore = processCPUSeconds()
+    let cpuBefore = processCPU()
     let seconds = await time {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
@@ -124,7 +116,7 @@ func threadsRun(_ datas: [Data], threads: Int, _ work: @escaping @Sendable (Data
             }
         }
     }
-    return RunResult(seconds: seconds, peakMB: procStatusMB("VmHWM"), cpuSeconds: processCPUSeconds() - cpuBefore)
+    return RunResult(seconds: seconds, peakMB: procStatusMB("VmHWM"), cpuSeconds: processCPU() - cpuBefore)
 }
 
 /// Raw HTTP fetch of the same URLs with the same client (async-http-client), `concurrency` at once.

@@ -348,7 +348,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
         figures.append(
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch CPU per image vs the limit's", unit: "ms", samples: ospreyCPU,
-                baseline: "in-process limit's CPU per image (getrusage of the harness over the run)", baselineSamples: limitCPU,
+                baseline: "in-process limit's CPU per image (the harness's process CPU clock over the run)", baselineSamples: limitCPU,
                 note: "the CLI's work beyond decode + encode: process start, HTTP, two cache files per URL, hand-offs"))
         figures.append(
             Figure(
