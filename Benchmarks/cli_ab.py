@@ -20,43 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks", "server"))
+from server_bench import Nginx  # noqa: E402
 SMALL = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata", "images"))
 LARGE = os.path.join(ROOT, "Benchmarks", ".work", "large")
 SPEC = "thumbnail:256,format:jpeg:80"
 # Every test image, as scenario 8's small set (stock libvips thumbnails them all).
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
-
-
-def start_nginx(scratch):
-    port = 20000 + os.getpid() % 30000
-    conf = os.path.join(scratch, "nginx.conf")
-    user = "user root;" if os.getuid() == 0 else ""
-    with open(conf, "w") as f:
-        f.write(f"""{user}
-worker_processes 1; daemon off; pid {scratch}/nginx.pid; error_log {scratch}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{ access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
-  client_body_temp_path {scratch}/body; proxy_temp_path {scratch}/proxy;
-  types {{ image/jpeg jpg jpeg; image/png png; image/gif gif; image/webp webp; image/avif avif; }}
-  server {{ listen 127.0.0.1:{port};
-    location /small/ {{ alias {os.path.abspath(SMALL)}/; }}
-    location /large/ {{ alias {LARGE}/; }} }} }}
-""")
-    process = subprocess.Popen(["nginx", "-e", f"{scratch}/error.log", "-p", scratch, "-c", conf])
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/large/", timeout=1)
-        except urllib.error.HTTPError:
-            return process, port  # 403/404 on the directory: nginx answers
-        except OSError:
-            time.sleep(0.05)
-            continue
-        return process, port
-    process.kill()
-    sys.exit("cli_ab.py: nginx did not start")
 
 
 def files(image_set):
@@ -93,9 +65,12 @@ def main():
     count = args.urls or (420 if args.set == "small" else 96)
     names = files(args.set)
     scratch = tempfile.mkdtemp(prefix="osprey-cli-ab.", dir="/var/tmp")
-    nginx, port = start_nginx(scratch)
+    nginx = Nginx(scratch, "nginx", f"        location /small/ {{ alias {os.path.abspath(SMALL)}/; }}\n"
+                  f"        location /large/ {{ alias {LARGE}/; }}")
+    port = nginx.port
     results = {name: [] for name, _ in sides}
     try:
+        nginx.wait(f"/{args.set}/{names[0]}")
         for round_index in range(args.rounds):
             order = sides[round_index % len(sides):] + sides[:round_index % len(sides)]
             for name, binary in order:
@@ -105,8 +80,7 @@ def main():
             line = "  ".join(f"{name} {results[name][-1][0]:.1f}/s {results[name][-1][1]:.2f} ms" for name, _ in sides)
             print(f"round {round_index + 1}: {line}", flush=True)
     finally:
-        nginx.terminate()
-        nginx.wait()
+        nginx.stop()
         shutil.rmtree(scratch, ignore_errors=True)
     base = sides[0][0]
     print(f"\n{args.set}: {count} URLs, {args.rounds} rounds, spec {SPEC}")
