@@ -7,14 +7,13 @@ Starts nginx (apt: nginx-light) on a loopback port serving the test images (/sma
 4000x3000 photos (/large/, Benchmarks/.work/large, made by run.sh), then runs each binary in turn,
 round after round (the order rotates every round), as `osprey prefetch --input urls.txt
 --concurrency 4 --process "thumbnail:256,format:jpeg:80" --cache-dir FRESH`, with URLs unique to
-the run. Reports per binary the median rate and CPU per image (user + system from wait4), and
+the run, the caches on a fresh file system (Benchmarks/scratchfs.py). Reports per binary the median rate and CPU per image (user + system from wait4), and
 per binary after the first its per-round ratios of rate and of CPU per image to the first's:
 median [min..max].
 Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repository root).
 """
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks", "server"))
-from server_bench import Nginx  # noqa: E402
+from server_bench import Nginx, scratchfs  # noqa: E402
 SMALL = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata", "images"))
 LARGE = os.path.join(ROOT, "Benchmarks", ".work", "large")
 SPEC = "thumbnail:256,format:jpeg:80"
@@ -48,9 +47,8 @@ def run(binary, urls, scratch):
     seconds = time.monotonic() - start
     if status != 0:
         sys.exit(f"cli_ab.py: {binary} exited with status {status}")
-    # The caches stay until the end: on a journal-less ext4, files created soon after mass
-    # deletions are slower (the inode allocator skips recently freed inodes), and that would
-    # land on whichever binary runs next.
+    # The caches stay until the end (on the fresh file system that is no longer needed for
+    # speed: see Benchmarks/scratchfs.py).
     return len(urls) / seconds, (usage.ru_utime + usage.ru_stime) / len(urls) * 1000
 
 
@@ -64,7 +62,7 @@ def main():
     sides = [b.split("=", 1) for b in args.binaries]
     count = args.urls or (420 if args.set == "small" else 96)
     names = files(args.set)
-    scratch = tempfile.mkdtemp(prefix="osprey-cli-ab.", dir="/var/tmp")
+    scratch = scratchfs.up("/var/tmp", "osprey-cli-ab.")
     nginx = Nginx(scratch, "nginx", f"        location /small/ {{ alias {os.path.abspath(SMALL)}/; }}\n"
                   f"        location /large/ {{ alias {LARGE}/; }}")
     port = nginx.port
@@ -81,7 +79,7 @@ def main():
             print(f"round {round_index + 1}: {line}", flush=True)
     finally:
         nginx.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratchfs.down(scratch)
     base = sides[0][0]
     print(f"\n{args.set}: {count} URLs, {args.rounds} rounds, spec {SPEC}")
     for name, _ in sides:

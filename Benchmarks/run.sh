@@ -78,21 +78,21 @@ if [ "$wants8" = 1 ] || { [ "$wants9" = 1 ] && [ -z "${OSPREY_BIN:-}" ]; }; then
     swift build -c release --package-path "$ROOT/Benchmarks" --product osprey
 fi
 
-# Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh directory per
-# run, removed afterwards. Not under .work: ext4 skips recently freed inodes when it allocates
-# new ones, and after earlier runs' mass deletions in one place, creating files there got slow
-# enough to swing the end-to-end figures by a third (kernel profile: recently_deleted).
+# Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh ext4 file
+# system per run (Benchmarks/scratchfs.py: on an ext4 without a journal, as these machines' root
+# file system is, files created in the minutes after a mass deletion cost 10-20x the CPU),
+# removed afterwards.
 if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
     SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
 else
-    SCRATCH="$(mktemp -d "${TMPDIR:-/var/tmp}/osprey-bench.XXXXXX")"
+    SCRATCH="$(python3 "$ROOT/Benchmarks/scratchfs.py" up "${TMPDIR:-/var/tmp}")"
 fi
 # Scenario 8's nginx is stopped by the harness; if the harness died, stop it here.
 cleanup() {
     for pidfile in "$SCRATCH"/osprey-bench-*/nginx-*/nginx.pid; do
         [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
     done
-    [ -n "${OSPREY_BENCH_TMP:-}" ] || rm -rf "$SCRATCH"
+    [ -n "${OSPREY_BENCH_TMP:-}" ] || python3 "$ROOT/Benchmarks/scratchfs.py" down "$SCRATCH"
 }
 trap cleanup EXIT
 

@@ -14,10 +14,8 @@ script; the test images minus the animated GIFs (thumbor answers those as GIF).
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +55,7 @@ def main():
 
     small = os.path.abspath(args.small)
     files = [n for n in sorted(os.listdir(small)) if not n.startswith(".") and not n.endswith(".gif")]
-    scratch = tempfile.mkdtemp(prefix="osprey-miss-cpu.", dir="/var/tmp")
+    scratch = sb.scratchfs.up("/var/tmp", "osprey-miss-cpu.")
     origin = sb.Nginx(scratch, "origin", f"        location ~ ^/[^/]+/small/(.+)$ {{ alias {small}/$1; }}", workers=1, access_log=True)
     origin.wait(f"/probe/small/{files[0]}")
     config = argparse.Namespace(thumbor=args.thumbor, osprey=None, osprey_arg=[], wrk_threads=2,
@@ -97,7 +95,7 @@ def main():
                     results.setdefault((fmt, label), []).append((r["rate"], per_answer))
     finally:
         origin.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        sb.scratchfs.down(scratch)
     print("medians:")
     for (fmt, label), runs in sorted(results.items()):
         print(f"  {fmt:4} {label:8} {statistics.median(x[0] for x in runs):7.1f} req/s  "

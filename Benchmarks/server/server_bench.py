@@ -35,6 +35,9 @@ import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import scratchfs  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WRK_SCRIPT = os.path.join(HERE, "wrk-paths.lua")
 OPERATION = "fit-in/512x512/filters:quality(80):format({fmt})"
@@ -151,10 +154,12 @@ http {{
 class Bench:
     def __init__(self, args):
         self.args = args
-        self.scratch = tempfile.mkdtemp(prefix="osprey-server-bench.", dir=args.scratch)
+        # Caches and thumbor's storage on a fresh file system (see Benchmarks/scratchfs.py).
+        self.scratch = scratchfs.up(args.scratch or tempfile.gettempdir(), "osprey-server-bench.")
         self.cores = args.cores
         self.runs = []  # every measured run, for the JSON file
-        self.notes = []
+        self.notes = [] if scratchfs.is_fresh(self.scratch) else [
+            f"scratch files on the file system of {args.scratch or tempfile.gettempdir()}, not a fresh one (scratchfs.py)"]
 
     # ---------- servers ----------
 
@@ -592,7 +597,7 @@ def main():
         bench.run()
     finally:
         bench.report(started)
-        shutil.rmtree(bench.scratch, ignore_errors=True)
+        scratchfs.down(bench.scratch)
 
 
 if __name__ == "__main__":
