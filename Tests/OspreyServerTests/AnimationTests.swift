@@ -1,7 +1,7 @@
 import Foundation
-import Osprey
 import Testing
 
+@testable import Osprey
 @testable import OspreyServer
 
 @Suite("Server animations: frames kept up to a bound, still formats take the first frame", .serialized, .timeLimit(.minutes(3)))
@@ -61,6 +61,27 @@ struct AnimationTests {
             metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 2")
                 && metrics.contains("osprey_decodes_total{shrunk_on_load=\"false\"} 0"),
             "two decodes (animation, first frame), none for the refusal from the header")
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("after a still request downloaded the source, the next request reads its header: an animation over the limit is refused before decoding")
+    func frameLimitAfterDownload() async throws {
+        let origin = try await Self.origin()
+        let server = try await ServerHarness.start { $0.maxAnimationFrames = 10 }
+        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.url("/iss.gif"))")
+        #expect(still.status == 200 && still.image?.frameCount == 1)
+        // The probe the server revalidates through is kept in memory; the disk holds the original.
+        let sources = server.server.service.sources
+        let key = sources.pipeline.cacheKey(for: .url(try #require(URL(string: origin.url("/iss.gif")))))
+        let probeKey = ImageCache.computedKey(key, processorIdentifier: SourceLoader.probe.identifier)
+        #expect(sources.cache.diskStorage.isCached(forKey: key))
+        #expect(sources.cache.memoryStorage.isCached(forKey: probeKey) && !sources.cache.diskStorage.isCached(forKey: probeKey))
+        let decodes = server.server.service.pipeline.decodeCount.load(ordering: .relaxed)
+        let refused = try await server.get("/unsafe/fit-in/90x90/\(origin.url("/iss.gif"))")
+        #expect(refused.status == 422 && refused.text.contains("42 animation frames"), "\(refused.text)")
+        #expect(server.server.service.pipeline.decodeCount.load(ordering: .relaxed) == decodes, "refused before the pipeline")
+        #expect(origin.hits("/iss.gif") == 1, "one download")
         await server.stop()
         await origin.stop()
     }

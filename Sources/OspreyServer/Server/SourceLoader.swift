@@ -36,6 +36,9 @@ final class SourceLoader: Sendable {
         /// Whether this validation downloaded the source's bytes (a `200` on revalidation: the
         /// source changed).
         var downloaded = false
+        /// Whether ``frames`` and ``size`` were looked up. After a variant's download they are
+        /// read when a later request of the source needs them.
+        var headerRead = false
     }
 
     /// The probe's processor: what the pipeline revalidates a source through. Its cache entry is
@@ -46,7 +49,8 @@ final class SourceLoader: Sendable {
     private static let placeholder = try? Image(rgba: [0, 0, 0, 0], width: 1, height: 1)
 
     let pipeline: ImagePipeline
-    /// The pipeline's cache: probes in memory, originals, validators and probes on disk.
+    /// The pipeline's cache: probes in memory; originals and their validators on disk (with
+    /// the probes a revalidation remade from new bytes).
     let cache: ImageCache
     /// The target cache of variants: its memory keeps nothing (no entry fits its cost limit) and
     /// it shares the disk of ``cache``, where ``OriginalsOnly`` lets only originals and
@@ -104,10 +108,14 @@ final class SourceLoader: Sendable {
     /// variant's own request downloads it (``image(for:processor:firstFrameOnly:validation:started:)``
     /// records that).
     func validate(_ url: URL) async throws(ServerError) -> (Validation?, new: Bool) {
-        if let last = validations.get(url.absoluteString), ContinuousClock.now - last.at < freshness(of: url) {
+        let key = pipeline.cacheKey(for: .url(url))
+        if var last = validations.get(url.absoluteString), ContinuousClock.now - last.at < freshness(of: url) {
+            if !last.headerRead {
+                last = await withHeader(last, key: key)
+                validations.set(url.absoluteString, last, until: last.at + freshness(of: url))
+            }
             return (last, false)
         }
-        let key = pipeline.cacheKey(for: .url(url))
         guard cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier) || cache.diskStorage.isCached(forKey: key) else {
             return (nil, true)
         }
@@ -118,22 +126,26 @@ final class SourceLoader: Sendable {
     }
 
     /// Records that a variant's request has just downloaded `url` (its validation begun at
-    /// `started`): its probe placeholder is stored and its header read, for later requests.
+    /// `started`), for later requests: its probe placeholder is stored, its header is read by
+    /// the first of them that comes (a source asked for once is not read again).
     private func downloaded(_ url: URL, at started: ContinuousClock.Instant) async {
-        let key = pipeline.cacheKey(for: .url(url))
-        if let placeholder = Self.placeholder {
-            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
-        }
-        validations.set(url.absoluteString, await withHeader(Validation(at: started), key: key), until: started + freshness(of: url))
+        storePlaceholder(forKey: pipeline.cacheKey(for: .url(url)))
+        validations.set(url.absoluteString, Validation(at: started), until: started + freshness(of: url))
+    }
+
+    /// The probe entry of a source whose original is cached, in memory only: a revalidation
+    /// takes the original's validators when the probe has none on disk, and one that finds no
+    /// probe stores it again. (On disk it was a PNG encode and a third file per miss.)
+    private func storePlaceholder(forKey key: String) {
+        guard let placeholder = Self.placeholder else { return }
+        cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier, toDisk: false, completion: nil)
     }
 
     private func revalidate(_ url: URL, key: String) async throws(ServerError) -> Validation {
         let started = ContinuousClock.now
-        // An original cached without its probe (the disk cache dropped it) gets a placeholder,
-        // so that the pipeline has an entry to revalidate.
-        if !cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier), let placeholder = Self.placeholder {
-            await cache.store(placeholder, forKey: key, processorIdentifier: Self.probe.identifier)
-        }
+        // An original cached without its probe (a restart, or the memory cache dropped it) gets
+        // a placeholder, so that the pipeline has an entry to revalidate.
+        if !cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier) { storePlaceholder(forKey: key) }
         var last: ImageResult?
         do {
             let events = pipeline.imageEvents(for: .url(url), options: [.refreshCached, .processor(Self.probe), .onlyLoadFirstFrame])
@@ -158,6 +170,7 @@ final class SourceLoader: Sendable {
     /// disk (unchanged when it is not there or not an image).
     private func withHeader(_ validation: Validation, key: String) async -> Validation {
         var validation = validation
+        validation.headerRead = true
         if let data = await cache.diskStorage.value(forKey: key), let header = try? ImageDecoder().header(of: data) {
             validation.frames = header.frameCount
             validation.size = header.orientation.swapsDimensions ? (header.height, header.width) : (header.width, header.height)
