@@ -304,18 +304,8 @@ extension DiskStorage {
         static func hash(_ key: String) -> String {
             var key = key
             let digest = key.withUTF8 { DiskEntryFile.sha256(UnsafeRawBufferPointer($0)) }
-            return digest.withUnsafeBytes { raw in
-                String(unsafeUninitializedCapacity: 2 * raw.count) { hex in
-                    for (i, byte) in raw.enumerated() {
-                        hex[2 * i] = hexDigits[Int(byte >> 4)]
-                        hex[2 * i + 1] = hexDigits[Int(byte & 0x0F)]
-                    }
-                    return 2 * raw.count
-                }
-            }
+            return digest.withUnsafeBytes { Hex.lowercase($0) }
         }
-
-        private static let hexDigits = Array("0123456789abcdef".utf8)
 
         /// The hash part of an entry's file name (before any extension), by UTF-8 bytes: iterating
         /// characters would cost a grapheme break per byte, 100,000 names at open.

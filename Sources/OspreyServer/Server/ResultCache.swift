@@ -20,7 +20,7 @@ final class ResultCache: Sendable {
         init(data: Data, format: ImageFormat, created: Date = Date()) {
             self.data = data
             self.format = format
-            let digest = SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined()
+            let digest = SHA256.hash(data: data).withUnsafeBytes { Hex.lowercase(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
             etag = "\"\(digest)\""
             self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
             lastModified = HTTPDate.format(self.created)
