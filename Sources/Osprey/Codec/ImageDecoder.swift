@@ -142,9 +142,10 @@ public struct ImageDecoder: Sendable {
         }
         let rotate = options.autoOrient && header.orientation != .up
         guard rotate else { return probe.image }
-        let loaderOptions = format.loaderOptions(allFrames: !options.firstFrameOnly, sequential: false)
-        let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
-        return try image.mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
+        // The header's sequential load, read into memory top to bottom, then turned. Why not a
+        // random-access load: libvips decodes one into memory through its thread pool (worker
+        // threads woken and waited for), and it parses the header a second time.
+        return try probe.image.materialised().mapFrames(frameHeight: probe.frameHeight) { (frame) throws(VipsFailure) in
             try frame.apply { osprey_autorot($0, &$1) }
         }.0
     }
