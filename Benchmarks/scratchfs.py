@@ -9,8 +9,8 @@ The Python benchmark scripts call `up` and `down` themselves; `run.sh` calls thi
 Why: these machines' root file system is ext4 mounted without a journal, and there ext4's inode
 allocator looks up, and skips, every inode freed in the last minutes before it hands out a new one
 (`find_inode_bit` -> `recently_deleted`). After a benchmark deletes its scratch, or one
-participant's cache before the next participant runs, each new file costs 600-1200 us of CPU
-instead of 35-60 us, for minutes, and that lands on whoever runs next, most on whoever writes
+participant's cache before the next participant runs, each new file costs 300-1200 us of CPU
+instead of 25-60 us, for minutes, and that lands on whoever runs next, most on whoever writes
 the most files (Osprey stores the original and the result of a miss; thumbor and the Pillow
 script one file each). `results/scratch-fs-0035.txt` has the measurements.
 
