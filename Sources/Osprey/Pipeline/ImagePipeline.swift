@@ -187,19 +187,23 @@ public final class ImagePipeline: Sendable {
             }
             let task = Task {
                 do throws(OspreyError) {
-                    let refreshDone = AsyncStream<Void>.makeStream()
+                    // The revalidation's result is passed on by this task, after the first one:
+                    // it can arrive before this task resumes from `retrieve`.
+                    let refreshed = AsyncStream<ImageResult?>.makeStream()
                     let result = try await self.retrieve(
                         request,
                         progress: { received, expected in
                             continuation.yield(.progress(received: received, expected: expected))
                         },
-                        refresh: { refreshed in
-                            if let refreshed { continuation.yield(.finished(refreshed)) }
-                            refreshDone.continuation.finish()
+                        refresh: { result in
+                            refreshed.continuation.yield(result)
+                            refreshed.continuation.finish()
                         })
                     continuation.yield(.finished(result))
                     if request.options.refreshCached && result.cacheType != .none {
-                        for await _ in refreshDone.stream {}
+                        for await new in refreshed.stream {
+                            if let new { continuation.yield(.finished(new)) }
+                        }
                     }
                     continuation.finish()
                 } catch {

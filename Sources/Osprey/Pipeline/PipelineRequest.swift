@@ -125,12 +125,14 @@ final class PipelineRequest: Sendable {
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {
         let request = attempt.request, candidate = request.source
         let result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: cacheType, source: candidate)
+        // The cached result is handed on before the revalidation starts, so that it comes first
+        // on a serial callback queue.
+        finished(attempt, .success(result))
         if options.refreshCached, case .network = candidate {
             pipeline.startRevalidation(request, refresh: refresh)
         } else {
             refresh?(nil)
         }
-        finished(attempt, .success(result))
     }
 
     /// Waits for the last stage, shared with every request for the same work (see
