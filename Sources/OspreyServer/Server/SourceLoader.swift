@@ -108,14 +108,14 @@ final class SourceLoader: Sendable {
     /// variant's own request downloads it (``image(for:processor:firstFrameOnly:validation:started:)``
     /// records that).
     func validate(_ url: URL) async throws(ServerError) -> (Validation?, new: Bool) {
-        let key = pipeline.cacheKey(for: .url(url))
         if var last = validations.get(url.absoluteString), ContinuousClock.now - last.at < freshness(of: url) {
             if !last.headerRead {
-                last = await withHeader(last, key: key)
+                last = await withHeader(last, key: pipeline.cacheKey(for: .url(url)))
                 validations.set(url.absoluteString, last, until: last.at + freshness(of: url))
             }
             return (last, false)
         }
+        let key = pipeline.cacheKey(for: .url(url))
         guard cache.isCached(forKey: key, processorIdentifier: Self.probe.identifier) || cache.diskStorage.isCached(forKey: key) else {
             return (nil, true)
         }
