@@ -1,4 +1,5 @@
-/// Lowercase hexadecimal text of bytes: disk entry names and the server's ETags.
+/// Lowercase hexadecimal text of bytes: disk entry names, the server's ETags, the leading bytes
+/// an error quotes.
 package enum Hex {
     /// `bytes` as lowercase hex, two digits per byte. (`String(format: "%02x")` per byte went
     /// through Foundation's formatter: more than the SHA-256 it printed.)

@@ -270,7 +270,7 @@ extension ImageDownloader {
     /// Rejects a body that is not an image when ``Configuration/validatesImageData``.
     func validateBody(_ data: Data, response: DownloadResponse, url: URL) throws(OspreyError) {
         guard configuration.validatesImageData, ImageFormat(sniffing: data) == nil else { return }
-        let leading = data.prefix(8).map { String(format: "%02x", $0) }.joined()
+        let leading = data.prefix(8).withUnsafeBytes { Hex.lowercase($0) }
         let type = response.value(forHTTPHeaderField: "Content-Type") ?? "no content type"
         throw .download(
             .invalidResponse(
