@@ -26,7 +26,6 @@ import sys
 import tempfile
 
 SIZE_GB = 24
-MARK = ".osprey-scratchfs"
 
 
 def _run(argv):
@@ -58,13 +57,12 @@ def up(parent, prefix="osprey-scratch."):
         print(f"scratchfs.py: {reason}; scratch files go to {directory} on the file system of {parent}: "
               "figures that create files can move with what was deleted there in the minutes before", file=sys.stderr)
         return directory
-    open(os.path.join(directory, MARK), "w").close()
     return directory
 
 
 def is_fresh(directory):
-    """Whether `directory` is a file system made by `up` (not the fallback directory)."""
-    return os.path.ismount(directory) and os.path.exists(os.path.join(directory, MARK))
+    """Whether `directory`, from `up`, is a file system of its own (not the fallback directory)."""
+    return os.path.ismount(directory)
 
 
 def down(directory):
