@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 extension ImageDownloader {
@@ -327,7 +328,14 @@ extension ImageDownloader {
         }
     }
 
+    /// The text of a transport failure: for a failed system call (NIO's `IOError`), what the
+    /// system said and its errno, e.g. "Connection refused (errno 111)"; else the error's own text.
     static func describe(_ error: any Error) -> String {
+        // Why: NIO's own text for a refused connect reads "connection reset (error set):
+        // Connection refused) (errno: 111)": a reset that did not happen, and a stray parenthesis.
+        if let failure = error as? IOError {
+            return "\(String(cString: strerror(failure.errnoCode))) (errno \(failure.errnoCode))"
+        }
         let text = String(describing: error)
         return text.isEmpty ? "\(type(of: error))" : text
     }

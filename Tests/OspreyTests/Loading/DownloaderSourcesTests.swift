@@ -3,6 +3,10 @@ import Testing
 
 @testable import Osprey
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("Downloader sources, events and helpers", .timeLimit(.minutes(5)))
 struct DownloaderSourcesTests {
     @Test("file: URLs load locally")
@@ -171,6 +175,32 @@ struct DownloaderSourcesTests {
         #expect(RetryContext.retriability(of: .download(.invalidStatusCode(404, response: response))) == nil)
         #expect(RetryContext.retriability(of: .download(.cancelled(token: nil))) == nil)
         #expect(RetryContext.retriability(of: .download(.timeout(url: request.url, seconds: 1))) == nil)
+    }
+
+    @Test("a refused connection says so once, with the URL and the errno")
+    func refusedConnection() async throws {
+        // A port bound and not listening: connects are refused, and no other test can take it.
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(socket >= 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        #expect(bound)
+        let url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/image/refused")!
+        let loader = DataLoader()
+        let failure = await outcome(makeDownloader(loader), url)
+        try await loader.shutdown()
+        guard case .transport(_, let message)? = failure.downloadReason else {
+            Issue.record("expected a transport failure, got \(failure)")
+            return
+        }
+        #expect(message == "Connection refused (errno \(ECONNREFUSED))")
+        #expect(OspreyError.download(failure.downloadReason!).description == "cannot download \(url.absoluteString): \(message)")
     }
 
     @Test("error descriptions name the URL and the reason")
