@@ -13,8 +13,13 @@
 /// Initialises libvips once and disables its operation cache. Returns 0 on success. libvips'
 /// loadable modules are left for osprey_vips_load_module_for unless the user set VIPSHOME.
 /// With a liborc whose JIT code frees race its allocations (osprey_orc_frees_unlocked), libvips'
-/// vector (orc) paths are turned off.
+/// vector (orc) paths stay on only when Osprey's serialised compile and free are the ones
+/// libvips calls (osprey_orc_serialised); otherwise they are turned off.
 int osprey_vips_init(void);
+
+/// 1 when libvips' calls to liborc's orc_program_compile and orc_program_free reach Osprey's
+/// definitions of them (osprey_orc.c), which serialise the two on one mutex, else 0.
+int osprey_orc_serialised(void);
 
 /// The version of the liborc loaded with libvips ("0.4.33"), or NULL when there is none.
 const char *osprey_orc_version(void);
