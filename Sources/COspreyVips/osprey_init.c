@@ -70,8 +70,8 @@ int osprey_vips_init(void) {
     // resize or convolution is disposed) without it, and liborc before 0.4.34 frees JIT code
     // without the lock its allocator takes: two threads resizing can corrupt orc's code list and
     // crash the process (Debian 12 ships 0.4.33). osprey_orc.c serialises the two; when its
-    // definitions are not the ones libvips reaches, the C paths (the same images, ~3% more CPU
-    // per thumbnail) are used instead.
+    // definitions are not the ones libvips reaches, the C paths (the same images, 4-12% more CPU
+    // per image) are used instead.
     if (osprey_orc_frees_unlocked(osprey_orc_version()) && !osprey_orc_serialised()) vips_vector_set_enabled(FALSE);
     // Osprey caches images itself; libvips' operation cache would only hold memory.
     vips_cache_set_max(0);
