@@ -4,7 +4,8 @@ import Osprey
 /// `OspreyBench [scenario numbers...]` runs the suite (all scenarios by default), prints a table per
 /// scenario and writes every figure to $BENCH_JSON (default Benchmarks/results/latest.json).
 /// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
-/// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift).
+/// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
+/// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift).
 @main
 struct OspreyBench {
     static func main() async throws {
@@ -22,6 +23,9 @@ struct OspreyBench {
         if arguments.first == "limit9" {
             try setVipsConcurrency()
             return try await limit9(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "receive8" {
+            return try await receive8(Array(arguments.dropFirst()))
         }
         if arguments.first == "perfile" {
             try setVipsConcurrency()
