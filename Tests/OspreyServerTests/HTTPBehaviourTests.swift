@@ -197,7 +197,14 @@ struct HTTPBehaviourTests {
             ("/imgproxy/_/c:200:200:nowe/rs:fill:50:50/plain/\(src)", 50, 50, "jpeg"),
             ("/imgproxy/_/rs:fill:100:50/g:soea/bl:1/sh:1/ar:1/sm:1/cb:abc/plain/\(src)", 100, 50, "jpeg"),
             ("/imgproxy/_/pr:thumb/plain/\(src)", 32, 32, "jpeg"),
-            ("/imgproxy/_/exp:4102444800/w:10/plain/\(src)", 10, 8, "jpeg")
+            ("/imgproxy/_/exp:4102444800/w:10/plain/\(src)", 10, 8, "jpeg"),
+            // The transparent canvas keeps alpha: PNG unless a format is asked for (negotiation).
+            ("/imgproxy/_/rs:fit:200:200:0:1/plain/\(src)", 200, 200, "png"),
+            ("/imgproxy/_/rs:fill:100:100/dpr:2/plain/\(src)", 200, 200, "jpeg"),
+            ("/imgproxy/_/rs:fill-down:800:200/plain/\(src)", 400, 100, "jpeg"),
+            ("/imgproxy/_/rs:auto:100:200/plain/\(src)", 100, 75, "jpeg"),
+            ("/imgproxy/_/rs:force:800:100/plain/\(src)", 400, 50, "jpeg"),
+            ("/imgproxy/_/rs:fit:100:50/rot:90/plain/\(src)", 38, 50, "jpeg")
         ]
         for (path, width, height, format) in cases {
             let reply = try await unsigned.get(path)
@@ -206,7 +213,22 @@ struct HTTPBehaviourTests {
             #expect(image.width == width && image.height == height, "\(path): \(image.width)x\(image.height)")
             #expect(image.format?.rawValue == format, "\(path)")
         }
+        // extend: a transparent canvas in PNG, flattened onto white in JPEG, or onto bg.
+        let corners: [(String, [UInt8])] = [
+            ("/imgproxy/_/rs:fit:200:200:0:1/plain/\(src)@png", [0]),
+            ("/imgproxy/_/rs:fit:200:200:0:1/plain/\(src)@jpg", [255, 255, 255]),
+            ("/imgproxy/_/rs:fit:200:200:0:1/bg:255:0:0/plain/\(src)@png", [255, 0, 0, 255])
+        ]
+        for (path, expected) in corners {
+            let image = try #require(try await unsigned.get(path).image, "\(path)")
+            let rgba = try image.rgbaPixels()
+            let corner = expected.count == 1 ? [rgba[3]] : Array(rgba[0..<expected.count])
+            #expect(corner.enumerated().allSatisfy { abs(Int($1) - Int(expected[$0])) <= 3 }, "\(path): corner \(Array(rgba[0..<4]))")
+        }
         let errors: [(String, Int)] = [
+            ("/imgproxy/_/dpr:0/plain/\(src)", 400),
+            ("/imgproxy/_/rot:45/plain/\(src)", 400),
+            ("/imgproxy/_/bg:nothex/plain/\(src)", 400),
             ("/imgproxy/_/rs:squash:10:10/plain/\(src)", 400),
             ("/imgproxy/_/zz:1/plain/\(src)", 400),
             ("/imgproxy/_/pr:missing/plain/\(src)", 400),

@@ -21,6 +21,22 @@ extension ImageProcessors {
         case bottomLeft = "bottomleft"
         /// Bottom-right corner (spec `bottomright`).
         case bottomRight = "bottomright"
+
+        /// Where something placed by this gravity starts, given the space left over on each axis:
+        /// 0, half of it or all of it.
+        func origin(freeX: Int, freeY: Int) -> (x: Int, y: Int) {
+            switch self {
+            case .center: (freeX / 2, freeY / 2)
+            case .top: (freeX / 2, 0)
+            case .bottom: (freeX / 2, freeY)
+            case .left: (0, freeY / 2)
+            case .right: (freeX, freeY / 2)
+            case .topLeft: (0, 0)
+            case .topRight: (freeX, 0)
+            case .bottomLeft: (0, freeY)
+            case .bottomRight: (freeX, freeY)
+            }
+        }
     }
 
     /// Crops each frame, either to a rectangle or to a size placed by a ``Gravity``.
@@ -67,18 +83,7 @@ extension ImageProcessors {
             case .size(let sw, let sh, let gravity):
                 w = min(sw, imageWidth)
                 h = min(sh, imageHeight)
-                let (freeX, freeY) = (imageWidth - w, imageHeight - h)
-                switch gravity {
-                case .center: (x, y) = (freeX / 2, freeY / 2)
-                case .top: (x, y) = (freeX / 2, 0)
-                case .bottom: (x, y) = (freeX / 2, freeY)
-                case .left: (x, y) = (0, freeY / 2)
-                case .right: (x, y) = (freeX, freeY / 2)
-                case .topLeft: (x, y) = (0, 0)
-                case .topRight: (x, y) = (freeX, 0)
-                case .bottomLeft: (x, y) = (0, freeY)
-                case .bottomRight: (x, y) = (freeX, freeY)
-                }
+                (x, y) = gravity.origin(freeX: imageWidth - w, freeY: imageHeight - h)
             }
             let left = max(0, x), top = max(0, y)
             let right = min(imageWidth, x + w), bottom = min(imageHeight, y + h)

@@ -18,6 +18,12 @@ struct ImgproxyOptions {
     var sharpen: Double?
     var expires: TimeInterval?
     var trim: Double?
+    var dpr = 1.0
+    var extend = false
+    var extendGravity: ImageProcessors.Gravity = .center
+    var background: RGBAColor?
+    var rotation = 0
+    var maxBytes: Int?
 
     /// Applies one option; 400 for unknown options and bad arguments.
     mutating func apply(_ option: String) throws(ServerError) {
@@ -61,16 +67,33 @@ struct ImgproxyOptions {
             width = try int(1, in: side) ?? width
             height = try int(2, in: side) ?? height
             enlarge = try bool(3) ?? enlarge
-            _ = try bool(4)
+            extend = try bool(4) ?? extend
         case "s", "size":
             width = try int(0, in: side) ?? width
             height = try int(1, in: side) ?? height
             enlarge = try bool(2) ?? enlarge
-            _ = try bool(3)
+            extend = try bool(3) ?? extend
         case "rt", "resizing_type": try type(0)
         case "w", "width": width = try int(0, in: side) ?? 0
         case "h", "height": height = try int(0, in: side) ?? 0
         case "el", "enlarge": enlarge = try bool(0) ?? false
+        case "ex", "extend":
+            extend = try bool(0) ?? false
+            if arguments.count > 1, !arguments[1].isEmpty { extendGravity = try Self.gravity(arguments[1]) }
+            guard arguments.dropFirst(2).allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
+                throw .badRequest("imgproxy option \(name): gravity offsets are not supported")
+            }
+        case "dpr":
+            guard let value = try double(0, in: 0...8), value > 0 else { throw .badRequest("imgproxy option dpr needs a number in 0...8 above 0") }
+            dpr = value
+        case "bg", "background":
+            background = try Self.background(arguments)
+        case "rot", "rotate":
+            let degrees = try int(0, in: -3600...3600) ?? 0
+            guard degrees % 90 == 0 else { throw .badRequest("imgproxy option \(name): \(degrees) is not a multiple of 90") }
+            rotation = ((degrees % 360) + 360) % 360
+        case "mb", "max_bytes":
+            maxBytes = try int(0, in: 0...1_000_000_000).flatMap { $0 == 0 ? nil : $0 }
         case "g", "gravity":
             guard let value = arguments.first else { throw .badRequest("imgproxy option \(name) needs a gravity") }
             smart = false
@@ -103,9 +126,10 @@ struct ImgproxyOptions {
             self.format = format
         case "bl", "blur": blur = try double(0, in: 0...100)
         case "sh", "sharpen": sharpen = try double(0, in: 0...100)
-        case "ar", "auto_rotate", "sm", "strip_metadata", "scp", "strip_color_profile", "cb", "cachebuster":
-            // Images are always auto-rotated and re-encoded without metadata; cache busters only
-            // change the URL.
+        case "ar", "auto_rotate", "sm", "strip_metadata", "scp", "strip_color_profile", "cb", "cachebuster", "kcr", "keep_copyright",
+            "eth", "enforce_thumbnail":
+            // Images are always auto-rotated and re-encoded without metadata from their full
+            // pixels (never from an embedded thumbnail); cache busters only change the URL.
             break
         case "t", "trim":
             trim = try double(0, in: 0...442) ?? 10
@@ -116,6 +140,26 @@ struct ImgproxyOptions {
             expires = seconds
         default:
             throw .badRequest("unknown or unsupported imgproxy option \"\(name)\"")
+        }
+    }
+
+    /// `bg:R:G:B` or `bg:RRGGBB`; no argument turns the background off.
+    static func background(_ arguments: [String]) throws(ServerError) -> RGBAColor? {
+        let given = arguments.filter { !$0.isEmpty }
+        switch given.count {
+        case 0: return nil
+        case 1:
+            let hex = given[0].hasPrefix("#") ? String(given[0].dropFirst()) : given[0]
+            guard hex.count == 6, let value = UInt32(hex, radix: 16) else {
+                throw .badRequest("imgproxy background \"\(given[0])\" is not a hex colour RRGGBB")
+            }
+            return RGBAColor(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
+        case 3:
+            let channels = given.compactMap { UInt8($0) }
+            guard channels.count == 3 else { throw .badRequest("imgproxy background \(given.joined(separator: ":")) is not R:G:B in 0...255") }
+            return RGBAColor(red: channels[0], green: channels[1], blue: channels[2])
+        default:
+            throw .badRequest("imgproxy background needs R:G:B or a hex colour")
         }
     }
 
@@ -134,7 +178,10 @@ struct ImgproxyOptions {
         }
     }
 
-    /// The processors: trim, crop, resize, blur, sharpen (imgproxy's order).
+    /// The processors in imgproxy's order: trim, crop, resize (with its extend), rotation, blur,
+    /// sharpen, then the flatten onto ``background``. A rotation of a resize that looks the same
+    /// turned (centred, no crop) runs after it on the turned box, so the resize still plans the
+    /// decode; any other rotation runs first.
     var processors: [any ImageProcessing] {
         var result: [any ImageProcessing] = trim.map { [ImageProcessors.Trim(threshold: $0)] } ?? []
         var step = ResizeStep()
@@ -145,11 +192,21 @@ struct ImgproxyOptions {
         step.smart = smart
         step.focus = focusPoint.map { .point(x: $0.x, y: $0.y) }
         (step.offsetX, step.offsetY) = gravityOffset
+        step.dpr = dpr
+        step.extend = extend
+        step.extendGravity = extendGravity
         switch resizingType {
-        case "fill", "fill-down", "auto": step.mode = .fill
+        case "fill": step.mode = .fill
+        case "fill-down": step.mode = .fillDown
+        case "auto": step.mode = .auto
         case "force": step.mode = .force
         default: step.mode = .fit
         }
+        let symmetric =
+            crop == nil && gravity == .center && !smart && focusPoint == nil && gravityOffset == (0, 0) && extendGravity == .center
+        let rotate: [any ImageProcessing] = rotation == 0 ? [] : [ImageProcessors.Rotate(degrees: rotation)]
+        if symmetric && (rotation == 90 || rotation == 270) { swap(&step.width, &step.height) }
+        if !symmetric { result += rotate }
         if let crop {
             result.append(
                 ImageProcessors.Crop(
@@ -158,8 +215,10 @@ struct ImgproxyOptions {
         }
         // A resize first whenever there is no crop, so the pipeline can plan the decode from it.
         result += step.processors
+        if symmetric { result += rotate }
         if let blur, blur > 0 { result.append(ImageProcessors.Blur(sigma: blur)) }
         if let sharpen, sharpen > 0 { result.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        if let background { result.append(ImageProcessors.Pad(background: background)) }
         return result
     }
 }

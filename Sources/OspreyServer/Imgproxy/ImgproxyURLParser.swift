@@ -90,6 +90,7 @@ public struct ImgproxyURLParser: Sendable {
         job.format = options.format
         job.quality = options.quality
         job.processors = options.processors
+        job.maxBytes = options.maxBytes
         return job
     }
 }

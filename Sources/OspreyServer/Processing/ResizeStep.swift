@@ -16,6 +16,12 @@ public struct ResizeStep: ImageProcessing, Hashable {
         case cover
         /// Scale each axis to the box (imgproxy `force`).
         case force
+        /// ``fill`` when the image and the box are both landscape (or square) or both portrait,
+        /// else ``fit`` (imgproxy `auto`).
+        case auto
+        /// ``fill``, except that an image too small for the box (without ``upscale``) is cropped to
+        /// the box's aspect ratio rather than to the box (imgproxy `fill-down`).
+        case fillDown = "fill-down"
     }
 
     /// Target width; `0` follows the height proportionally. Default 0.
@@ -44,6 +50,13 @@ public struct ResizeStep: ImageProcessing, Hashable {
     public var offsetX = 0
     /// See ``offsetX``. Default 0.
     public var offsetY = 0
+    /// Device pixel ratio: the box is multiplied by it, within ``upscale`` (imgproxy's `dpr`). Default 1.
+    public var dpr = 1.0
+    /// Whether an image smaller than the box is placed on a transparent canvas of the box's size
+    /// (imgproxy's `extend`; the encoder flattens it onto white for JPEG). Default `false`.
+    public var extend = false
+    /// Where the image sits on the canvas of ``extend``. Default centre.
+    public var extendGravity: ImageProcessors.Gravity = .center
     /// Mirror left-right (thumbor's negative width). Default `false`.
     public var flipHorizontally = false
     /// Mirror top-bottom (thumbor's negative height). Default `false`.
@@ -70,6 +83,7 @@ public struct ResizeStep: ImageProcessing, Hashable {
         return "geometry:\(w)x\(h):\(mode.rawValue):\(upscale ? "up" : "noup"):\(smart ? "smart" : gravity.rawValue)"
             + (adaptive ? ":adaptive" : "") + (flipHorizontally ? ":fliph" : "") + (flipVertically ? ":flipv" : "")
             + focusIdentifier + (offsetX != 0 || offsetY != 0 ? ":offset:\(offsetX):\(offsetY)" : "")
+            + (dpr != 1 ? ":dpr:\(identifierNumber(dpr))" : "") + (extend ? ":extend:\(extendGravity.rawValue)" : "")
     }
 
     private var focusIdentifier: String {
@@ -91,13 +105,17 @@ public struct ResizeStep: ImageProcessing, Hashable {
             ? [ImageProcessors.Flip(horizontal: flipHorizontally, vertical: flipVertically)] : []
         let sized = width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive
         if sized {
+            // With upscaling the device pixel ratio only multiplies the box (and the result fills
+            // it); without, only a fit that does not extend is independent of the source's size.
+            let w = max(1, Int((Double(width) * dpr).rounded())), h = max(1, Int((Double(height) * dpr).rounded()))
+            let canvas: [any ImageProcessing] = extend ? [ImageProcessors.Pad(width: w, height: h, background: .clear, gravity: extendGravity)] : []
             switch mode {
-            case .fill where smart && upscale && placedByGravity: return [ImageProcessors.SmartResize(width: width, height: height)] + flips
-            case .fill where gravity == .center && upscale && placedByGravity:
-                return [ImageProcessors.Resize(width: width, height: height, contentMode: .fill)] + flips
-            case .fit where upscale: return [ImageProcessors.Resize(width: width, height: height, contentMode: .fit)] + flips
-            case .fit: return [ImageProcessors.Downsample(width: width, height: height)] + flips
-            case .force: return [ImageProcessors.Resize(width: width, height: height, contentMode: .stretch)] + flips
+            case .fill where upscale && placedByGravity, .fillDown where upscale && placedByGravity:
+                if smart { return [ImageProcessors.SmartResize(width: w, height: h)] + flips }
+                if gravity == .center { return [ImageProcessors.Resize(width: w, height: h, contentMode: .fill)] + flips }
+            case .fit where upscale: return [ImageProcessors.Resize(width: w, height: h, contentMode: .fit)] + canvas + flips
+            case .fit where !extend: return [ImageProcessors.Downsample(width: w, height: h)] + flips
+            case .force where upscale: return [ImageProcessors.Resize(width: w, height: h, contentMode: .stretch)] + flips
             default: break
             }
         }
@@ -108,35 +126,61 @@ public struct ResizeStep: ImageProcessing, Hashable {
         return [plain] + flips
     }
 
-    /// The processors this step amounts to for a `sourceWidth` x `sourceHeight` image (flips excluded).
+    /// The processors this step amounts to for a `sourceWidth` x `sourceHeight` image (flips
+    /// excluded). The scale follows imgproxy's rule: shrink factors per axis tied by the mode, no
+    /// axis enlarged without ``upscale`` (the forced aspect kept), the device pixel ratio within it.
     func concrete(sourceWidth: Int, sourceHeight: Int) -> [any ImageProcessing] {
         let w0 = Double(sourceWidth), h0 = Double(sourceHeight)
         var w = originalWidth ? w0 : Double(width), h = originalHeight ? h0 : Double(height)
         if adaptive, w > 0, h > 0, (w0 > h0) != (w > h) { swap(&w, &h) }
         guard w > 0 || h > 0, w0 > 0, h0 > 0 else { return [] }
-        let sx = w / w0, sy = h / h0
-        var scale: Double
-        if w == 0 {
-            scale = sy
-        } else if h == 0 {
-            scale = sx
-        } else {
-            switch mode {
-            case .fit: scale = min(sx, sy)
-            case .fill, .cover: scale = max(sx, sy)
-            case .force:
-                let fw = upscale ? w : min(w, w0), fh = upscale ? h : min(h, h0)
-                return [ImageProcessors.Resize(width: max(1, Int(fw.rounded())), height: max(1, Int(fh.rounded())), contentMode: .stretch)]
+        var mode = self.mode
+        if mode == .auto { mode = (w0 >= h0) == ((w > 0 ? w : w0) >= (h > 0 ? h : h0)) ? .fill : .fit }
+        var xShrink = w > 0 ? w0 / w : 1, yShrink = h > 0 ? h0 / h : 1
+        if xShrink != 1 || yShrink != 1 {
+            if w == 0 && mode != .force {
+                xShrink = yShrink
+            } else if h == 0 && mode != .force {
+                yShrink = xShrink
+            } else {
+                switch mode {
+                case .fit: (xShrink, yShrink) = (max(xShrink, yShrink), max(xShrink, yShrink))
+                case .fill, .fillDown, .cover: (xShrink, yShrink) = (min(xShrink, yShrink), min(xShrink, yShrink))
+                case .force, .auto: break
+                }
             }
         }
-        if !upscale { scale = min(scale, 1) }
-        let scaledWidth = max(1, Int((w0 * scale).rounded())), scaledHeight = max(1, Int((h0 * scale).rounded()))
+        var ratio = dpr
+        if !upscale {
+            let least = min(xShrink, yShrink)
+            if least < 1 {
+                xShrink /= least
+                yShrink /= least
+                if !extend { ratio /= least }
+            }
+            ratio = min(ratio, xShrink, yShrink)
+        }
+        xShrink /= ratio
+        yShrink /= ratio
+        let scale = 1 / xShrink
+        let scaledWidth = max(1, Int((w0 / xShrink).rounded())), scaledHeight = max(1, Int((h0 / yShrink).rounded()))
+        let targetWidth = Int((w * ratio).rounded()), targetHeight = Int((h * ratio).rounded())
         var steps: [any ImageProcessing] = []
         if scaledWidth != sourceWidth || scaledHeight != sourceHeight {
             steps.append(ImageProcessors.Resize(width: scaledWidth, height: scaledHeight, contentMode: .stretch))
         }
-        if mode == .fill, w > 0, h > 0 {
-            let cropWidth = min(scaledWidth, max(1, Int(w.rounded()))), cropHeight = min(scaledHeight, max(1, Int(h.rounded())))
+        var (outWidth, outHeight) = (scaledWidth, scaledHeight)
+        if mode == .fill || mode == .fillDown, targetWidth > 0, targetHeight > 0 {
+            var cropWidth = min(scaledWidth, max(1, targetWidth)), cropHeight = min(scaledHeight, max(1, targetHeight))
+            if mode == .fillDown && !upscale {
+                // Too small for the box on a side: keep the box's aspect ratio instead.
+                let wide = Double(targetWidth) / Double(scaledWidth), tall = Double(targetHeight) / Double(scaledHeight)
+                if wide > tall && wide > 1 {
+                    cropHeight = min(scaledHeight, max(1, Int((Double(scaledWidth) * Double(targetHeight) / Double(targetWidth)).rounded())))
+                } else if tall > wide && tall > 1 {
+                    cropWidth = min(scaledWidth, max(1, Int((Double(scaledHeight) * Double(targetWidth) / Double(targetHeight)).rounded())))
+                }
+            }
             if cropWidth < scaledWidth || cropHeight < scaledHeight {
                 if smart && placedByGravity {
                     steps.append(ImageProcessors.SmartResize(width: cropWidth, height: cropHeight))
@@ -146,7 +190,11 @@ public struct ResizeStep: ImageProcessing, Hashable {
                     let (x, y) = cropOrigin(scaled: (scaledWidth, scaledHeight), crop: (cropWidth, cropHeight), scale: scale)
                     steps.append(ImageProcessors.Crop(.rect(x: x, y: y, width: cropWidth, height: cropHeight)))
                 }
+                (outWidth, outHeight) = (cropWidth, cropHeight)
             }
+        }
+        if extend && (targetWidth > outWidth || targetHeight > outHeight) {
+            steps.append(ImageProcessors.Pad(width: targetWidth, height: targetHeight, background: .clear, gravity: extendGravity))
         }
         return steps
     }

@@ -6,7 +6,7 @@ import Testing
 /// Processors that draw the image onto a larger canvas or draw another image onto it: what the
 /// canvas is made of and where things land. The inputs are made from RGBA bytes, which are tagged
 /// sRGB (they were left untagged once, and padding or compositing them failed).
-@Suite("Canvas processors: backdrop, repeated watermark", .timeLimit(.minutes(2)))
+@Suite("Canvas processors: backdrop, pad by gravity, repeated watermark", .timeLimit(.minutes(2)))
 struct CanvasProcessorTests {
     /// A `width` x `height` image: left half `left`, right half `right` (RGB).
     static func halves(width: Int, height: Int, left: (UInt8, UInt8, UInt8), right: (UInt8, UInt8, UInt8), alpha: UInt8 = 255) throws -> Image {
@@ -65,5 +65,27 @@ struct CanvasProcessorTests {
         let both = try ImageProcessors.Watermark(mark: mark, name: "m", x: .repeat, y: .repeat).process(base)
         #expect(try Self.pixel(both, 195, 95)[0] == 255)
         #expect(ImageProcessors.Watermark(mark: mark, name: "m", x: .repeat, y: .center).identifier == "watermark:m:repeat:center:0:none:none")
+    }
+
+    @Test func padPlacesTheImageByGravityAndAddsAlphaOnlyWhereTheCanvasGrows() throws {
+        let image = try Self.halves(width: 40, height: 20, left: (250, 0, 0), right: (0, 0, 250))
+        // On a 40x60 transparent canvas at the top: opaque image above, transparent below.
+        let top = try ImageProcessors.Pad(width: 40, height: 60, background: .clear, gravity: .top).process(image)
+        #expect(top.width == 40 && top.height == 60 && top.hasAlpha)
+        #expect(try Self.pixel(top, 5, 5) == [250, 0, 0, 255])
+        #expect(try Self.pixel(top, 5, 50)[3] == 0)
+        let bottomRight = try ImageProcessors.Pad(width: 60, height: 40, background: .white, gravity: .bottomRight).process(image)
+        #expect(try Self.pixel(bottomRight, 59, 39)[0...2] == [0, 0, 250])
+        #expect(try Self.pixel(bottomRight, 0, 0)[0...2] == [255, 255, 255])
+        // Centred by default, with the identifier it always had.
+        let centred = try ImageProcessors.Pad(width: 40, height: 60, background: .white).process(image)
+        #expect(try Self.pixel(centred, 5, 30)[0...2] == [250, 0, 0] && (try Self.pixel(centred, 5, 5))[0...2] == [255, 255, 255])
+        #expect(ImageProcessors.Pad(width: 40, height: 60).identifier == "pad:40x60:ffffff")
+        #expect(ImageProcessors.Pad(width: 40, height: 60, gravity: .top).identifier == "pad:40x60:ffffff:top")
+        // A transparent canvas no larger than the image changes nothing: no alpha band appears.
+        let opaque = try ImageProcessors.Pad(background: .white).process(image)
+        #expect(!opaque.hasAlpha)
+        let same = try ImageProcessors.Pad(width: 40, height: 20, background: .clear).process(opaque)
+        #expect(!same.hasAlpha && same.width == 40 && same.height == 20)
     }
 }
