@@ -56,7 +56,12 @@ struct ThumborServerTests {
             ("/unsafe/100x50/filters:format(webp):quality(50):grayscale():strip_exif():strip_icc()/\(src)", 100, 50, "webp"),
             ("/unsafe/100x50/filters:format(gif)/\(src)", 100, 50, "gif"),
             ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),  // alpha: PNG, not JPEG
-            ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg")  // no scheme: http
+            ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg"),  // no scheme: http
+            ("/unsafe/300x100/filters:stretch()/\(src)", 300, 100, "jpeg"),
+            ("/unsafe/fit-in/300x100/filters:stretch()/\(src)", 133, 100, "jpeg"),  // no stretch with fit-in
+            ("/unsafe/200x100/filters:proportion(0.5)/\(src)", 100, 50, "jpeg"),
+            ("/unsafe/200x100/filters:proportion(2)/\(src)", 200, 100, "jpeg"),  // outside (0, 1]: ignored
+            ("/unsafe/50x50/filters:background_color(ff0000)/\(origin.url("/alpha.png"))", 50, 50, "jpeg")  // flattened: no alpha
         ]
         for (path, width, height, format) in cases {
             let reply = try await server.get(path)
@@ -65,6 +70,12 @@ struct ThumborServerTests {
             #expect(image.width == width && image.height == height, "\(path): \(image.width)x\(image.height)")
             #expect(image.format?.rawValue == format, "\(path)")
         }
+        // max_age sets the answer's max-age, a miss and a memory hit alike; without it, the server's.
+        for _ in 0..<2 {
+            let aged = try await server.get("/unsafe/64x64/filters:max_age(60)/\(src)")
+            #expect(aged.header("Cache-Control") == "public, max-age=60")
+        }
+        #expect(try await server.get("/unsafe/64x64/\(src)").header("Cache-Control") != "public, max-age=60")
         await server.stop()
         await origin.stop()
     }

@@ -18,6 +18,10 @@ public struct ImageJob: Sendable {
     /// result fits. `nil`: no limit.
     public var maxBytes: Int?
 
+    /// The answer's `max-age` in seconds (thumbor's `max_age`), in place of the server's
+    /// `--max-age`; the origin's own limit still applies. Default `nil`: the server's.
+    public var maxAge: Int?
+
     /// When the URL stops being served (imgproxy's `exp`): a request after it is a 404.
     /// Default `nil`: never.
     public var expires: Date?

@@ -26,10 +26,10 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
             let job = try jobs.job(path: path, query: request.uri.query)
             let accept = request.headers[.accept]
             if let entry = await service.cachedResult(for: job, accept: accept) {
-                response = success(entry, negotiated: job.job.format == nil, request: request)
+                response = success(entry, job: job.job, request: request)
             } else {
                 let entry = try await produce(job, accept: accept, context: context)
-                response = success(entry, negotiated: job.job.format == nil, request: request)
+                response = success(entry, job: job.job, request: request)
             }
         } catch {
             response = failure(error, path: path)
@@ -52,10 +52,10 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
         }
     }
 
-    private func success(_ entry: ResultCache.Entry, negotiated: Bool, request: Request) -> Response {
+    private func success(_ entry: ResultCache.Entry, job: ImageJob, request: Request) -> Response {
         let answer = ResultResponse(
-            entry: entry, negotiated: negotiated, isHead: request.method == .head, ifNoneMatch: request.headers[.ifNoneMatch],
-            maxAge: configuration.maxAge)
+            entry: entry, negotiated: job.format == nil, isHead: request.method == .head, ifNoneMatch: request.headers[.ifNoneMatch],
+            maxAge: job.maxAge ?? configuration.maxAge)
         guard let body = answer.body else { return Response(status: answer.status, headers: answer.headers) }
         service.metrics.bytesOut.increment(by: Int64(body.count))
         return Response(status: answer.status, headers: answer.headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

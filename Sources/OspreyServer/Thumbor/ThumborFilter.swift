@@ -19,6 +19,8 @@ struct ThumborFilter: Sendable, Equatable {
         var box: (width: Int, height: Int)?
         /// The `focal` region, in source pixels.
         var focal: (left: Int, top: Int, right: Int, bottom: Int)?
+        /// `true` after `stretch()`: a sized resize without fit-in ignores the aspect ratio.
+        var stretch = false
     }
 
     /// Parses `name(args):name(args)…`; arguments may themselves hold `:` and `(…)` (URLs).
@@ -119,6 +121,16 @@ struct ThumborFilter: Sendable, Equatable {
             break
         case "max_bytes":
             job.maxBytes = try int(0, in: 1...1_000_000_000)
+        case "max_age":
+            job.maxAge = try int(0, in: 0...315_360_000)
+        case "stretch":
+            adjustments.stretch = true
+        case "proportion":
+            // thumbor ignores a proportion outside (0, 1].
+            let value = try double(0, in: -1_000_000...1_000_000)
+            if value > 0 && value < 1 { processors.append(ProportionStep(factor: value)) }
+        case "background_color":
+            processors.append(ImageProcessors.Pad(background: try Self.color(try string(0))))
         case "upscale":
             adjustments.explicitUpscale = true
         case "fill":

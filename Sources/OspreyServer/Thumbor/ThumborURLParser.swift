@@ -108,6 +108,8 @@ public struct ThumborURLParser: Sendable {
         // fit-in modes never enlarge unless upscale() asks (thumbor); the fill mode does unless
         // no_upscale() asks.
         step.upscale = step.mode == .fill ? adjustments.upscale : adjustments.explicitUpscale
+        // stretch() resizes to the size as given instead of cropping (not with fit-in).
+        if adjustments.stretch && step.mode == .fill && step.width > 0 && step.height > 0 { step.mode = .force }
         step.adaptive = adaptive
         if let focal = adjustments.focal {
             // Given in the source's pixels: moved with a manual crop (not with trim, which is found later).
