@@ -79,6 +79,9 @@ struct ServeCommandTests {
         defer { if process.isRunning { process.terminate() } }
         let ready = try await server.get("/health/ready")
         #expect(ready.status == 200 && ready.header("X-Osprey-Instance") == "alpha")
+        // thumbor's health path answers as thumbor does.
+        let thumborHealth = try await server.get("/healthcheck")
+        #expect(thumborHealth.status == 200 && thumborHealth.text == "WORKING\n")
         process.terminate()  // SIGTERM
         var draining = false
         for _ in 0..<100 where !draining {
@@ -86,6 +89,7 @@ struct ServeCommandTests {
             if !draining { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(draining, "readiness reports the drain")
+        #expect(try await server.get("/healthcheck").status == 503)
         #expect(try await server.get("/health/live").status == 200, "still alive while draining")
         let reply = try await server.get(fixtures.thumbor[0].path)
         #expect(reply.status == 200 && reply.image?.width == fixtures.thumbor[0].width, "requests are still served while draining")

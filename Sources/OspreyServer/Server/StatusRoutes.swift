@@ -2,13 +2,14 @@ import Foundation
 import Hummingbird
 import Osprey
 
-/// `GET /health/live`, `GET /health/ready` (also `GET /health`) and `GET /metrics`.
+/// `GET /health/live`, `GET /health/ready` (also `GET /health`, imgproxy's, and `GET /healthcheck`,
+/// thumbor's, answering its `WORKING`) and `GET /metrics`.
 ///
 /// Liveness: libvips decodes a tiny image. Readiness: that, the worker queue is neither stuck nor
 /// full (a new job would get 429), and the server is not draining (SIGTERM with a drain time): what a load balancer should check.
 enum StatusRoutes {
     /// Paths the router answers, never read as image URLs.
-    static let paths: Set<String> = ["/health", "/health/live", "/health/ready", "/metrics", "/favicon.ico"]
+    static let paths: Set<String> = ["/health", "/health/live", "/health/ready", "/healthcheck", "/metrics", "/favicon.ico"]
 
     /// A 1x1 PNG decoded by every health check.
     static let probe = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")!
@@ -17,7 +18,7 @@ enum StatusRoutes {
         router.get("/health/live") { _, _ -> Response in
             health(problems: decodeProblems(), service: service)
         }
-        let ready: @Sendable () -> Response = {
+        let ready: @Sendable (_ healthyBody: String?) -> Response = { healthyBody in
             var problems = decodeProblems()
             if service.limiter.isStuck(after: .seconds(30)) {
                 problems.append("the worker queue is stuck: \(service.limiter.queued) waiting, nothing finished for 30 s")
@@ -27,10 +28,11 @@ enum StatusRoutes {
                 problems.append("the worker queue is full: \(service.limiter.running) running, \(service.limiter.queued) waiting; new jobs get 429")
             }
             if drain.isDraining { problems.append("draining: shutting down, send no new requests") }
-            return health(problems: problems, service: service)
+            return health(problems: problems, service: service, healthyBody: healthyBody)
         }
-        router.get("/health/ready") { _, _ -> Response in ready() }
-        router.get("/health") { _, _ -> Response in ready() }
+        router.get("/health/ready") { _, _ -> Response in ready(nil) }
+        router.get("/health") { _, _ -> Response in ready(nil) }
+        router.get("/healthcheck") { _, _ -> Response in ready("WORKING") }
         router.get("/metrics") { _, _ -> Response in
             service.recordMemoryCaches()
             return Response(
@@ -48,10 +50,10 @@ enum StatusRoutes {
         }
     }
 
-    private static func health(problems: [String], service: ImageService) -> Response {
+    private static func health(problems: [String], service: ImageService, healthyBody: String? = nil) -> Response {
         let body =
             problems.isEmpty
-            ? "ok: \(service.limiter.running) running, \(service.limiter.queued) queued\n"
+            ? (healthyBody ?? "ok: \(service.limiter.running) running, \(service.limiter.queued) queued") + "\n"
             : problems.joined(separator: "; ") + "\n"
         return Response(
             status: problems.isEmpty ? .ok : .serviceUnavailable,
