@@ -51,6 +51,9 @@ struct ImgproxyResizingTests {
         #expect(try GeometryTests.imgproxy("rs:fill:100:100:1/dpr:1.5").processors.map(\.identifier) == ["resize:150x150:fill"])
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("dpr:0") }
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("dpr:9") }
+        // The multiplied box stays within the largest box a size takes.
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("rs:fit:16384:100:1/dpr:2") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("dpr:4/w:5000") }
     }
 
     @Test func extendPlacesASmallerResultOnATransparentCanvas() throws {
@@ -89,5 +92,27 @@ struct ImgproxyResizingTests {
         #expect(try GeometryTests.imgproxy("mb:0").maxBytes == nil)
         // Accepted and without effect on the pixels: Osprey never keeps metadata nor uses embedded thumbnails.
         #expect(try GeometryTests.imgproxy("kcr:1/eth:1").processors.isEmpty)
+    }
+}
+
+/// ``ResultSize``: the sizes a chain makes, worked out before decoding.
+@Suite("Result size estimate", .timeLimit(.minutes(1)))
+struct ResultSizeTests {
+    @Test func theLargestSizeAChainMakesFromTheSourceSize() throws {
+        func largest(_ options: String) throws -> (Int, Int) {
+            let size = ResultSize.largest(try GeometryTests.imgproxy(options).processors, width: 400, height: 300)
+            return (size.width, size.height)
+        }
+        #expect(try largest("rs:fit:100:100") == (100, 75))
+        #expect(try largest("rs:fit:1000:1000") == (400, 300))  // no enlarge
+        #expect(try largest("rs:fit:1000:1000:1") == (1000, 750))
+        #expect(try largest("rs:fill:200:200:1:1/rot:90") == (200, 200))
+        #expect(try largest("rs:fit:800:800:0:1") == (800, 800))  // the extend canvas
+        #expect(try largest("rs:fill:16384:100:1") == (16384, 100))  // one libvips fill: only the crop is computed
+        #expect(try largest("w:10") == (10, 8))
+        #expect(ResultSize.largest([], width: 400, height: 300) == (400, 300))
+        let thumbor = try GeometryTests.thumbor("fit-in/200x200/filters:fill(red):proportion(0.5)").processors
+        #expect(ResultSize.largest(thumbor, width: 400, height: 300) == (200, 200))
+        #expect(ResultSize.after(ProportionStep(factor: 0.5), (200, 200)) == (100, 100))
     }
 }

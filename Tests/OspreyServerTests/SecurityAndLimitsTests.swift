@@ -106,6 +106,23 @@ struct SecurityAndLimitsTests {
         #expect(try await result.get("/unsafe/600x100/\(origin.url("/photo.jpg"))").status == 422)
         #expect(try await result.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
         await result.stop()
+
+        // An enlargement over the limit is refused from the source's header, before the work:
+        // for a cached source and for a new one (fetched first, decoded at 1x1), alike.
+        let early = try await ServerHarness.start { $0.maxResultDimension = 500 }
+        for (index, path) in [
+            "/unsafe/fit-in/16384x16384/filters:upscale()/SRC", "/unsafe/16384x16384/smart/SRC",
+            "/imgproxy/_/rs:fit:4000:4000:1:1/plain/SRC", "/unsafe/16384x16384/smart/SRC", "/unsafe/600x100/SRC"
+        ].enumerated() {
+            let source = origin.url("/photo.jpg") + "?n=\(index % 3)"
+            let refused = try await early.get(path.replacingOccurrences(of: "SRC", with: source))
+            #expect(refused.status == 422 && refused.text.contains("larger than the limit of 500"), "\(path): \(refused.text)")
+        }
+        #expect(try await early.get("/unsafe/fit-in/100x100/filters:fill(ff0000)/\(origin.url("/photo.jpg"))").status == 200)
+        let metrics = try await early.get("/metrics").text
+        #expect(metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 1"), "only the last request decoded:\n\(metrics)")
+        #expect(!metrics.contains("shrunk_on_load=\"false\"} 1"), "no full decode")
+        await early.stop()
         await origin.stop()
     }
 

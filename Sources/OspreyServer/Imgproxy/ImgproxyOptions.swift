@@ -143,6 +143,15 @@ struct ImgproxyOptions {
         }
     }
 
+    /// Checks what only all options together say: the box times `dpr` stays within 16384 pixels a
+    /// side, the largest box a size option takes.
+    func validate() throws(ServerError) {
+        let side = Double(max(width, height)) * dpr
+        guard side <= 16384 else {
+            throw .badRequest("imgproxy size \(width)x\(height) at dpr \(identifierNumber(dpr)) is over 16384 pixels a side")
+        }
+    }
+
     /// `bg:R:G:B` or `bg:RRGGBB`; no argument turns the background off.
     static func background(_ arguments: [String]) throws(ServerError) -> RGBAColor? {
         let given = arguments.filter { !$0.isEmpty }

@@ -81,6 +81,7 @@ public struct ImgproxyURLParser: Sendable {
             source = text
         }
         if let extensionName, !extensionName.isEmpty { try options.apply("f:" + extensionName) }
+        try options.validate()
         guard !source.isEmpty else { throw .badRequest("imgproxy URL \"\(path)\" has an empty source") }
         if let expires = options.expires, expires < now().timeIntervalSince1970 {
             throw .notFound("imgproxy URL expired at \(Int(expires)) (exp option)")

@@ -104,7 +104,17 @@ final class ImageService: Sendable {
                 processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
             let started = ContinuousClock.now
-            let (validation, validated) = try await sources.validate(job.source)
+            var (validation, validated) = try await sources.validate(job.source)
+            var fetchedFirst = false
+            if validation?.size == nil, ResultSize.mayExceed(processors, limit: configuration.maxResultDimension) {
+                // A chain that may make an image over the result limit, of a source not yet
+                // cached: the source is fetched first (and decoded at 1x1), so that the check
+                // below knows its size before any real work.
+                _ = try await sources.image(
+                    for: job.source, processor: SourceLoader.probe, firstFrameOnly: true, validation: nil, started: started)
+                (validation, validated) = try await sources.validate(job.source)
+                fetchedFirst = true
+            }
             if let size = validation?.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
             let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
             // A still output format (named by the URL) needs the first frame only; an animated
@@ -124,6 +134,14 @@ final class ImageService: Sendable {
                 } catch {
                     throw ServerError(error)
                 }
+                // So is a chain that would make an image over the result limit on the way (an
+                // enlargement to 16384 pixels a side costs seconds and gigabytes before the check
+                // of the result could refuse it).
+                let largest = ResultSize.largest(processors, width: size.width, height: size.height)
+                guard largest.width <= configuration.maxResultDimension, largest.height <= configuration.maxResultDimension else {
+                    throw .unprocessable(
+                        "result would be \(largest.width)x\(largest.height), larger than the limit of \(configuration.maxResultDimension) per side")
+                }
             }
             let processStart = ContinuousClock.now
             let result = try await sources.image(
@@ -132,7 +150,7 @@ final class ImageService: Sendable {
             metrics.record("process", ContinuousClock.now - processStart)
             if let decoded = result.decoded { metrics.decode(shrunkOnLoad: decoded.shrunkOnLoad) }
             // A miss: this request waited for the source's bytes to come from the origin.
-            metrics.cache(result.cacheType == .none || (validated && validation?.downloaded == true) ? "miss" : "original")
+            metrics.cache(result.cacheType == .none || fetchedFirst || (validated && validation?.downloaded == true) ? "miss" : "original")
             let image = result.image
             if !still, image.frameCount > configuration.maxAnimationFrames { throw tooManyFrames(image.frameCount) }
             guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
