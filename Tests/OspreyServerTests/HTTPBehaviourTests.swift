@@ -204,7 +204,8 @@ struct HTTPBehaviourTests {
             ("/imgproxy/_/rs:fill-down:800:200/plain/\(src)", 400, 100, "jpeg"),
             ("/imgproxy/_/rs:auto:100:200/plain/\(src)", 100, 75, "jpeg"),
             ("/imgproxy/_/rs:force:800:100/plain/\(src)", 400, 50, "jpeg"),
-            ("/imgproxy/_/rs:fit:100:50/rot:90/plain/\(src)", 38, 50, "jpeg")
+            ("/imgproxy/_/rs:fit:100:50/rot:90/plain/\(src)", 38, 50, "jpeg"),
+            ("/imgproxy/_/rs:fit:100:100/pd:10:5/plain/\(src)@jpg", 110, 95, "jpeg")
         ]
         for (path, width, height, format) in cases {
             let reply = try await unsigned.get(path)

@@ -80,6 +80,26 @@ struct ImgproxyResizingTests {
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("rot:45") }
     }
 
+    @Test func paddingTakesCSSShorthandAndTheDeviceRatio() throws {
+        let clear = RGBAColor.clear.hex
+        #expect(try GeometryTests.imgproxy("pd:10").processors.map(\.identifier) == ["padding:10:10:10:10:\(clear)"])
+        #expect(try GeometryTests.imgproxy("pd:10:20").processors.map(\.identifier) == ["padding:10:20:10:20:\(clear)"])
+        #expect(try GeometryTests.imgproxy("pd:1:2:3").processors.map(\.identifier) == ["padding:1:2:3:2:\(clear)"])
+        #expect(try GeometryTests.imgproxy("pd:1:2:3:4/dpr:2").processors.map(\.identifier) == ["padding:2:4:6:8:\(clear)"])
+        // After the resize, before the flatten onto the background.
+        let chain = try GeometryTests.imgproxy("bg:ffffff/pd:5/rs:fit:100:100").processors.map(\.identifier)
+        #expect(chain == ["downsample:100x100", "padding:5:5:5:5:\(clear)", "pad:0x0:ffffff"])
+        #expect(ResultSize.largest(try GeometryTests.imgproxy("rs:fit:100:100/pd:10:0").processors, width: 400, height: 300) == (100, 95))
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("pd:-1") }
+        // Pixels: a 4x2 image with margins 1, 2, 3, 4 is 10x6, the image at (4, 1).
+        let image = try Image(rgba: [UInt8](repeating: 200, count: 4 * 2 * 4), width: 4, height: 2)
+        let padded = try PaddingStep(top: 1, right: 2, bottom: 3, left: 4).process(image)
+        #expect(padded.width == 10 && padded.height == 6)
+        let rgba = try padded.rgbaPixels()
+        func alpha(_ x: Int, _ y: Int) -> UInt8 { rgba[(y * 10 + x) * 4 + 3] }
+        #expect(alpha(4, 1) == 200 && alpha(7, 2) == 200 && alpha(3, 1) == 0 && alpha(4, 0) == 0 && alpha(8, 2) == 0 && alpha(4, 3) == 0)
+    }
+
     @Test func backgroundFlattensLastAndMaxBytesReachesTheJob() throws {
         #expect(
             try GeometryTests.imgproxy("rs:fit:100:100/bg:255:0:0").processors.last?.identifier

@@ -24,6 +24,8 @@ struct ImgproxyOptions {
     var background: RGBAColor?
     var rotation = 0
     var maxBytes: Int?
+    /// `pd`: top, right, bottom, left.
+    var padding = (top: 0, right: 0, bottom: 0, left: 0)
 
     /// Applies one option; 400 for unknown options and bad arguments.
     mutating func apply(_ option: String) throws(ServerError) {
@@ -92,6 +94,13 @@ struct ImgproxyOptions {
             let degrees = try int(0, in: -3600...3600) ?? 0
             guard degrees % 90 == 0 else { throw .badRequest("imgproxy option \(name): \(degrees) is not a multiple of 90") }
             rotation = ((degrees % 360) + 360) % 360
+        case "pd", "padding":
+            // CSS order and shorthand: top [right [bottom [left]]], missing sides from the others.
+            let top = try int(0, in: 0...4096) ?? 0
+            let right = try int(1, in: 0...4096) ?? top
+            let bottom = try int(2, in: 0...4096) ?? top
+            let left = try int(3, in: 0...4096) ?? right
+            padding = (top, right, bottom, left)
         case "mb", "max_bytes":
             maxBytes = try int(0, in: 0...1_000_000_000).flatMap { $0 == 0 ? nil : $0 }
         case "g", "gravity":
@@ -188,7 +197,7 @@ struct ImgproxyOptions {
     }
 
     /// The processors in imgproxy's order: trim, crop, resize (with its extend), rotation, blur,
-    /// sharpen, then the flatten onto ``background``. A rotation of a resize that looks the same
+    /// sharpen, padding (times `dpr`), then the flatten onto ``background``. A rotation of a resize that looks the same
     /// turned (centred, no crop) runs after it on the turned box, so the resize still plans the
     /// decode; any other rotation runs first.
     var processors: [any ImageProcessing] {
@@ -227,6 +236,11 @@ struct ImgproxyOptions {
         if symmetric { result += rotate }
         if let blur, blur > 0 { result.append(ImageProcessors.Blur(sigma: blur)) }
         if let sharpen, sharpen > 0 { result.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        let (top, right, bottom, left) = padding
+        if top > 0 || right > 0 || bottom > 0 || left > 0 {
+            func scaled(_ side: Int) -> Int { Int((Double(side) * dpr).rounded()) }
+            result.append(PaddingStep(top: scaled(top), right: scaled(right), bottom: scaled(bottom), left: scaled(left)))
+        }
         if let background { result.append(ImageProcessors.Pad(background: background)) }
         return result
     }

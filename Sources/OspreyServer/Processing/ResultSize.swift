@@ -31,6 +31,7 @@ enum ResultSize {
             case let smart as ImageProcessors.SmartResize: max(smart.width, smart.height) > limit
             case let pad as ImageProcessors.Pad: max(pad.width, pad.height) > limit
             case let backdrop as ImageProcessors.Backdrop: max(backdrop.width, backdrop.height) > limit
+            case let padding as PaddingStep: max(padding.left + padding.right, padding.top + padding.bottom) > limit
             default: false
             }
         }
@@ -66,6 +67,8 @@ enum ResultSize {
             return (max(backdrop.width, size.width), max(backdrop.height, size.height))
         case let rotate as ImageProcessors.Rotate:
             return rotate.degrees % 180 == 0 ? size : (size.height, size.width)
+        case let padding as PaddingStep:
+            return (size.width + padding.left + padding.right, size.height + padding.top + padding.bottom)
         case let proportion as ProportionStep:
             return proportion.factor > 0 && proportion.factor < 1 ? scaled(proportion.factor) : size
         default:
