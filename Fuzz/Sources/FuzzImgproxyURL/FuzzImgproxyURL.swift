@@ -1,4 +1,5 @@
-import OspreyServer
+// Debug builds are testable: the size estimate (and through it the resize math) is internal.
+@testable import OspreyServer
 
 /// Parsers built once: one ignoring signatures with a preset configured, and one verifying a key
 /// pair while serving `_`/`insecure` signatures (so the grammar after the signature is reached).
@@ -21,6 +22,10 @@ public func fuzzImgproxyURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if let job = try? parser.parse(path: path) {
                 _ = job.processor.identifier
                 _ = job.source.absoluteString
+                // The size-dependent resize math, for a few source shapes.
+                for (width, height) in [(1, 1), (400, 300), (16384, 1), (7, 50_000)] {
+                    _ = ResultSize.largest(job.processors, width: width, height: height)
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
-import OspreyServer
+// Debug builds are testable: the size estimate (and through it the resize math) is internal.
+@testable import OspreyServer
 
 /// Parsers built once: an unsigned one (every `unsafe/` URL reaches the grammar) and a keyed one
 /// (signature segments are verified first, then the grammar runs for `unsafe/` URLs).
@@ -20,6 +21,10 @@ public func fuzzThumborURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             // The cache key is derived from every part of the job: build it too.
             _ = job.processor.identifier
             _ = job.source.absoluteString
+            // The size-dependent resize math, for a few source shapes.
+            for (width, height) in [(1, 1), (400, 300), (16384, 1), (7, 50_000)] {
+                _ = ResultSize.largest(job.processors, width: width, height: height)
+            }
         }
     }
     return 0
