@@ -27,6 +27,9 @@ struct ImgproxyOptions {
     /// `pd`: top, right, bottom, left.
     var padding = (top: 0, right: 0, bottom: 0, left: 0)
 
+    /// The sides a size option takes, in pixels; the box times `dpr` stays within them too.
+    static let sides = 0...16384
+
     /// Applies one option; 400 for unknown options and bad arguments.
     mutating func apply(_ option: String) throws(ServerError) {
         let parts = option.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
@@ -62,7 +65,7 @@ struct ImgproxyOptions {
             }
             resizingType = arguments[index]
         }
-        let side = 0...16384
+        let side = Self.sides
         switch name {
         case "rs", "resize":
             try type(0)
@@ -152,12 +155,11 @@ struct ImgproxyOptions {
         }
     }
 
-    /// Checks what only all options together say: the box times `dpr` stays within 16384 pixels a
-    /// side, the largest box a size option takes.
+    /// Checks what only all options together say: the box times `dpr` stays within ``sides``.
     func validate() throws(ServerError) {
-        let side = Double(max(width, height)) * dpr
-        guard side <= 16384 else {
-            throw .badRequest("imgproxy size \(width)x\(height) at dpr \(identifierNumber(dpr)) is over 16384 pixels a side")
+        guard Double(max(width, height)) * dpr <= Double(Self.sides.upperBound) else {
+            throw .badRequest(
+                "imgproxy size \(width)x\(height) at dpr \(identifierNumber(dpr)) is over \(Self.sides.upperBound) pixels a side")
         }
     }
 
@@ -167,11 +169,11 @@ struct ImgproxyOptions {
         switch given.count {
         case 0: return nil
         case 1:
-            let hex = given[0].hasPrefix("#") ? String(given[0].dropFirst()) : given[0]
-            guard hex.count == 6, let value = UInt32(hex, radix: 16) else {
+            // RRGGBB only: imgproxy's background has no alpha.
+            guard given[0].count == (given[0].hasPrefix("#") ? 7 : 6), let color = RGBAColor(hex: given[0]) else {
                 throw .badRequest("imgproxy background \"\(given[0])\" is not a hex colour RRGGBB")
             }
-            return RGBAColor(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
+            return color
         case 3:
             let channels = given.compactMap { UInt8($0) }
             guard channels.count == 3 else { throw .badRequest("imgproxy background \(given.joined(separator: ":")) is not R:G:B in 0...255") }
@@ -197,9 +199,9 @@ struct ImgproxyOptions {
     }
 
     /// The processors in imgproxy's order: trim, crop, resize (with its extend), rotation, blur,
-    /// sharpen, padding (times `dpr`), then the flatten onto ``background``. A rotation of a resize that looks the same
-    /// turned (centred, no crop) runs after it on the turned box, so the resize still plans the
-    /// decode; any other rotation runs first.
+    /// sharpen, padding (times `dpr`), then the flatten onto ``background``. A rotation of a
+    /// resize that looks the same turned (centred, no crop) runs after it on the turned box, so
+    /// the resize still plans the decode; any other rotation runs first.
     var processors: [any ImageProcessing] {
         var result: [any ImageProcessing] = trim.map { [ImageProcessors.Trim(threshold: $0)] } ?? []
         var step = ResizeStep()

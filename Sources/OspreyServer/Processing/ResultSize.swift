@@ -45,13 +45,9 @@ enum ResultSize {
         }
         switch processor {
         case let step as ResizeStep:
-            var current = size
-            for concrete in step.concrete(sourceWidth: size.width, sourceHeight: size.height) { current = after(concrete, current) }
-            return current
+            return step.concrete(sourceWidth: size.width, sourceHeight: size.height).reduce(size) { after($1, $0) }
         case let composition as ImageProcessors.Composition:
-            var current = size
-            for inner in composition.processors { current = after(inner, current) }
-            return current
+            return composition.processors.reduce(size) { after($1, $0) }
         case let resize as ImageProcessors.Resize:
             switch resize.contentMode {
             case .fit: return scaled(min(Double(resize.width) / w, Double(resize.height) / h))
