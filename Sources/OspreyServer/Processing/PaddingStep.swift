@@ -21,6 +21,7 @@ public struct PaddingStep: ImageProcessing, Hashable {
         self.background = background
     }
 
+    /// The stable identifier; see ``ImageProcessing/identifier``.
     public var identifier: String { "padding:\(top):\(right):\(bottom):\(left):\(background.hex)" }
 
     /// `image` with the margins: first the top and left ones (the image at the bottom right of

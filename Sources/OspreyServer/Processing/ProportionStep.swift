@@ -12,6 +12,7 @@ public struct ProportionStep: ImageProcessing, Hashable {
         self.factor = factor
     }
 
+    /// The stable identifier; see ``ImageProcessing/identifier``.
     public var identifier: String { "proportion:\(identifierNumber(factor))" }
 
     /// `image` scaled by ``factor`` (each side rounded, at least 1 pixel); unchanged outside (0, 1).
