@@ -142,6 +142,22 @@ int osprey_constant(int width, int height, const double *value, int bands, VipsI
     return r;
 }
 
+int osprey_maplut(VipsImage *in, VipsImage *lut, VipsImage **out) {
+    return vips_maplut(in, out, lut, NULL);
+}
+
+int osprey_hist_find(VipsImage *in, VipsImage **out) {
+    return vips_hist_find(in, out, NULL);
+}
+
+int osprey_conv(VipsImage *in, const double *kernel, int columns, int rows, VipsImage **out) {
+    VipsImage *mask = vips_image_new_matrix_from_array(columns, rows, kernel, columns * rows);
+    if (mask == NULL) return -1;
+    int r = vips_conv(in, out, mask, "precision", VIPS_PRECISION_FLOAT, NULL);
+    g_object_unref(mask);
+    return r;
+}
+
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height) {
     return vips_draw_rect1(image, ink, left, top, width, height, "fill", TRUE, NULL);
 }

@@ -103,6 +103,17 @@ int osprey_constant(int width, int height, const double *value, int bands, VipsI
 int osprey_band_percent(VipsImage *in, int band, double percent, int *threshold);
 /// `in` repeated `across` x `down` times.
 int osprey_replicate(VipsImage *in, int across, int down, VipsImage **out);
+/// Maps each band of `in` through the matching band of `lut` (a 256 x 1 uchar image).
+int osprey_maplut(VipsImage *in, VipsImage *lut, VipsImage **out);
+/// The histogram of each band of a uchar image: 256 x 1, one uint band per input band.
+int osprey_hist_find(VipsImage *in, VipsImage **out);
+/// Convolution with a `columns` x `rows` kernel (row by row, used as given: no scale or
+/// offset), in floating point; edges repeat the border pixels.
+int osprey_conv(VipsImage *in, const double *kernel, int columns, int rows, VipsImage **out);
+/// Fills `out` with `count` offsets `random() % amount - amount / 2` of glibc's random() seeded
+/// with `seed` (its own state, not the process's: thumbor's noise filter, value for value).
+/// Returns 0, or -1 when `amount` < 1.
+int osprey_noise_offsets(unsigned int seed, int amount, short *out, size_t count);
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height);
 int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
 

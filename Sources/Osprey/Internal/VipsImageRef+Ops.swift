@@ -49,6 +49,26 @@ extension VipsImageRef {
         }
     }
 
+    /// A 256 x 1 uchar lookup table of `bands` bands from `interleaved` (entry after entry, the
+    /// bands of each entry together, as libvips stores pixels), for `osprey_maplut`.
+    static func lookupTable(_ interleaved: [UInt8], bands: Int) throws(VipsFailure) -> VipsImageRef {
+        try VipsImageRef.make { out in
+            interleaved.withUnsafeBytes { raw in
+                out = vips_image_new_from_memory_copy(raw.baseAddress, raw.count, 256, 1, Int32(bands), VIPS_FORMAT_UCHAR)
+                return out == nil ? -1 : 0
+            }
+        }
+    }
+
+    /// The values of a uint image (a histogram), rendered: band after band within each pixel.
+    func uint32Values() throws(VipsFailure) -> [UInt32] {
+        let uint = bandFormat == VIPS_FORMAT_UINT ? self : try apply { osprey_cast($0, Int32(VIPS_FORMAT_UINT.rawValue), &$1) }
+        var size = 0
+        guard let buffer = vips_image_write_to_memory(uint.pointer, &size) else { throw VipsFailure(message: Vips.takeError()) }
+        defer { g_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: size).bindMemory(to: UInt32.self))
+    }
+
     /// Composites `overlay` onto this image with a libvips blend mode.
     func composite(_ overlay: VipsImageRef, mode: VipsBlendMode) throws(VipsFailure) -> VipsImageRef {
         try VipsImageRef.make { osprey_composite2(pointer, overlay.pointer, Int32(mode.rawValue), &$0) }

@@ -18,6 +18,9 @@ import Foundation
 /// | `grayscale` | ``ImageProcessors/Grayscale`` |
 /// | `bw[:T]` | ``ImageProcessors/BlackWhite`` (threshold default 128) |
 /// | `color:B[:C[:S]]` | ``ImageProcessors/ColorControls`` (defaults 0, 1, 1) |
+/// | `equalize` | ``ImageProcessors/Equalize`` |
+/// | `convolve:K;K;…:COLUMNS[:raw]` | ``ImageProcessors/Convolve`` (normalised unless `raw`) |
+/// | `noise:A[:SEED]` | ``ImageProcessors/Noise`` (amount 0...100, seed default 0) |
 /// | `flip[:h\|v\|hv]` | ``ImageProcessors/Flip`` (default `h`) |
 /// | `rotate:D` | ``ImageProcessors/Rotate`` (90, 180, 270) |
 /// | `format:F[:Q]` | output format and quality (not a processor) |
@@ -169,6 +172,24 @@ public struct ProcessingSpec: Sendable, CustomStringConvertible {
                 throw StepError(message: "brightness must be within -1...1, contrast and saturation ≥ 0")
             }
             return .processor(ImageProcessors.ColorControls(brightness: brightness, contrast: contrast, saturation: saturation))
+        case "equalize", "equalise":
+            try arity(0...0)
+            return .processor(ImageProcessors.Equalize())
+        case "convolve":
+            try arity(2...3)
+            var kernel: [Double] = []
+            for entry in args[0].split(separator: ";", omittingEmptySubsequences: false) { kernel.append(try double(String(entry), "kernel entry")) }
+            guard args.count < 3 || args[2].lowercased() == "raw" else { throw StepError(message: "unknown option \"\(args[2])\" (raw)") }
+            let columns = try positiveInt(args[1], "columns")
+            if let problem = ImageProcessors.Convolve.problem(kernel: kernel, columns: columns) { throw StepError(message: problem) }
+            return .processor(ImageProcessors.Convolve(kernel: kernel, columns: columns, normalize: args.count < 3))
+        case "noise":
+            try arity(1...2)
+            let amount = try int(args[0], "amount")
+            guard (0...100).contains(amount) else { throw StepError(message: "amount \(amount) must be within 0...100") }
+            let seed = args.count > 1 ? try int(args[1], "seed") : 0
+            guard let seed = UInt32(exactly: seed) else { throw StepError(message: "seed \(seed) must be within 0...\(UInt32.max)") }
+            return .processor(ImageProcessors.Noise(amount: amount, seed: seed))
         case "flip":
             try arity(0...1)
             let direction = args.first?.lowercased() ?? "h"

@@ -26,6 +26,15 @@ public struct ImageJob: Sendable {
     /// Default `nil`: never.
     public var expires: Date?
 
+    /// Whether a PNG source stays PNG when the URL names no format and the negotiation would
+    /// answer JPEG (thumbor's `autojpg(false)`). Default `false`: an image without alpha is
+    /// answered as JPEG (or a modern format the client accepts).
+    public var keepsPNG = false
+
+    /// Quality per output format (imgproxy's `fq`), used when ``quality`` is `nil` and the
+    /// answer is in one of these formats. Default none.
+    public var formatQuality: [ImageFormat: Int] = [:]
+
     /// Watermarks to fetch (through the same source rules) and insert into ``processors``.
     /// Default none.
     public var watermarks: [WatermarkRequest] = []

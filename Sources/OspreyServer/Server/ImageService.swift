@@ -158,7 +158,9 @@ final class ImageService: Sendable {
                     "result would be \(image.width)x\(image.height), larger than the limit of \(configuration.maxResultDimension) per side")
             }
             let encodeStart = ContinuousClock.now
-            let format = job.format ?? negotiator.format(for: image, offer: offer)
+            let negotiated = job.format ?? negotiator.format(for: image, offer: offer)
+            let format: ImageFormat = job.format == nil && negotiated == .jpeg && job.keepsPNG && image.format == .png ? .png : negotiated
+            let quality = job.quality == nil ? job.formatQuality[format] ?? quality : quality
             // On the pipeline's processing queue, with decodes and processors: an encode (tens of ms
             // for WebP) on a cooperative-pool thread would hold up every other request's task there,
             // `/health` and `/metrics` included.

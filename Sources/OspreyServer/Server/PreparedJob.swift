@@ -18,9 +18,16 @@ struct PreparedJob: Sendable {
     }
 
     /// The result-cache key for the output settings: the format named by the URL, else the
-    /// negotiation offer's key (`offer`, asked for only then) as `auto:OFFER`.
+    /// negotiation offer's key (`offer`, asked for only then) as `auto:OFFER` (`auto-png:OFFER`
+    /// with ``ImageJob/keepsPNG``), and the per-format qualities when there are any.
     func resultKey(quality: Int, offer: () -> FormatNegotiator.Offer) -> String {
-        let format = job.format.map(\.rawValue) ?? "auto:\(offer().key)"
-        return "\(identity)|\(format):\(quality)|\(job.maxBytes ?? 0)"
+        let format = job.format.map(\.rawValue) ?? "\(job.keepsPNG ? "auto-png" : "auto"):\(offer().key)"
+        return "\(identity)|\(format):\(quality)\(formatQualityKey)|\(job.maxBytes ?? 0)"
+    }
+
+    /// `;fq=avif=50,jpeg=80`, or empty without per-format qualities.
+    private var formatQualityKey: String {
+        guard !job.formatQuality.isEmpty else { return "" }
+        return ";fq=" + job.formatQuality.map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ",")
     }
 }

@@ -114,6 +114,47 @@ struct ThumborFilter: Sendable, Equatable {
                     red: UInt8(try int(1, in: 0...255)), green: UInt8(try int(2, in: 0...255)), blue: UInt8(try int(3, in: 0...255)))
             }
             processors.append(ImageProcessors.RoundCorner(radius: radius, background: background))
+        case "rgb":
+            let (red, green, blue) = (try int(0, in: -100...100), try int(1, in: -100...100), try int(2, in: -100...100))
+            processors.append(ThumborColorTables.rgb(red: red, green: green, blue: blue))
+        case "colorize":
+            let (red, green, blue) = (try int(0, in: 0...100), try int(1, in: 0...100), try int(2, in: 0...100))
+            let fillText = try string(3)
+            guard fillText.count == 6, let fill = RGBAColor(hex: fillText) else { throw invalid("fill \"\(fillText)\" is not a hex colour RRGGBB") }
+            processors.append(ThumborColorTables.colorize(red: red, green: green, blue: blue, fill: fill))
+        case "curve":
+            guard let curves = ThumborColorTables.curves(arguments.joined(separator: ",")) else {
+                throw invalid("needs four curves [(x,y),…] with x increasing and values in 0...255")
+            }
+            processors.append(ThumborColorTables.curve(all: curves[0], red: curves[1], green: curves[2], blue: curves[3]))
+        case "equalize":
+            processors.append(ImageProcessors.Equalize())
+        case "convolution":
+            // convolution(k;k;…, columns[, normalize]), normalize default true.
+            var kernel: [Double] = []
+            for entry in try string(0).split(separator: ";", omittingEmptySubsequences: false) {
+                guard let value = Double(entry), value.isFinite else { throw invalid("kernel entry \"\(entry)\" is not a number") }
+                kernel.append(value)
+            }
+            let columns = try int(1, in: 1...15)
+            let normalize = arguments.count > 2 ? try boolean(2) : true
+            if let problem = ImageProcessors.Convolve.problem(kernel: kernel, columns: columns) { throw invalid(problem) }
+            processors.append(ImageProcessors.Convolve(kernel: kernel, columns: columns, normalize: normalize))
+        case "noise":
+            let amount = try int(0, in: 0...100)
+            let seed = arguments.count > 1 ? try int(1, in: 0...Int(UInt32.max)) : 0
+            processors.append(ImageProcessors.Noise(amount: amount, seed: UInt32(seed)))
+        case "autojpg":
+            // Osprey answers an image without alpha as JPEG already (thumbor's AUTO_PNG_TO_JPG);
+            // autojpg(false) keeps a PNG source's format.
+            job.keepsPNG = !(arguments.isEmpty ? true : try boolean(0))
+        case "red_eye":
+            // thumbor corrects red eyes only inside the faces its OpenCV face detection found;
+            // Osprey has no face detection, so, as thumbor without it, there is nothing to correct.
+            break
+        case "extract_focal":
+            // Read from the image URL by ThumborURLParser before the source is fetched.
+            break
         case "no_upscale":
             adjustments.upscale = false
         case "strip_exif", "strip_icc":
@@ -143,7 +184,8 @@ struct ThumborFilter: Sendable, Equatable {
         case "focal":
             // focal(AxB:CxD) in source pixels (several rectangles joined by commas, or a point AxB):
             // fill crops centre on their union.
-            var union: (left: Int, top: Int, right: Int, bottom: Int)?
+            // With the region extract_focal() found, if any.
+            var union = adjustments.focal
             for argument in arguments {
                 let rect: (left: Int, top: Int, right: Int, bottom: Int)
                 if let r = ThumborURLParser.parseCrop(argument) {
@@ -158,7 +200,7 @@ struct ThumborFilter: Sendable, Equatable {
                 }
                 union = union.map { (min($0.left, rect.left), min($0.top, rect.top), max($0.right, rect.right), max($0.bottom, rect.bottom)) } ?? rect
             }
-            guard let union else { throw invalid("needs a rectangle AxB:CxD") }
+            guard !arguments.isEmpty, let union else { throw invalid("needs a rectangle AxB:CxD") }
             adjustments.focal = union
         case "watermark":
             // watermark(url, x, y, transparency[, w_ratio, h_ratio])
@@ -220,6 +262,15 @@ struct ThumborFilter: Sendable, Equatable {
             throw invalid("argument \(text) is outside \(identifierNumber(range.lowerBound))...\(identifierNumber(range.upperBound))")
         }
         return value
+    }
+
+    /// thumbor's boolean: `true`, `True`, `1`, `false`, `False` or `0`.
+    private func boolean(_ index: Int) throws(ServerError) -> Bool {
+        switch try string(index) {
+        case "true", "True", "1": return true
+        case "false", "False", "0": return false
+        case let text: throw invalid("argument \"\(text)\" is not true, false, 1 or 0")
+        }
     }
 
     private func int(_ index: Int, in range: ClosedRange<Int>) throws(ServerError) -> Int {

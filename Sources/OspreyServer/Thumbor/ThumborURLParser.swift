@@ -101,8 +101,12 @@ public struct ThumborURLParser: Sendable {
             filters = try ThumborFilter.parseList(String(image[image.index(image.startIndex, offsetBy: 8)..<end.lowerBound]) + ")")
             image = String(image[end.upperBound...])
         }
-        var job = ImageJob(source: try Self.sourceURL(image))
         var adjustments = ThumborFilter.Adjustments()
+        if filters.contains(where: { $0.name == "extract_focal" }), let embedded = Self.embeddedCrop(in: image) {
+            image = embedded.image
+            adjustments.focal = embedded.focal
+        }
+        var job = ImageJob(source: try Self.sourceURL(image))
         if step.mode != .fill, step.width > 0, step.height > 0 { adjustments.box = (step.width, step.height) }
         for filter in filters { try filter.apply(to: &job, adjustments: &adjustments, processors: &processors) }
         // fit-in modes never enlarge unless upscale() asks (thumbor); the fill mode does unless
