@@ -158,6 +158,18 @@ int osprey_conv(VipsImage *in, const double *kernel, int columns, int rows, Vips
     return r;
 }
 
+int osprey_embed_mirror(VipsImage *in, int width, int height, VipsImage **out) {
+    return vips_embed(in, out, 0, 0, width, height, "extend", VIPS_EXTEND_MIRROR, NULL);
+}
+
+int osprey_shrink(VipsImage *in, double xfactor, double yfactor, VipsImage **out) {
+    return vips_shrink(in, out, xfactor, yfactor, NULL);
+}
+
+int osprey_zoom(VipsImage *in, int xfactor, int yfactor, VipsImage **out) {
+    return vips_zoom(in, out, xfactor, yfactor, NULL);
+}
+
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height) {
     return vips_draw_rect1(image, ink, left, top, width, height, "fill", TRUE, NULL);
 }

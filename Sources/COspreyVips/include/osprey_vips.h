@@ -114,6 +114,12 @@ int osprey_conv(VipsImage *in, const double *kernel, int columns, int rows, Vips
 /// with `seed` (its own state, not the process's: thumbor's noise filter, value for value).
 /// Returns 0, or -1 when `amount` < 1.
 int osprey_noise_offsets(unsigned int seed, int amount, short *out, size_t count);
+/// `in` at `width` x `height`, at (0, 0), the new pixels mirroring the image.
+int osprey_embed_mirror(VipsImage *in, int width, int height, VipsImage **out);
+/// Box-shrinks by whole `factor`s (each output pixel the mean of a block).
+int osprey_shrink(VipsImage *in, double xfactor, double yfactor, VipsImage **out);
+/// Enlarges by whole factors, repeating each pixel.
+int osprey_zoom(VipsImage *in, int xfactor, int yfactor, VipsImage **out);
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height);
 int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
 

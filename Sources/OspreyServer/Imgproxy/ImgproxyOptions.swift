@@ -26,6 +26,19 @@ struct ImgproxyOptions {
     var maxBytes: Int?
     /// `pd`: top, right, bottom, left.
     var padding = (top: 0, right: 0, bottom: 0, left: 0)
+    var extendAspectRatio = false
+    var extendAspectRatioGravity: ImageProcessors.Gravity = .center
+    var zoom = (x: 1.0, y: 1.0)
+    var minWidth = 0
+    var minHeight = 0
+    var flip = (horizontal: false, vertical: false)
+    var pixelate = 0
+    /// `fn`: the stem of the `Content-Disposition` file name.
+    var filename: String?
+    /// `att`: `Content-Disposition: attachment` instead of `inline`.
+    var attachment = false
+    /// `fq`: quality per output format.
+    var formatQuality: [ImageFormat: Int] = [:]
 
     /// The sides a size option takes, in pixels; the box times `dpr` stays within them too.
     static let sides = 0...16384
@@ -58,6 +71,14 @@ struct ImgproxyOptions {
             default: throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not a boolean")
             }
         }
+        /// The gravity of `ex`/`exar` (offsets of 0 only).
+        func extensionGravity() throws(ServerError) -> ImageProcessors.Gravity? {
+            guard arguments.dropFirst(2).allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
+                throw .badRequest("imgproxy option \(name): gravity offsets are not supported")
+            }
+            guard arguments.count > 1, !arguments[1].isEmpty else { return nil }
+            return try Self.gravity(arguments[1])
+        }
         func type(_ index: Int) throws(ServerError) {
             guard index < arguments.count, !arguments[index].isEmpty else { return }
             guard ["fit", "fill", "fill-down", "force", "auto"].contains(arguments[index]) else {
@@ -84,9 +105,38 @@ struct ImgproxyOptions {
         case "el", "enlarge": enlarge = try bool(0) ?? false
         case "ex", "extend":
             extend = try bool(0) ?? false
-            if arguments.count > 1, !arguments[1].isEmpty { extendGravity = try Self.gravity(arguments[1]) }
-            guard arguments.dropFirst(2).allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
-                throw .badRequest("imgproxy option \(name): gravity offsets are not supported")
+            extendGravity = try extensionGravity() ?? extendGravity
+        case "exar", "extend_ar", "extend_aspect_ratio":
+            extendAspectRatio = try bool(0) ?? false
+            extendAspectRatioGravity = try extensionGravity() ?? extendAspectRatioGravity
+        case "z", "zoom":
+            guard let x = try double(0, in: 0...100), x > 0 else { throw .badRequest("imgproxy option \(name) needs a number in 0...100 above 0") }
+            let y = try double(1, in: 0...100) ?? x
+            guard y > 0 else { throw .badRequest("imgproxy option \(name) needs a number in 0...100 above 0") }
+            zoom = (x, y)
+        case "mw", "min-width", "min_width": minWidth = try int(0, in: side) ?? 0
+        case "mh", "min-height", "min_height": minHeight = try int(0, in: side) ?? 0
+        case "fl", "flip":
+            flip = (try bool(0) ?? false, try bool(1) ?? false)
+        case "pix", "pixelate": pixelate = try int(0, in: 0...side.upperBound) ?? 0
+        case "fn", "filename":
+            guard let text = arguments.first, !text.isEmpty else { throw .badRequest("imgproxy option \(name) needs a file name") }
+            if try bool(1) == true {
+                guard let data = Base64URL.decode(text), let decoded = String(data: data, encoding: .utf8) else {
+                    throw .badRequest("imgproxy option \(name): \"\(text)\" is not URL-safe base64")
+                }
+                filename = decoded
+            } else {
+                filename = text.removingPercentEncoding ?? text
+            }
+        case "att", "return_attachment": attachment = try bool(0) ?? false
+        case "fq", "format_quality":
+            guard arguments.count % 2 == 0, !arguments.isEmpty else { throw .badRequest("imgproxy option \(name) needs format:quality pairs") }
+            for index in stride(from: 0, to: arguments.count, by: 2) {
+                guard let format = ImageFormat(name: arguments[index].lowercased()) else {
+                    throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not an image format")
+                }
+                formatQuality[format] = try int(index + 1, in: 0...100).flatMap { $0 == 0 ? nil : $0 }
             }
         case "dpr":
             guard let value = try double(0, in: 0...8), value > 0 else { throw .badRequest("imgproxy option dpr needs a number in 0...8 above 0") }
@@ -215,6 +265,10 @@ struct ImgproxyOptions {
         step.dpr = dpr
         step.extend = extend
         step.extendGravity = extendGravity
+        step.extendAspectRatio = extendAspectRatio
+        step.extendAspectRatioGravity = extendAspectRatioGravity
+        (step.zoomX, step.zoomY) = zoom
+        (step.minWidth, step.minHeight) = (minWidth, minHeight)
         switch resizingType {
         case "fill": step.mode = .fill
         case "fill-down": step.mode = .fillDown
@@ -224,8 +278,16 @@ struct ImgproxyOptions {
         }
         let symmetric =
             crop == nil && gravity == .center && !smart && focusPoint == nil && gravityOffset == (0, 0) && extendGravity == .center
-        let rotate: [any ImageProcessing] = rotation == 0 ? [] : [ImageProcessors.Rotate(degrees: rotation)]
-        if symmetric && (rotation == 90 || rotation == 270) { swap(&step.width, &step.height) }
+            && extendAspectRatioGravity == .center
+        // Rotation, then the flips (imgproxy's order), before the result crop.
+        var rotate: [any ImageProcessing] = rotation == 0 ? [] : [ImageProcessors.Rotate(degrees: rotation)]
+        if flip.horizontal || flip.vertical { rotate.append(ImageProcessors.Flip(horizontal: flip.horizontal, vertical: flip.vertical)) }
+        if symmetric && (rotation == 90 || rotation == 270) {
+            // Resized before it is turned: every per-axis option turns with the box.
+            swap(&step.width, &step.height)
+            swap(&step.zoomX, &step.zoomY)
+            swap(&step.minWidth, &step.minHeight)
+        }
         if !symmetric { result += rotate }
         if let crop {
             result.append(
@@ -238,6 +300,7 @@ struct ImgproxyOptions {
         if symmetric { result += rotate }
         if let blur, blur > 0 { result.append(ImageProcessors.Blur(sigma: blur)) }
         if let sharpen, sharpen > 0 { result.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        if pixelate > 1 { result.append(ImageProcessors.Pixelate(size: pixelate)) }
         let (top, right, bottom, left) = padding
         if top > 0 || right > 0 || bottom > 0 || left > 0 {
             func scaled(_ side: Int) -> Int { Int((Double(side) * dpr).rounded()) }

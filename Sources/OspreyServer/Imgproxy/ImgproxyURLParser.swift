@@ -7,9 +7,13 @@ import Osprey
 ///     /SIGNATURE/OPTIONS/BASE64URL_SOURCE[.ext]      (the base64 may be split by `/`)
 ///
 /// Options: `rs`/`resize`, `s`/`size`, `rt`/`resizing_type`, `w`/`width`, `h`/`height`,
-/// `el`/`enlarge`, `g`/`gravity` (incl. `sm`), `c`/`crop`, `t`/`trim`, `q`/`quality`, `f`/`format`/`ext`,
-/// `bl`/`blur`, `sh`/`sharpen`, `ar`/`auto_rotate`, `sm`/`strip_metadata`, `cb`/`cachebuster`,
-/// `exp`/`expires`, `pr`/`preset`. **Signed bytes**: see ``ImgproxySigner``; the path after the
+/// `mw`/`min-width`, `mh`/`min-height`, `z`/`zoom`, `dpr`, `el`/`enlarge`, `ex`/`extend`,
+/// `exar`/`extend_aspect_ratio`, `g`/`gravity` (incl. `sm`, `fp`, offsets), `c`/`crop`, `t`/`trim`,
+/// `pd`/`padding`, `rot`/`rotate`, `fl`/`flip`, `bg`/`background`, `bl`/`blur`, `sh`/`sharpen`,
+/// `pix`/`pixelate`, `q`/`quality`, `fq`/`format_quality`, `mb`/`max_bytes`, `f`/`format`/`ext`,
+/// `fn`/`filename`, `att`/`return_attachment`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
+/// `scp`, `kcr`, `eth`, `cb`/`cachebuster`, `exp`/`expires`, `pr`/`preset`. Every answer carries
+/// imgproxy's `Content-Disposition` (``ImageJob/disposition``). **Signed bytes**: see ``ImgproxySigner``; the path after the
 /// server's imgproxy prefix and the signature segment, leading slash included.
 public struct ImgproxyURLParser: Sendable {
     /// The signer; `nil` when no key is configured (then the signature segment is ignored).
@@ -92,6 +96,10 @@ public struct ImgproxyURLParser: Sendable {
         job.quality = options.quality
         job.processors = options.processors
         job.maxBytes = options.maxBytes
+        job.formatQuality = options.formatQuality
+        // imgproxy's file name: `fn`, else the source's, without its extension ("image" when empty).
+        let stem = options.filename ?? (job.source.lastPathComponent as NSString).deletingPathExtension
+        job.disposition = ImageJob.Disposition(stem: stem.isEmpty || stem == "/" ? "image" : stem, attachment: options.attachment)
         return job
     }
 }

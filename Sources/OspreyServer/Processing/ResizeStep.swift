@@ -57,6 +57,21 @@ public struct ResizeStep: ImageProcessing, Hashable {
     public var extend = false
     /// Where the image sits on the canvas of ``extend``. Default centre.
     public var extendGravity: ImageProcessors.Gravity = .center
+    /// Whether the result is placed on a transparent canvas of the box's aspect ratio, as small
+    /// as holds it (imgproxy's `exar`). Default `false`.
+    public var extendAspectRatio = false
+    /// Where the result sits on the canvas of ``extendAspectRatio``. Default centre.
+    public var extendAspectRatioGravity: ImageProcessors.Gravity = .center
+    /// Horizontal zoom: the scale (and the box) multiplied by it, within ``upscale`` (imgproxy's
+    /// `z`). Default 1.
+    public var zoomX = 1.0
+    /// Vertical zoom; see ``zoomX``. Default 1.
+    public var zoomY = 1.0
+    /// The least width of the scaled image, the scale raised for it on both axes (imgproxy's
+    /// `mw`; this may enlarge). Default 0: none.
+    public var minWidth = 0
+    /// The least height of the scaled image; see ``minWidth`` (imgproxy's `mh`). Default 0: none.
+    public var minHeight = 0
     /// Mirror left-right (thumbor's negative width). Default `false`.
     public var flipHorizontally = false
     /// Mirror top-bottom (thumbor's negative height). Default `false`.
@@ -75,7 +90,12 @@ public struct ResizeStep: ImageProcessing, Hashable {
 
     /// Whether the step changes nothing.
     public var isIdentity: Bool {
-        width == 0 && height == 0 && !originalWidth && !originalHeight && !flipHorizontally && !flipVertically
+        !sizesAlone && !flipHorizontally && !flipVertically
+    }
+
+    /// Whether anything but the flips changes the size: a box side, `orig`, zoom or a least size.
+    private var sizesAlone: Bool {
+        width != 0 || height != 0 || originalWidth || originalHeight || zoomX != 1 || zoomY != 1 || minWidth > 0 || minHeight > 0
     }
 
     public var identifier: String {
@@ -84,6 +104,9 @@ public struct ResizeStep: ImageProcessing, Hashable {
             + (adaptive ? ":adaptive" : "") + (flipHorizontally ? ":fliph" : "") + (flipVertically ? ":flipv" : "")
             + focusIdentifier + (offsetX != 0 || offsetY != 0 ? ":offset:\(offsetX):\(offsetY)" : "")
             + (dpr != 1 ? ":dpr:\(identifierNumber(dpr))" : "") + (extend ? ":extend:\(extendGravity.rawValue)" : "")
+            + (extendAspectRatio ? ":exar:\(extendAspectRatioGravity.rawValue)" : "")
+            + (zoomX != 1 || zoomY != 1 ? ":zoom:\(identifierNumber(zoomX)):\(identifierNumber(zoomY))" : "")
+            + (minWidth > 0 || minHeight > 0 ? ":min:\(minWidth)x\(minHeight)" : "")
     }
 
     private var focusIdentifier: String {
@@ -103,11 +126,14 @@ public struct ResizeStep: ImageProcessing, Hashable {
         let flips: [any ImageProcessing] =
             flipHorizontally || flipVertically
             ? [ImageProcessors.Flip(horizontal: flipHorizontally, vertical: flipVertically)] : []
-        let sized = width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive
+        let sized =
+            width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive && zoomX == zoomY && minWidth == 0 && minHeight == 0
+            && !extendAspectRatio
         if sized {
-            // With upscaling the device pixel ratio only multiplies the box (and the result fills
-            // it); without, only a fit that does not extend is independent of the source's size.
-            let w = max(1, Int((Double(width) * dpr).rounded())), h = max(1, Int((Double(height) * dpr).rounded()))
+            // With upscaling the device pixel ratio (and an even zoom) only multiplies the box (and
+            // the result fills it); without, only a fit that does not extend is independent of the
+            // source's size.
+            let w = max(1, Int((Double(width) * dpr * zoomX).rounded())), h = max(1, Int((Double(height) * dpr * zoomY).rounded()))
             let canvas: [any ImageProcessing] = extend ? [ImageProcessors.Pad(width: w, height: h, background: .clear, gravity: extendGravity)] : []
             switch mode {
             case .fill where upscale && placedByGravity, .fillDown where upscale && placedByGravity:
@@ -119,7 +145,7 @@ public struct ResizeStep: ImageProcessing, Hashable {
             default: break
             }
         }
-        if width == 0 && height == 0 && !originalWidth && !originalHeight { return flips }
+        if !sizesAlone { return flips }
         var plain = self
         plain.flipHorizontally = false
         plain.flipVertically = false
@@ -133,7 +159,7 @@ public struct ResizeStep: ImageProcessing, Hashable {
         let w0 = Double(sourceWidth), h0 = Double(sourceHeight)
         var w = originalWidth ? w0 : Double(width), h = originalHeight ? h0 : Double(height)
         if adaptive, w > 0, h > 0, (w0 > h0) != (w > h) { swap(&w, &h) }
-        guard w > 0 || h > 0, w0 > 0, h0 > 0 else { return [] }
+        guard w > 0 || h > 0 || zoomX != 1 || zoomY != 1 || minWidth > 0 || minHeight > 0, w0 > 0, h0 > 0 else { return [] }
         var mode = self.mode
         if mode == .auto { mode = (w0 >= h0) == ((w > 0 ? w : w0) >= (h > 0 ? h : h0)) ? .fill : .fit }
         var xShrink = w > 0 ? w0 / w : 1, yShrink = h > 0 ? h0 / h : 1
@@ -150,6 +176,8 @@ public struct ResizeStep: ImageProcessing, Hashable {
                 }
             }
         }
+        xShrink /= zoomX
+        yShrink /= zoomY
         var ratio = dpr
         if !upscale {
             let least = min(xShrink, yShrink)
@@ -160,11 +188,19 @@ public struct ResizeStep: ImageProcessing, Hashable {
             }
             ratio = min(ratio, xShrink, yShrink)
         }
+        if minWidth > 0, w0 / Double(minWidth) < xShrink {
+            yShrink /= xShrink / (w0 / Double(minWidth))
+            xShrink = w0 / Double(minWidth)
+        }
+        if minHeight > 0, h0 / Double(minHeight) < yShrink {
+            xShrink /= yShrink / (h0 / Double(minHeight))
+            yShrink = h0 / Double(minHeight)
+        }
         xShrink /= ratio
         yShrink /= ratio
         let scale = 1 / xShrink
         let scaledWidth = max(1, Int((w0 / xShrink).rounded())), scaledHeight = max(1, Int((h0 / yShrink).rounded()))
-        let targetWidth = Int((w * ratio).rounded()), targetHeight = Int((h * ratio).rounded())
+        let targetWidth = Int((w * ratio * zoomX).rounded()), targetHeight = Int((h * ratio * zoomY).rounded())
         var steps: [any ImageProcessing] = []
         if scaledWidth != sourceWidth || scaledHeight != sourceHeight {
             steps.append(ImageProcessors.Resize(width: scaledWidth, height: scaledHeight, contentMode: .stretch))
@@ -195,6 +231,20 @@ public struct ResizeStep: ImageProcessing, Hashable {
         }
         if extend && (targetWidth > outWidth || targetHeight > outHeight) {
             steps.append(ImageProcessors.Pad(width: targetWidth, height: targetHeight, background: .clear, gravity: extendGravity))
+        } else if extendAspectRatio, targetWidth > 0, targetHeight > 0 {
+            // The smallest canvas of the box's aspect ratio that holds the result.
+            let wide = Double(targetWidth) / Double(outWidth), tall = Double(targetHeight) / Double(outHeight)
+            if tall > wide {
+                let canvas = Int((Double(outWidth) * Double(targetHeight) / Double(targetWidth)).rounded())
+                if canvas > outHeight {
+                    steps.append(ImageProcessors.Pad(width: outWidth, height: canvas, background: .clear, gravity: extendAspectRatioGravity))
+                }
+            } else if wide > tall {
+                let canvas = Int((Double(outHeight) * Double(targetWidth) / Double(targetHeight)).rounded())
+                if canvas > outWidth {
+                    steps.append(ImageProcessors.Pad(width: canvas, height: outHeight, background: .clear, gravity: extendAspectRatioGravity))
+                }
+            }
         }
         return steps
     }

@@ -25,7 +25,10 @@ enum ResultSize {
     static func mayExceed(_ processors: [any ImageProcessing], limit: Int) -> Bool {
         processors.contains { processor in
             switch processor {
-            case let step as ResizeStep: Double(max(step.width, step.height)) * step.dpr > Double(limit)
+            // A least size scales the other side with it, by the source's aspect ratio.
+            case let step as ResizeStep:
+                Double(max(step.width, step.height)) * step.dpr * max(step.zoomX, step.zoomY) > Double(limit) || step.minWidth > 0
+                    || step.minHeight > 0
             case let composition as ImageProcessors.Composition: mayExceed(composition.processors, limit: limit)
             case let resize as ImageProcessors.Resize: max(resize.width, resize.height) > limit
             case let smart as ImageProcessors.SmartResize: max(smart.width, smart.height) > limit

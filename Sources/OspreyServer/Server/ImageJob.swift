@@ -35,6 +35,34 @@ public struct ImageJob: Sendable {
     /// answer is in one of these formats. Default none.
     public var formatQuality: [ImageFormat: Int] = [:]
 
+    /// The answer's `Content-Disposition` (imgproxy sends one with every image). Default `nil`:
+    /// none (thumbor URLs).
+    public var disposition: Disposition?
+
+    /// How an answer is offered for saving: `inline` or `attachment`, and the file name's stem;
+    /// its extension is the answer's format's.
+    public struct Disposition: Sendable, Equatable {
+        /// The file name without its extension.
+        public var stem: String
+        /// `attachment` (a browser saves the file) rather than `inline`. Default `false`.
+        public var attachment: Bool
+
+        /// A disposition for `stem` (default `attachment` false).
+        public init(stem: String, attachment: Bool = false) {
+            self.stem = stem
+            self.attachment = attachment
+        }
+
+        /// The header's value for an answer in `format`: `inline; filename="STEM.EXT"`, the
+        /// stem's quotes, controls and non-ASCII characters percent-encoded.
+        public func value(for format: ImageFormat) -> String {
+            var allowed = CharacterSet(charactersIn: UnicodeScalar(0x20)...UnicodeScalar(0x7E))
+            allowed.remove(charactersIn: "\"%\\")
+            let name = stem.addingPercentEncoding(withAllowedCharacters: allowed) ?? "image"
+            return "\(attachment ? "attachment" : "inline"); filename=\"\(name).\(format.fileExtension)\""
+        }
+    }
+
     /// Watermarks to fetch (through the same source rules) and insert into ``processors``.
     /// Default none.
     public var watermarks: [WatermarkRequest] = []

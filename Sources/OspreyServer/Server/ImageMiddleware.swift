@@ -55,7 +55,7 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     private func success(_ entry: ResultCache.Entry, job: ImageJob, request: Request) -> Response {
         let answer = ResultResponse(
             entry: entry, negotiated: job.format == nil, isHead: request.method == .head, ifNoneMatch: request.headers[.ifNoneMatch],
-            maxAge: job.maxAge ?? configuration.maxAge)
+            maxAge: job.maxAge ?? configuration.maxAge, disposition: job.disposition)
         guard let body = answer.body else { return Response(status: answer.status, headers: answer.headers) }
         service.metrics.bytesOut.increment(by: Int64(body.count))
         return Response(status: answer.status, headers: answer.headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

@@ -79,7 +79,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         return ResultResponse(
             entry: entry, negotiated: job.job.format == nil, isHead: request.method == .head,
-            ifNoneMatch: request.headerFields[.ifNoneMatch], maxAge: job.job.maxAge ?? configuration.maxAge)
+            ifNoneMatch: request.headerFields[.ifNoneMatch], maxAge: job.job.maxAge ?? configuration.maxAge, disposition: job.job.disposition)
     }
 
     private func send(_ answer: ResultResponse, started: ContinuousClock.Instant, context: ChannelHandlerContext) {

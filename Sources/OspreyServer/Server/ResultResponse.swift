@@ -11,8 +11,9 @@ struct ResultResponse {
 
     /// `entry` for a `GET` or `HEAD` with `ifNoneMatch`: `Cache-Control` from the entry's policy and
     /// `maxAge`, `ETag`, `Last-Modified`, `Vary: Accept` when the format was `negotiated`, then
-    /// `304` when `ifNoneMatch` names the ETag, else `200` with `Content-Type` and `Content-Length`.
-    init(entry: ResultCache.Entry, negotiated: Bool, isHead: Bool, ifNoneMatch: String?, maxAge: Int) {
+    /// `304` when `ifNoneMatch` names the ETag, else `200` with `Content-Type`, `Content-Length`
+    /// and the `disposition`, if any.
+    init(entry: ResultCache.Entry, negotiated: Bool, isHead: Bool, ifNoneMatch: String?, maxAge: Int, disposition: ImageJob.Disposition?) {
         var headers: HTTPFields = [:]
         let policy = entry.policy
         let age = min(maxAge, policy.maxAge ?? .max)
@@ -26,6 +27,7 @@ struct ResultResponse {
         }
         headers[.contentType] = entry.format.mimeType
         headers[.contentLength] = String(entry.data.count)
+        if let disposition { headers[.contentDisposition] = disposition.value(for: entry.format) }
         self.init(status: .ok, headers: headers, body: isHead ? nil : entry.data)
     }
 

@@ -1,0 +1,129 @@
+import Foundation
+import Osprey
+import Testing
+
+@testable import OspreyServer
+
+/// imgproxy's `z`, `mw`/`mh`, `exar`, `fl`, `pix`, `fq`, `fn` and `att`: the geometry computed for
+/// a 400x300 source as imgproxy's `calcScale`/`calcSizes` do, then the answers over HTTP.
+@Suite("imgproxy zoom, least sizes, aspect-ratio canvas, flip, pixelate, per-format quality, file name", .timeLimit(.minutes(3)))
+struct ImgproxyOptionsTests {
+    static func steps(_ options: String) throws -> [String] {
+        try ImgproxyResizingTests.steps(options)
+    }
+
+    static func chain(_ options: String) throws -> [String] {
+        try GeometryTests.imgproxy(options).processors.map(\.identifier)
+    }
+
+    @Test func zoomMultipliesTheScaleWithinEnlarge() throws {
+        // An even zoom multiplies the box: still one planned downsample or fill.
+        #expect(try Self.chain("rs:fit:200:200/z:0.5") == ["downsample:100x100"])
+        #expect(try Self.chain("rs:fill:100:100:1/z:2") == ["resize:200x200:fill"])
+        // Without enlarge, a zoom past the source stops at it, the box's shape kept.
+        #expect(try Self.steps("rs:fill:100:100/z:2") == ["resize:267x200:stretch", "crop:200x200:center"])
+        #expect(try Self.steps("rs:fill:100:100/z:2:1") == ["resize:267x100:stretch", "crop:200x100:center"])
+        // Without a size: the source scaled, never enlarged without el.
+        #expect(try Self.steps("z:0.5") == ["resize:200x150:stretch"])
+        #expect(try Self.steps("z:2").isEmpty)
+        #expect(try Self.steps("z:2/el:1") == ["resize:800x600:stretch"])
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("z:0") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("z:1:-1") }
+    }
+
+    @Test func leastSizesRaiseTheScaleOnBothAxes() throws {
+        #expect(try Self.steps("rs:fit:100:100/mw:200") == ["resize:200x150:stretch"])
+        #expect(try Self.steps("rs:fill:100:100/mh:150") == ["resize:200x150:stretch", "crop:100x100:center"])
+        // Met already: nothing changes.
+        #expect(try Self.steps("rs:fit:100:100/mw:50") == ["resize:100x75:stretch"])
+        // Past the source, as imgproxy: the least size wins over enlarge (and the size check sees it).
+        #expect(try Self.steps("w:100/mw:800") == ["resize:800x600:stretch"])
+        #expect(ResultSize.mayExceed(try GeometryTests.imgproxy("mw:10").processors, limit: 16384))
+        #expect(ResultSize.largest(try GeometryTests.imgproxy("w:100/mw:800").processors, width: 400, height: 300) == (800, 600))
+    }
+
+    @Test func extendAspectRatioPadsToTheBoxShapeOnly() throws {
+        let clear = RGBAColor.clear.hex
+        // Fitted to 133x100 in a 2:1 box: a 200x100 canvas.
+        #expect(try Self.steps("rs:fit:200:100/exar:1") == ["resize:133x100:stretch", "pad:200x100:\(clear)"])
+        #expect(try Self.steps("rs:fit:200:100/extend_aspect_ratio:1:we") == ["resize:133x100:stretch", "pad:200x100:\(clear):left"])
+        // Too small for the box and not enlarged: the canvas has the box's shape, not its size.
+        #expect(try Self.steps("rs:fit:1600:400/exar:1") == ["pad:1200x300:\(clear)"])
+        // Extend makes the box itself; the aspect-ratio canvas then adds nothing.
+        #expect(try Self.steps("rs:fit:200:200:0:1/exar:1") == ["resize:200x150:stretch", "pad:200x200:\(clear)"])
+        #expect(try Self.steps("rs:fill:200:100/exar:1") == ["resize:200x150:stretch", "crop:200x100:center"])
+    }
+
+    @Test func flipsFollowTheRotationBeforeThePlacedCrop() throws {
+        #expect(try Self.chain("rs:fit:100:100/fl:1") == ["downsample:100x100", "flip:h"])
+        #expect(try Self.chain("rs:fit:100:50/rot:90/fl:1:1") == ["downsample:50x100", "rotate:90", "flip:hv"])
+        // Placed by gravity: flipped first, then cropped where the gravity says in the flipped image.
+        #expect(try Self.steps("rs:fill:100:50/g:no/fl:0:1") == ["flip:v", "resize:100x75:stretch", "crop:100x50:top"])
+        #expect(try Self.chain("fl:0:0").isEmpty)
+    }
+
+    @Test func pixelateAndTheOutputOptionsReachTheJob() throws {
+        #expect(try Self.chain("bl:2/pix:8") == ["blur:2", "pixelate:8"])
+        #expect(try Self.chain("pix:1").isEmpty)
+        #expect(try GeometryTests.imgproxy("fq:jpeg:30:webp:70").formatQuality == [.jpeg: 30, .webp: 70])
+        #expect(try GeometryTests.imgproxy("fq:jpg:30/fq:jpg:0").formatQuality.isEmpty)
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("fq:jpeg") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("fq:nope:5") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("fq:png:101") }
+        // The file name: the source's stem, or fn (plain, or base64 with its second argument).
+        #expect(try GeometryTests.imgproxy("w:10").disposition == ImageJob.Disposition(stem: "a"))
+        #expect(try GeometryTests.imgproxy("fn:my%20pic/att:1").disposition == ImageJob.Disposition(stem: "my pic", attachment: true))
+        #expect(try GeometryTests.imgproxy("fn:bXlwaWM:1").disposition?.stem == "mypic")
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("fn:%%%:1") }
+        #expect(ImageJob.Disposition(stem: "a\"b\u{7}é").value(for: .jpeg) == "inline; filename=\"a%22b%07%C3%A9.jpg\"")
+        #expect(ImageJob.Disposition(stem: "x", attachment: true).value(for: .webp) == "attachment; filename=\"x.webp\"")
+        // thumbor URLs send none.
+        #expect(try GeometryTests.thumbor("100x100").disposition == nil)
+    }
+
+    @Test("over HTTP: pixelated blocks, flips, per-format quality, Content-Disposition on misses and memory hits")
+    func overHTTP() async throws {
+        // Left half red, right half blue.
+        var pixels: [UInt8] = []
+        for _ in 0..<30 {
+            for x in 0..<40 { pixels += x < 20 ? [255, 0, 0, 255] : [0, 0, 255, 255] }
+        }
+        let halves = try Image(rgba: pixels, width: 40, height: 30).encoded(as: .png)
+        let origin = try await TestOrigin.start()
+        origin.set("/halves.png", body: halves, contentType: "image/png")
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start()
+        let src = origin.url("/halves.png")
+        func rgba(_ path: String) async throws -> (Image, [UInt8]) {
+            let reply = try await server.get(path)
+            let image = try #require(reply.image, "\(path): \(reply.status) \(reply.text)")
+            return (image, try image.rgbaPixels())
+        }
+        // Blocks of 16 from the top-left: the block over x 16..<32 averages red and blue.
+        let (pixelated, blocks) = try await rgba("/imgproxy/_/pix:16/f:png/plain/\(src)")
+        #expect(pixelated.width == 40 && pixelated.height == 30)
+        #expect(blocks[0] == 255 && blocks[2] == 0)
+        let mixed = Array(blocks[(16 * 4)..<(16 * 4 + 3)])
+        #expect(mixed[0] > 40 && mixed[0] < 110 && mixed[2] > 145, "\(mixed)")
+        #expect(blocks[(31 * 4)..<(31 * 4 + 3)] == blocks[(16 * 4)..<(16 * 4 + 3)])
+        // Flipped: blue on the left.
+        let (_, flipped) = try await rgba("/imgproxy/_/fl:1/f:png/plain/\(src)")
+        #expect(flipped[0] == 0 && flipped[2] == 255)
+        // fq sets the JPEG's quality as q would; q wins over it.
+        let photo = origin.url("/photo.jpg")
+        let low = try await server.get("/imgproxy/_/q:20/plain/\(photo)@jpg")
+        #expect(try await server.get("/imgproxy/_/fq:jpeg:20/plain/\(photo)@jpg").body == low.body)
+        #expect(try await server.get("/imgproxy/_/q:20/fq:jpeg:90/plain/\(photo)@jpg").body == low.body)
+        let webp = try await server.get("/imgproxy/_/fq:jpeg:20/plain/\(photo)@webp")
+        #expect(webp.status == 200 && webp.body != low.body)
+        // Content-Disposition on a miss and on the memory hit that follows, for imgproxy URLs only.
+        for _ in 0..<2 {
+            let reply = try await server.get("/imgproxy/_/rs:fit:50:50/fn:holiday/att:1/plain/\(photo)@webp")
+            #expect(reply.header("Content-Disposition") == "attachment; filename=\"holiday.webp\"")
+        }
+        #expect(try await server.get("/imgproxy/_/rs:fit:50:50/plain/\(photo)").header("Content-Disposition") == "inline; filename=\"photo.jpg\"")
+        #expect(try await server.get("/unsafe/50x50/\(photo)").header("Content-Disposition") == nil)
+        await server.stop()
+        await origin.stop()
+    }
+}
