@@ -6,8 +6,8 @@
 
 #include "osprey_vips.h"
 
-int osprey_noise_offsets(unsigned int seed, int amount, short *out, size_t count) {
-    if (amount < 1) return -1;
+int osprey_noise_offsets(unsigned int seed, int amount, signed char *out, size_t count) {
+    if (amount < 1 || amount > 255) return -1;
     // glibc's default generator: TYPE_3, a 128-byte state, as srandom() uses.
     char state[128];
     struct random_data data;
@@ -16,7 +16,7 @@ int osprey_noise_offsets(unsigned int seed, int amount, short *out, size_t count
     for (size_t i = 0; i < count; i++) {
         int32_t value = 0;
         random_r(&data, &value);
-        out[i] = (short)(value % amount - (amount >> 1));
+        out[i] = (signed char)(value % amount - (amount >> 1));
     }
     return 0;
 }

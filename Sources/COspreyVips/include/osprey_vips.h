@@ -112,8 +112,8 @@ int osprey_hist_find(VipsImage *in, VipsImage **out);
 int osprey_conv(VipsImage *in, const double *kernel, int columns, int rows, VipsImage **out);
 /// Fills `out` with `count` offsets `random() % amount - amount / 2` of glibc's random() seeded
 /// with `seed` (its own state, not the process's: thumbor's noise filter, value for value).
-/// Returns 0, or -1 when `amount` < 1.
-int osprey_noise_offsets(unsigned int seed, int amount, short *out, size_t count);
+/// Returns 0, or -1 when `amount` is outside 1...255.
+int osprey_noise_offsets(unsigned int seed, int amount, signed char *out, size_t count);
 /// `in` at `width` x `height`, at (0, 0), the new pixels mirroring the image.
 int osprey_embed_mirror(VipsImage *in, int width, int height, VipsImage **out);
 /// Box-shrinks by whole `factor`s (each output pixel the mean of a block).

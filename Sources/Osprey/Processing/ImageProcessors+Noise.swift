@@ -30,17 +30,17 @@ extension ImageProcessors {
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
             let (width, height) = (frame.width, frame.height)
-            var offsets = [Int16](repeating: 0, count: width * height)
+            var offsets = [Int8](repeating: 0, count: width * height)
             let filled = offsets.withUnsafeMutableBufferPointer { osprey_noise_offsets(seed, Int32(amount), $0.baseAddress, width * height) }
             guard filled == 0 else { throw VipsFailure(message: "noise amount \(amount) is not positive") }
             let noise = try VipsImageRef.make { out in
                 offsets.withUnsafeBytes { raw in
-                    out = vips_image_new_from_memory_copy(raw.baseAddress, raw.count, Int32(width), Int32(height), 1, VIPS_FORMAT_SHORT)
+                    out = vips_image_new_from_memory_copy(raw.baseAddress, raw.count, Int32(width), Int32(height), 1, VIPS_FORMAT_CHAR)
                     return out == nil ? -1 : 0
                 }
             }
             return try frame.splittingAlpha { (colour) throws(VipsFailure) in
-                // uchar + short is int; the cast back to uchar clamps to 0...255.
+                // uchar + char is short; the cast back to uchar clamps to 0...255.
                 let sum = try VipsImageRef.make { osprey_add(colour.pointer, noise.pointer, &$0) }
                 return try sum.apply { osprey_cast($0, Int32(VIPS_FORMAT_UCHAR.rawValue), &$1) }
             }
