@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -138,6 +139,43 @@ struct ThumborFilterTests {
             #expect(reply.status == 400, "\(path): \(reply.status) \(reply.text)")
             #expect(reply.text.hasPrefix("thumbor filter"), "\(path): \(reply.text)")
         }
+        await server.stop()
+        await origin.stop()
+    }
+}
+
+/// thumbor's `frame(url)`: a nine-patch drawn around the image.
+@Suite("Server thumbor frame (nine-patch) over HTTP", .serialized, .timeLimit(.minutes(3)))
+struct ThumborFrameTests {
+    static func ninePatch() throws -> Data {
+        try Image(rgba: NinePatchFixture.rgba, width: NinePatchFixture.side, height: NinePatchFixture.side).encoded(as: .png)
+    }
+
+    @Test func aFrameIsDrawnAroundTheImageGrownByThePatchPadding() async throws {
+        var blue: [UInt8] = []
+        for _ in 0..<(40 * 30) { blue += [0, 0, 255, 255] }
+        let origin = try await TestOrigin.start()
+        origin.set("/blue.png", body: try Image(rgba: blue, width: 40, height: 30).encoded(as: .png), contentType: "image/png")
+        origin.set("/frame.png", body: try Self.ninePatch(), contentType: "image/png")
+        origin.set("/plain.png", body: try Image(rgba: blue, width: 40, height: 30).encoded(as: .png), contentType: "image/png")
+        let server = try await ServerHarness.start()
+        let reply = try await server.get("/unsafe/filters:format(png):frame(\(origin.url("/frame.png")))/\(origin.url("/blue.png"))")
+        let image = try #require(reply.image, "\(reply.status) \(reply.text)")
+        #expect(image.width == 44 && image.height == 34)
+        let pixels = try image.rgbaPixels()
+        func rgb(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 44 + x) * 4 + $0]) } }
+        func near(_ a: [Int], _ b: [Int]) -> Bool { zip(a, b).allSatisfy { abs($0 - $1) <= 24 } }
+        for (x, y, expected) in [
+            (0, 0, [255, 0, 0]), (1, 17, [255, 0, 0]), (22, 1, [255, 0, 0]), (43, 33, [255, 0, 0]),
+            (22, 17, [0, 0, 255]), (3, 17, [0, 0, 255]), (22, 30, [0, 0, 255])
+        ] {
+            #expect(near(rgb(x, y), expected), "(\(x), \(y)): \(rgb(x, y))")
+        }
+        #expect(origin.hits("/frame.png") == 1)
+        // A patch without marks is refused with the reason; a frame on a private address is 403.
+        let plain = try await server.get("/unsafe/filters:frame(\(origin.url("/plain.png")))/\(origin.url("/blue.png"))")
+        #expect((400..<500).contains(plain.status) && plain.text.contains("nine-patch"), "\(plain.status) \(plain.text)")
+        #expect(try await server.get("/unsafe/filters:frame(http://10.1.2.3/f.png)/\(origin.url("/blue.png"))").status == 403)
         await server.stop()
         await origin.stop()
     }

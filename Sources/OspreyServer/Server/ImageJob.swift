@@ -90,8 +90,8 @@ public struct ImageJob: Sendable {
     }
 }
 
-/// A watermark a URL asks for: fetched when the job runs, then drawn by
-/// ``ImageProcessors/Watermark`` at ``index`` in the processor chain.
+/// A watermark (or a frame) a URL asks for: fetched when the job runs, then drawn by
+/// ``ImageProcessors/Watermark`` (``ImageProcessors/NinePatch``) at ``index`` in the processor chain.
 public struct WatermarkRequest: Sendable {
     /// The watermark image's URL.
     public var url: URL
@@ -107,14 +107,23 @@ public struct WatermarkRequest: Sendable {
     public var widthRatio: Double?
     /// Largest height in percent of the image (`nil`: as is).
     public var heightRatio: Double?
+    /// Whether the image is a nine-patch drawn around the result (thumbor's `frame`) rather than
+    /// a watermark; the positions, transparency and ratios are then unused. Default `false`.
+    public var isFrame = false
+
+    /// `watermark` or `frame`, for error reasons.
+    var kind: String { isFrame ? "frame" : "watermark" }
 
     var identifier: String {
-        "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
+        isFrame
+            ? "frame@\(index):\(url.absoluteString)"
+            : "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
     }
 
     /// The processor drawing `mark`.
-    func processor(mark: Image) -> ImageProcessors.Watermark {
-        ImageProcessors.Watermark(
+    func processor(mark: Image) -> any ImageProcessing {
+        if isFrame { return ImageProcessors.NinePatch(patch: mark, name: url.absoluteString) }
+        return ImageProcessors.Watermark(
             mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
             widthRatio: widthRatio, heightRatio: heightRatio)
     }

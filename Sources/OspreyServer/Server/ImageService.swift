@@ -100,7 +100,7 @@ final class ImageService: Sendable {
             metrics.record("queue", ContinuousClock.now - enqueued)
             var processors = job.processors
             for watermark in job.watermarks.reversed() {
-                let mark = try await watermarkImage(watermark.url)
+                let mark = try await watermarkImage(watermark.url, kind: watermark.kind)
                 processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
             let started = ContinuousClock.now
@@ -207,7 +207,7 @@ final class ImageService: Sendable {
     }
 
     /// A watermark's image: fetched, cached and revalidated like a source, under the same rules.
-    private func watermarkImage(_ url: URL) async throws(ServerError) -> Image {
+    private func watermarkImage(_ url: URL, kind: String) async throws(ServerError) -> Image {
         do throws(ServerError) {
             try await sourceGuard.check(url)
             let started = ContinuousClock.now
@@ -218,7 +218,7 @@ final class ImageService: Sendable {
             ).image
         } catch {
             var failure = error
-            failure.reason = "watermark: " + failure.reason
+            failure.reason = kind + ": " + failure.reason
             throw failure
         }
     }

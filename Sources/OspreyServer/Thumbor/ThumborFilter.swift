@@ -202,6 +202,12 @@ struct ThumborFilter: Sendable, Equatable {
             }
             guard !arguments.isEmpty, let union else { throw invalid("needs a rectangle AxB:CxD") }
             adjustments.focal = union
+        case "frame":
+            // frame(url): a nine-patch fetched under the source rules, drawn around the image. The
+            // URL may hold commas, which split it into several arguments.
+            let url = try ThumborURLParser.sourceURL(arguments.joined(separator: ","))
+            job.watermarks.append(
+                WatermarkRequest(url: url, index: processors.count, x: .center, y: .center, transparency: 0, isFrame: true))
         case "watermark":
             // watermark(url, x, y, transparency[, w_ratio, h_ratio])
             guard arguments.count >= 4 else { throw invalid("needs url, x, y and transparency") }

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -87,5 +88,22 @@ struct CanvasProcessorTests {
         #expect(!opaque.hasAlpha)
         let same = try ImageProcessors.Pad(width: 40, height: 20, background: .clear).process(opaque)
         #expect(!same.hasAlpha && same.width == 40 && same.height == 20)
+    }
+
+    @Test func aNinePatchLayoutComesFromItsBorderMarks() throws {
+        let layout = try #require(ImageProcessors.NinePatch.Layout(rgba: NinePatchFixture.rgba, width: 12, height: 12))
+        #expect(layout.columns.map(\.length) == [4, 2, 4] && layout.columns.map(\.stretchy) == [false, true, false])
+        #expect(layout.rows == layout.columns)
+        #expect(layout.padding == (2, 2, 2, 2))
+        #expect(ImageProcessors.NinePatch.Layout.sizes(layout.columns, total: 44) == [4, 36, 4])
+        // No stretchable mark: not a nine-patch, refused when it runs.
+        #expect(ImageProcessors.NinePatch.Layout(rgba: [UInt8](repeating: 255, count: 12 * 12 * 4), width: 12, height: 12) == nil)
+        let white = try Image(rgba: [UInt8](repeating: 255, count: 12 * 12 * 4), width: 12, height: 12)
+        #expect(throws: OspreyError.self) { try ImageProcessors.NinePatch(patch: white, name: "white").process(white) }
+        // An animation keeps its frames, each framed.
+        let animated = try TestData.image("no_time_for_that_tiny.gif")
+        let patch = try Image(rgba: NinePatchFixture.rgba, width: 12, height: 12)
+        let framed = try ImageProcessors.NinePatch(patch: patch, name: "ring").process(animated)
+        #expect(framed.frameCount == animated.frameCount && framed.width == animated.width + 4 && framed.height == animated.height + 4)
     }
 }
