@@ -126,4 +126,27 @@ struct ImgproxyOptionsTests {
         await server.stop()
         await origin.stop()
     }
+
+    @Test("skp answers a source of a listed format with its own bytes, unless the URL names another format")
+    func skipProcessing() async throws {
+        let gif = try TestImages.shared("no_time_for_that_tiny.gif")
+        let origin = try await TestOrigin.start()
+        origin.set("/anim.gif", body: gif, contentType: "image/gif")
+        let server = try await ServerHarness.start()
+        let src = origin.url("/anim.gif")
+        for _ in 0..<2 {
+            let skipped = try await server.get("/imgproxy/_/rs:fit:10:10/skp:jpg:gif/plain/\(src)")
+            #expect(skipped.status == 200 && skipped.body == gif && skipped.header("Content-Type") == "image/gif")
+        }
+        #expect(try await server.get("/imgproxy/_/rs:fit:10:10/skp:gif/plain/\(src)@gif").body == gif)
+        // Another format named, or the source's format not listed: processed.
+        let png = try #require(try await server.get("/imgproxy/_/rs:fit:10:10/skp:gif/plain/\(src)@png").image)
+        #expect(png.format == .png && max(png.width, png.height) == 10)
+        let resized = try #require(try await server.get("/imgproxy/_/rs:fit:10:10/skp:jpg/plain/\(src)").image)
+        #expect(max(resized.width, resized.height) == 10)
+        #expect(origin.hits("/anim.gif") == 1)
+        #expect(try await server.get("/imgproxy/_/skp:nope/plain/\(src)").status == 400)
+        await server.stop()
+        await origin.stop()
+    }
 }

@@ -39,6 +39,8 @@ struct ImgproxyOptions {
     var attachment = false
     /// `fq`: quality per output format.
     var formatQuality: [ImageFormat: Int] = [:]
+    /// `skp`: source formats answered unprocessed.
+    var skipProcessing: Set<ImageFormat> = []
 
     /// The sides a size option takes, in pixels; the box times `dpr` stays within them too.
     static let sides = 0...16384
@@ -130,6 +132,13 @@ struct ImgproxyOptions {
                 filename = text.removingPercentEncoding ?? text
             }
         case "att", "return_attachment": attachment = try bool(0) ?? false
+        case "skp", "skip_processing":
+            for argument in arguments where !argument.isEmpty {
+                guard let format = ImageFormat(name: argument.lowercased()) else {
+                    throw .badRequest("imgproxy option \(name): \"\(argument)\" is not an image format")
+                }
+                skipProcessing.insert(format)
+            }
         case "fq", "format_quality":
             guard arguments.count % 2 == 0, !arguments.isEmpty else { throw .badRequest("imgproxy option \(name) needs format:quality pairs") }
             for index in stride(from: 0, to: arguments.count, by: 2) {

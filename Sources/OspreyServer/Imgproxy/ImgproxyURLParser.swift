@@ -11,7 +11,7 @@ import Osprey
 /// `exar`/`extend_aspect_ratio`, `g`/`gravity` (incl. `sm`, `fp`, offsets), `c`/`crop`, `t`/`trim`,
 /// `pd`/`padding`, `rot`/`rotate`, `fl`/`flip`, `bg`/`background`, `bl`/`blur`, `sh`/`sharpen`,
 /// `pix`/`pixelate`, `q`/`quality`, `fq`/`format_quality`, `mb`/`max_bytes`, `f`/`format`/`ext`,
-/// `fn`/`filename`, `att`/`return_attachment`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
+/// `fn`/`filename`, `att`/`return_attachment`, `skp`/`skip_processing`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
 /// `scp`, `kcr`, `eth`, `cb`/`cachebuster`, `exp`/`expires`, `pr`/`preset`. Every answer carries
 /// imgproxy's `Content-Disposition` (``ImageJob/disposition``). **Signed bytes**: see ``ImgproxySigner``; the path after the
 /// server's imgproxy prefix and the signature segment, leading slash included.
@@ -97,6 +97,7 @@ public struct ImgproxyURLParser: Sendable {
         job.processors = options.processors
         job.maxBytes = options.maxBytes
         job.formatQuality = options.formatQuality
+        job.skipProcessing = options.skipProcessing
         // imgproxy's file name: `fn`, else the source's, without its extension ("image" when empty).
         let stem = options.filename ?? (job.source.lastPathComponent as NSString).deletingPathExtension
         job.disposition = ImageJob.Disposition(stem: stem.isEmpty || stem == "/" ? "image" : stem, attachment: options.attachment)

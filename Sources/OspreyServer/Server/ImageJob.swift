@@ -35,6 +35,10 @@ public struct ImageJob: Sendable {
     /// answer is in one of these formats. Default none.
     public var formatQuality: [ImageFormat: Int] = [:]
 
+    /// Source formats answered with the source's own bytes, unprocessed, when the URL names no
+    /// other output format (imgproxy's `skp`). Default none.
+    public var skipProcessing: Set<ImageFormat> = []
+
     /// The answer's `Content-Disposition` (imgproxy sends one with every image). Default `nil`:
     /// none (thumbor URLs).
     public var disposition: Disposition?
@@ -87,6 +91,7 @@ public struct ImageJob: Sendable {
     /// The processors' identifiers with the watermarks', for cache keys.
     var processingIdentifier: String {
         ([processor.identifier] + watermarks.map(\.identifier)).joined(separator: "|")
+            + (skipProcessing.isEmpty ? "" : "|skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
     }
 }
 

@@ -106,10 +106,10 @@ final class ImageService: Sendable {
             let started = ContinuousClock.now
             var (validation, validated) = try await sources.validate(job.source)
             var fetchedFirst = false
-            if validation?.size == nil, ResultSize.mayExceed(processors, limit: configuration.maxResultDimension) {
-                // A chain that may make an image over the result limit, of a source not yet
-                // cached: the source is fetched first (and decoded at 1x1), so that the check
-                // below knows its size before any real work.
+            if validation?.size == nil, !job.skipProcessing.isEmpty || ResultSize.mayExceed(processors, limit: configuration.maxResultDimension) {
+                // A chain that may make an image over the result limit (or a source that may be
+                // answered unprocessed), of a source not yet cached: the source is fetched first
+                // (and decoded at 1x1), so that the checks below know its size before any real work.
                 _ = try await sources.image(
                     for: job.source, processor: SourceLoader.probe, firstFrameOnly: true, validation: nil, started: started)
                 (validation, validated) = try await sources.validate(job.source)
@@ -143,6 +143,10 @@ final class ImageService: Sendable {
                         "result would be \(largest.width)x\(largest.height), larger than the limit of \(configuration.maxResultDimension) per side")
                 }
             }
+            if let original = await unprocessed(job) {
+                metrics.cache(fetchedFirst ? "miss" : "original")
+                return await kept(original, job: job, validation: validation, started: started, key: key)
+            }
             let processStart = ContinuousClock.now
             let result = try await sources.image(
                 for: job.source, processor: processor, firstFrameOnly: still,
@@ -168,21 +172,38 @@ final class ImageService: Sendable {
                 try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
             }
             metrics.record("encode", ContinuousClock.now - encodeStart)
-            var entry = ResultCache.Entry(data: data, format: format)
-            if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
-                entry.policy = policy
-            }
-            // A result lives no longer than its source stays fresh: after that the source is
-            // revalidated, and a changed source makes new results.
-            let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
-            let lifetime = min(
-                Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
-                Double(entry.policy.maxAge ?? .max))
-            if !entry.policy.noStore, lifetime > 0 {
-                await results.store(entry, forKey: key, lifetime: lifetime)
-            }
-            return entry
+            return await kept(ResultCache.Entry(data: data, format: format), job: job, validation: validation, started: started, key: key)
         }
+    }
+
+    /// `entry` with the origin's policy, stored in the result cache under `key` for as long as
+    /// the source stays fresh (and the policy allows).
+    private func kept(
+        _ entry: ResultCache.Entry, job: ImageJob, validation: SourceLoader.Validation?, started: ContinuousClock.Instant, key: String
+    ) async -> ResultCache.Entry {
+        var entry = entry
+        if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
+            entry.policy = policy
+        }
+        // A result lives no longer than its source stays fresh: after that the source is
+        // revalidated, and a changed source makes new results.
+        let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
+        let lifetime = min(
+            Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
+            Double(entry.policy.maxAge ?? .max))
+        if !entry.policy.noStore, lifetime > 0 {
+            await results.store(entry, forKey: key, lifetime: lifetime)
+        }
+        return entry
+    }
+
+    /// imgproxy's `skp`: the source's own bytes, unprocessed, when its format is one of the job's
+    /// ``ImageJob/skipProcessing`` and the URL names no other output format; else `nil`.
+    private func unprocessed(_ job: ImageJob) async -> ResultCache.Entry? {
+        guard !job.skipProcessing.isEmpty, let original = await sources.original(of: job.source),
+            let format = ImageFormat(sniffing: original), job.skipProcessing.contains(format), job.format == nil || job.format == format
+        else { return nil }
+        return ResultCache.Entry(data: original, format: format)
     }
 
     /// `processors` with a leading size-dependent ``ResizeStep`` (`300x0`, `orig`, a crop placed

@@ -182,6 +182,11 @@ final class SourceLoader: Sendable {
     /// original or downloaded, after `validation` (from ``validate(_:)``, begun at `started`; a
     /// `nil` one records the download). With `firstFrameOnly` only the first frame of an
     /// animation is decoded (a still output format).
+    /// The bytes of `url` as the origin sent them, when they are cached.
+    func original(of url: URL) async -> Data? {
+        await cache.diskStorage.value(forKey: pipeline.cacheKey(for: .url(url)))
+    }
+
     func image(
         for url: URL, processor: any ImageProcessing, firstFrameOnly: Bool, validation: Validation?,
         started: ContinuousClock.Instant
