@@ -170,6 +170,18 @@ int osprey_zoom(VipsImage *in, int xfactor, int yfactor, VipsImage **out) {
     return vips_zoom(in, out, xfactor, yfactor, NULL);
 }
 
+int osprey_recomb(VipsImage *in, const double *matrix, int rows, int columns, VipsImage **out) {
+    VipsImage *m = vips_image_new_matrix_from_array(columns, rows, matrix, rows * columns);
+    if (m == NULL) return -1;
+    int r = vips_recomb(in, out, m, NULL);
+    g_object_unref(m);
+    return r;
+}
+
+int osprey_pow_const1(VipsImage *in, double exponent, VipsImage **out) {
+    return vips_pow_const1(in, out, exponent, NULL);
+}
+
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height) {
     return vips_draw_rect1(image, ink, left, top, width, height, "fill", TRUE, NULL);
 }

@@ -40,6 +40,13 @@ struct ThumborFilterTests {
         // 255 * 20 / 100 = 51; 255 * -10 / 100 = -25 (C's division truncates).
         #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):rgb(20,-10,0)/\(flat)")) == [151, 125, 200])
         #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):rgb(100,100,-100)/\(flat)")) == [255, 255, 0])
+        // brightness: + 255 * v / 100; contrast: (v + 100)² / 100 percent of the distance from 128.
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):brightness(20)/\(flat)")) == [151, 201, 251])
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):brightness(-10)/\(flat)")) == [75, 125, 175])
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):contrast(20)/\(flat)")) == [88, 159, 231])
+        // saturation: the argument is the factor around √(0.299 R² + 0.587 G² + 0.114 B²) = 144.08.
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):saturation(0.5)/\(flat)")) == [122, 147, 172])
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):saturation(-1)/\(flat)")) == [188, 138, 88])
         // (x * (100 - p) + fill * p) / 100: red all the way to ff, blue halfway to 00.
         #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):colorize(100,0,50,ff0000)/\(flat)")) == [255, 150, 100])
         // curve(all, red, green, blue): red through thumbor's documented red curve, then all
@@ -84,6 +91,23 @@ struct ThumborFilterTests {
         // The same seed through another resize path (a new result): the same pixels.
         let again = try #require(try await server.get("/unsafe/40x30/filters:format(png):noise(20,5)/\(flat)").image)
         #expect(try again.rgbaPixels() == pixels)
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("rotate turns counter-clockwise, as thumbor's engine; other angles than multiples of 90 change nothing")
+    func rotation() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/halves.png", body: try Self.png(left: [255, 0, 0], right: [0, 0, 255]), contentType: "image/png")
+        let server = try await ServerHarness.start()
+        let halves = origin.url("/halves.png")
+        // The right half (blue) comes to the top.
+        let turned = try await server.get("/unsafe/filters:format(png):rotate(90)/\(halves)")
+        #expect(turned.image?.width == 30 && turned.image?.height == 40)
+        #expect(try Self.rgb(turned, 0, 0) == [0, 0, 255] && Self.rgb(turned, 0, 39) == [255, 0, 0])
+        #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):rotate(-90)/\(halves)"), 0, 0) == [255, 0, 0])
+        let unturned = try await server.get("/unsafe/filters:format(png):rotate(45)/\(halves)")
+        #expect(unturned.image?.width == 40 && unturned.image?.height == 30)
         await server.stop()
         await origin.stop()
     }

@@ -166,7 +166,6 @@ struct ThumborServerTests {
             ("/unsafe/100x100/filters:nope()/\(src)", 400),
             ("/unsafe/100x100/filters:quality(101)/\(src)", 400),
             ("/unsafe/100x100/filters:format(tiff)/\(src)", 400),
-            ("/unsafe/100x100/filters:rotate(45)/\(src)", 400),
             ("/unsafe/100x100/filters:blur(x)/\(src)", 400),
             ("/unsafe/100x100/filters:quality(80)", 400),
             ("/unsafe/", 400),

@@ -120,6 +120,10 @@ int osprey_embed_mirror(VipsImage *in, int width, int height, VipsImage **out);
 int osprey_shrink(VipsImage *in, double xfactor, double yfactor, VipsImage **out);
 /// Enlarges by whole factors, repeating each pixel.
 int osprey_zoom(VipsImage *in, int xfactor, int yfactor, VipsImage **out);
+/// Each pixel's bands multiplied by a `rows` x `columns` matrix (row by row): `rows` bands out.
+int osprey_recomb(VipsImage *in, const double *matrix, int rows, int columns, VipsImage **out);
+/// Each value raised to the power `exponent`, in floating point.
+int osprey_pow_const1(VipsImage *in, double exponent, VipsImage **out);
 int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width, int height);
 int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
 

@@ -20,6 +20,7 @@ import Foundation
 /// | `color:B[:C[:S]]` | ``ImageProcessors/ColorControls`` (defaults 0, 1, 1) |
 /// | `equalize` | ``ImageProcessors/Equalize`` |
 /// | `convolve:K;K;…:COLUMNS[:raw]` | ``ImageProcessors/Convolve`` (normalised unless `raw`) |
+/// | `saturation:F` | ``ImageProcessors/Saturation`` (HSP model; 1 unchanged, 0 grey) |
 /// | `pixelate:N` | ``ImageProcessors/Pixelate`` (blocks of N pixels) |
 /// | `noise:A[:SEED]` | ``ImageProcessors/Noise`` (amount 0...100, seed default 0) |
 /// | `flip[:h\|v\|hv]` | ``ImageProcessors/Flip`` (default `h`) |
@@ -184,6 +185,9 @@ public struct ProcessingSpec: Sendable, CustomStringConvertible {
             let columns = try positiveInt(args[1], "columns")
             if let problem = ImageProcessors.Convolve.problem(kernel: kernel, columns: columns) { throw StepError(message: problem) }
             return .processor(ImageProcessors.Convolve(kernel: kernel, columns: columns, normalize: args.count < 3))
+        case "saturation":
+            try arity(1...1)
+            return .processor(ImageProcessors.Saturation(factor: try double(args[0], "factor")))
         case "pixelate":
             try arity(1...1)
             return .processor(ImageProcessors.Pixelate(size: try positiveInt(args[0], "size")))

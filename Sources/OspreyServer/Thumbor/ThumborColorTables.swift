@@ -10,6 +10,18 @@ enum ThumborColorTables {
         return ImageProcessors.ColorLookup(red: offset(red), green: offset(green), blue: offset(blue))
     }
 
+    /// `brightness(v)`: each channel plus `255 * v / 100` (integer division), clamped.
+    static func brightness(_ amount: Int) -> ImageProcessors.ColorLookup {
+        ImageProcessors.ColorLookup(all: ImageProcessors.ColorLookup.table { $0 + 255 * amount / 100 })
+    }
+
+    /// `contrast(v)`: each channel's distance from 128 times `(v + 100)² / 100` percent, in
+    /// integer arithmetic, clamped: the factor grows with the square of `1 + v / 100`.
+    static func contrast(_ amount: Int) -> ImageProcessors.ColorLookup {
+        let factor = (amount + 100) * (amount + 100) / 100
+        return ImageProcessors.ColorLookup(all: ImageProcessors.ColorLookup.table { factor * ($0 - 128) / 100 + 128 })
+    }
+
     /// `colorize(r%,g%,b%,RRGGBB)`: each channel blended towards the fill's by its percentage,
     /// `(x * (100 - p) + fill * p) / 100` truncated, clamped.
     static func colorize(red: Int, green: Int, blue: Int, fill: RGBAColor) -> ImageProcessors.ColorLookup {

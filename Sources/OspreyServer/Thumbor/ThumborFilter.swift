@@ -88,20 +88,21 @@ struct ThumborFilter: Sendable, Equatable {
             let radius = arguments.count > 1 ? try double(1, in: 0.01...10) : 1
             processors.append(ImageProcessors.Sharpen(sigma: radius))
         case "brightness":
-            let amount = try double(0, in: -100...100)
-            processors.append(ImageProcessors.ColorControls(brightness: amount / 100))
+            processors.append(ThumborColorTables.brightness(try int(0, in: -100...100)))
         case "contrast":
-            let amount = try double(0, in: -100...100)
-            processors.append(ImageProcessors.ColorControls(contrast: 1 + amount / 100))
+            processors.append(ThumborColorTables.contrast(try int(0, in: -100...100)))
         case "saturation":
-            let amount = try double(0, in: -100...100)
-            processors.append(ImageProcessors.ColorControls(saturation: max(0, 1 + amount / 100)))
+            // thumbor's C filter takes the argument as the factor (1 unchanged, 0 grey), although
+            // its documentation speaks of a percentage: clients' URLs were tuned on the former.
+            processors.append(ImageProcessors.Saturation(factor: try double(0, in: -100...100)))
         case "grayscale":
             processors.append(ImageProcessors.Grayscale())
         case "rotate":
             let degrees = try int(0, in: -3600...3600)
-            guard degrees % 90 == 0 else { throw invalid("angle \(degrees) is not a multiple of 90") }
-            let normalised = ((degrees % 360) + 360) % 360
+            // thumbor turns by multiples of 90 only and leaves the image as it is for other angles.
+            guard degrees % 90 == 0 else { break }
+            // Counter-clockwise, as thumbor's engine turns (Rotate turns clockwise).
+            let normalised = ((-degrees % 360) + 360) % 360
             if normalised != 0 { processors.append(ImageProcessors.Rotate(degrees: normalised)) }
         case "round_corner":
             // round_corner(a|b, r, g, b[, transparent])

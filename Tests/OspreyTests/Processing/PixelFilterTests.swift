@@ -136,8 +136,23 @@ struct PixelFilterTests {
         #expect(ImageProcessors.Noise(amount: 30).identifier == "noise:30")
     }
 
+    @Test func saturationMovesChannelsAroundThePerceivedBrightness() throws {
+        // p = √(0.299 · 100² + 0.587 · 150² + 0.114 · 200²) = 144.08; out = p + (x - p) · factor.
+        let input = try Self.image(width: 2, height: 1) { x, _ in x == 0 ? [100, 150, 200, 90] : [7, 7, 7, 255] }
+        let half = try ImageProcessors.Saturation(factor: 0.5).process(input).rgbaPixels()
+        #expect(Array(half[0..<4]) == [122, 147, 172, 90])
+        #expect(Array(half[4..<8]) == [7, 7, 7, 255])  // a grey pixel stays grey
+        #expect(Array(try ImageProcessors.Saturation(factor: -1).process(input).rgbaPixels()[0..<3]) == [188, 138, 88])
+        #expect(Array(try ImageProcessors.Saturation(factor: 0).process(input).rgbaPixels()[0..<3]) == [144, 144, 144])
+        #expect(try ImageProcessors.Saturation(factor: 1).process(input).rgbaPixels() == input.rgbaPixels())
+        #expect(throws: OspreyError.self) { try ImageProcessors.Saturation(factor: .infinity).process(input) }
+    }
+
     @Test func theSpecGrammarNamesTheNewSteps() throws {
-        for spec in ["equalize", "convolve:1;2;1;2;4;2;1;2;1:3", "convolve:0;-1;0;-1;5;-1;0;-1;0:3:raw", "noise:20", "noise:20:9"] {
+        for spec in [
+            "saturation:0.5", "saturation:-1", "pixelate:8", "equalize", "convolve:1;2;1;2;4;2;1;2;1:3", "convolve:0;-1;0;-1;5;-1;0;-1;0:3:raw",
+            "noise:20", "noise:20:9"
+        ] {
             #expect(try ProcessingSpec(parsing: spec).processor.identifier == spec)
         }
         for bad in ["equalize:1", "convolve:1;1:2", "convolve:1;x;1:3", "convolve:1;1;1:3:sideways", "noise:101", "noise:5:-1"] {
