@@ -38,6 +38,31 @@ CURVE = ("[(0,0),(40,59),(255,255)],"
 # (name, path after the host; {png} and {jpg} are source URLs, {frame} the nine-patch's, {host}
 # the origin's host:port) — the plain resize each filter is compared beside is "resize".
 CASES = [
+    # Geometry: sizes, modes, alignment, manual crops, flips.
+    ("fit-in", "/unsafe/fit-in/300x300/filters:format(png)/{jpg}"),
+    ("full-fit-in", "/unsafe/full-fit-in/300x300/filters:format(png)/{jpg}"),
+    ("adaptive-fit-in", "/unsafe/adaptive-fit-in/200x300/filters:format(png)/{jpg}"),
+    ("width only", "/unsafe/300x0/filters:format(png)/{jpg}"),
+    ("height only", "/unsafe/0x100/filters:format(png)/{jpg}"),
+    ("orig height", "/unsafe/300xorig/filters:format(png)/{jpg}"),
+    ("flipped both", "/unsafe/-300x-200/filters:format(png)/{jpg}"),
+    ("left top", "/unsafe/200x200/left/top/filters:format(png)/{jpg}"),
+    ("right bottom", "/unsafe/200x200/right/bottom/filters:format(png)/{jpg}"),
+    ("manual crop", "/unsafe/10x20:410x320/200x0/filters:format(png)/{jpg}"),
+    ("enlarged", "/unsafe/1000x800/filters:format(png)/{jpg}"),
+    ("no_upscale", "/unsafe/1000x800/filters:format(png):no_upscale()/{jpg}"),
+    ("fit-in no enlarge", "/unsafe/fit-in/1000x1000/filters:format(png)/{jpg}"),
+    ("fit-in upscale()", "/unsafe/fit-in/1000x1000/filters:format(png):upscale()/{jpg}"),
+    ("stretch", "/unsafe/300x100/filters:format(png):stretch()/{jpg}"),
+    ("proportion", "/unsafe/300x200/filters:format(png):proportion(0.5)/{jpg}"),
+    ("trim", "/unsafe/trim/filters:format(png)/{png}"),
+    ("PNG with alpha", "/unsafe/200x150/filters:format(png)/{png}"),
+    ("fill(blur)", "/unsafe/fit-in/300x300/filters:format(png):fill(blur)/{jpg}"),
+    ("fill(transparent)", "/unsafe/fit-in/300x300/filters:format(png):fill(transparent)/{jpg}"),
+    ("background_color", "/unsafe/200x150/filters:format(png):background_color(ff0000)/{png}"),
+    ("watermark", "/unsafe/300x200/filters:format(png):watermark({frame},10,-10,30)/{jpg}"),
+    ("sharpen", "/unsafe/300x200/filters:format(png):sharpen(2,1,true)/{jpg}"),
+    # Pixel filters, each beside the plain resize it is applied to.
     ("resize", "/unsafe/300x200/filters:format(png)/{jpg}"),
     ("rgb", "/unsafe/300x200/filters:format(png):rgb(20,-10,5)/{jpg}"),
     ("colorize", "/unsafe/300x200/filters:format(png):colorize(40,20,60,ff8800)/{jpg}"),
