@@ -146,6 +146,8 @@ struct ImgproxyOptionsTests {
         #expect(max(resized.width, resized.height) == 10)
         #expect(origin.hits("/anim.gif") == 1)
         #expect(try await server.get("/imgproxy/_/skp:nope/plain/\(src)").status == 400)
+        // raw: the source as it is, whatever the URL asks.
+        #expect(try await server.get("/imgproxy/_/raw:1/rs:fit:10:10/plain/\(src)@png").body == gif)
         await server.stop()
         await origin.stop()
     }

@@ -41,6 +41,8 @@ struct ImgproxyOptions {
     var formatQuality: [ImageFormat: Int] = [:]
     /// `skp`: source formats answered unprocessed.
     var skipProcessing: Set<ImageFormat> = []
+    /// `raw`: the source answered as it is, whatever its format and the URL's.
+    var raw = false
 
     /// The sides a size option takes, in pixels; the box times `dpr` stays within them too.
     static let sides = 0...16384
@@ -132,6 +134,7 @@ struct ImgproxyOptions {
                 filename = text.removingPercentEncoding ?? text
             }
         case "att", "return_attachment": attachment = try bool(0) ?? false
+        case "raw": raw = try bool(0) ?? false
         case "skp", "skip_processing":
             for argument in arguments where !argument.isEmpty {
                 guard let format = ImageFormat(name: argument.lowercased()) else {

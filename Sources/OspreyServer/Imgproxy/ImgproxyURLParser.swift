@@ -11,7 +11,7 @@ import Osprey
 /// `exar`/`extend_aspect_ratio`, `g`/`gravity` (incl. `sm`, `fp`, offsets), `c`/`crop`, `t`/`trim`,
 /// `pd`/`padding`, `rot`/`rotate`, `fl`/`flip`, `bg`/`background`, `bl`/`blur`, `sh`/`sharpen`,
 /// `pix`/`pixelate`, `q`/`quality`, `fq`/`format_quality`, `mb`/`max_bytes`, `f`/`format`/`ext`,
-/// `fn`/`filename`, `att`/`return_attachment`, `skp`/`skip_processing`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
+/// `fn`/`filename`, `att`/`return_attachment`, `skp`/`skip_processing`, `raw`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
 /// `scp`, `kcr`, `eth`, `cb`/`cachebuster`, `exp`/`expires`, `pr`/`preset`. Every answer carries
 /// imgproxy's `Content-Disposition` (``ImageJob/disposition``). **Signed bytes**: see ``ImgproxySigner``; the path after the
 /// server's imgproxy prefix and the signature segment, leading slash included.
@@ -98,6 +98,11 @@ public struct ImgproxyURLParser: Sendable {
         job.maxBytes = options.maxBytes
         job.formatQuality = options.formatQuality
         job.skipProcessing = options.skipProcessing
+        if options.raw {
+            // The source's own bytes in whatever format it has (one Osprey can read).
+            job.skipProcessing = Set(ImageFormat.allCases)
+            job.format = nil
+        }
         // imgproxy's file name: `fn`, else the source's, without its extension ("image" when empty).
         let stem = options.filename ?? (job.source.lastPathComponent as NSString).deletingPathExtension
         job.disposition = ImageJob.Disposition(stem: stem.isEmpty || stem == "/" ? "image" : stem, attachment: options.attachment)
