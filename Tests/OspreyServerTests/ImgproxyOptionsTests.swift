@@ -81,6 +81,27 @@ struct ImgproxyOptionsTests {
         #expect(try GeometryTests.thumbor("100x100").disposition == nil)
     }
 
+    @Test func cropsTakeFractionsOffsetsAndFocusPoints() throws {
+        func crop(_ options: String) throws -> CropStep {
+            try #require(try GeometryTests.imgproxy(options).processors.first as? CropStep, "\(options)")
+        }
+        // Fractions of the source's sides (400x300), centred.
+        #expect(try crop("c:0.5:0.5").rectangle(width: 400, height: 300) == (100, 75, 200, 150))
+        // Placed by gravity and moved away from its edge; centred on a point.
+        #expect(try crop("c:200:100:no:10:20").rectangle(width: 400, height: 300) == (110, 20, 200, 100))
+        #expect(try crop("c:100:100:fp:0.25:0.5").rectangle(width: 400, height: 300) == (50, 100, 100, 100))
+        #expect(try crop("c:0:0.5:so").rectangle(width: 400, height: 300) == (0, 150, 400, 150))
+        // Whole pixels placed by gravity alone stay a fixed crop; without its own gravity, g's.
+        #expect(try Self.chain("c:200:100") == ["crop:200x100:center"])
+        #expect(try Self.chain("g:we/c:100:100") == ["crop:100x100:left"])
+        #expect(try crop("g:fp:0.25:0.5/c:100:100").rectangle(width: 400, height: 300) == (50, 100, 100, 100))
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:100:100:sm") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:100:100:fp:2:0") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:-1:100") }
+        // The size estimate follows the crop, then the resize of what it left.
+        #expect(ResultSize.largest(try GeometryTests.imgproxy("c:0.5:0.5/rs:fit:1000:1000:1").processors, width: 400, height: 300) == (1000, 750))
+    }
+
     @Test("over HTTP: pixelated blocks, flips, per-format quality, Content-Disposition on misses and memory hits")
     func overHTTP() async throws {
         // Left half red, right half blue.
@@ -106,6 +127,9 @@ struct ImgproxyOptionsTests {
         let mixed = Array(blocks[(16 * 4)..<(16 * 4 + 3)])
         #expect(mixed[0] > 40 && mixed[0] < 110 && mixed[2] > 145, "\(mixed)")
         #expect(blocks[(31 * 4)..<(31 * 4 + 3)] == blocks[(16 * 4)..<(16 * 4 + 3)])
+        // The left half cropped as a fraction: all red.
+        let (half, halfPixels) = try await rgba("/imgproxy/_/c:0.5:0:we/f:png/plain/\(src)")
+        #expect(half.width == 20 && half.height == 30 && halfPixels[(19 * 4)] == 255 && halfPixels[(19 * 4) + 2] == 0)
         // Flipped: blue on the left.
         let (_, flipped) = try await rgba("/imgproxy/_/fl:1/f:png/plain/\(src)")
         #expect(flipped[0] == 0 && flipped[2] == 255)

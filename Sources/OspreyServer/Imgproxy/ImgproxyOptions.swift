@@ -11,7 +11,8 @@ struct ImgproxyOptions {
     var gravityOffset = (x: 0, y: 0)
     var focusPoint: (x: Double, y: Double)?
     var smart = false
-    var crop: (width: Int, height: Int, gravity: ImageProcessors.Gravity?)?
+    /// `c`: the crop, and whether it named its own gravity (else it takes `g`'s).
+    var crop: (step: CropStep, placed: Bool)?
     var quality: Int?
     var format: ImageFormat?
     var blur: Double?
@@ -187,8 +188,26 @@ struct ImgproxyOptions {
                 gravityOffset = (try int(1, in: -side.upperBound...side.upperBound) ?? 0, try int(2, in: -side.upperBound...side.upperBound) ?? 0)
             }
         case "c", "crop":
-            let w = try int(0, in: side) ?? 0, h = try int(1, in: side) ?? 0
-            crop = (w, h, arguments.count > 2 && !arguments[2].isEmpty ? try Self.gravity(arguments[2]) : nil)
+            // c:W:H[:gravity[:X:Y]]: sides in pixels, or fractions of the source's below 1.
+            var step = CropStep()
+            step.width = try double(0, in: 0...Double(side.upperBound)) ?? 0
+            step.height = try double(1, in: 0...Double(side.upperBound)) ?? 0
+            let placed = arguments.count > 2 && !arguments[2].isEmpty
+            if placed {
+                switch arguments[2] {
+                case "sm": throw .badRequest("imgproxy option \(name): the smart gravity is not supported for crops")
+                case "fp":
+                    guard let x = try double(3, in: 0...1), let y = try double(4, in: 0...1) else {
+                        throw .badRequest("imgproxy option \(name):…:fp needs x and y between 0 and 1")
+                    }
+                    (step.focusX, step.focusY) = (x, y)
+                default:
+                    step.gravity = try Self.gravity(arguments[2])
+                    step.offsetX = try int(3, in: -side.upperBound...side.upperBound) ?? 0
+                    step.offsetY = try int(4, in: -side.upperBound...side.upperBound) ?? 0
+                }
+            }
+            crop = (step, placed)
         case "q", "quality":
             quality = try int(0, in: 0...100).map { $0 == 0 ? nil : $0 } ?? nil
         case "f", "format", "ext":
@@ -301,11 +320,14 @@ struct ImgproxyOptions {
             swap(&step.minWidth, &step.minHeight)
         }
         if !symmetric { result += rotate }
-        if let crop {
-            result.append(
-                ImageProcessors.Crop(
-                    width: crop.width == 0 ? 1 << 20 : crop.width, height: crop.height == 0 ? 1 << 20 : crop.height,
-                    gravity: crop.gravity ?? gravity))
+        if var (step, placed) = crop {
+            if !placed {
+                // The crop takes the gravity of `g` (a smart one centres: crops are not smart).
+                step.gravity = gravity
+                (step.offsetX, step.offsetY) = gravityOffset
+                (step.focusX, step.focusY) = (focusPoint?.x, focusPoint?.y)
+            }
+            result.append(step.fixed)
         }
         // A resize first whenever there is no crop, so the pipeline can plan the decode from it.
         result += step.processors

@@ -252,23 +252,38 @@ public struct ResizeStep: ImageProcessing, Hashable {
     /// The top-left corner of a `crop` cut from the `scaled` image: centred on ``focus``, or placed
     /// by ``gravity`` and moved by the offsets (imgproxy's rule); kept inside the image.
     func cropOrigin(scaled: (width: Int, height: Int), crop: (width: Int, height: Int), scale: Double) -> (Int, Int) {
-        var left: Int, top: Int
         switch focus {
         case .region(let l, let t, let r, let b):
-            left = Int((Double(l + r) / 2 * scale).rounded()) - crop.width / 2
-            top = Int((Double(t + b) / 2 * scale).rounded()) - crop.height / 2
+            let left = Int((Double(l + r) / 2 * scale).rounded()) - crop.width / 2
+            let top = Int((Double(t + b) / 2 * scale).rounded()) - crop.height / 2
+            return (min(max(0, left), scaled.width - crop.width), min(max(0, top), scaled.height - crop.height))
         case .point(let x, let y):
-            left = Int((x * Double(scaled.width)).rounded()) - crop.width / 2
-            top = Int((y * Double(scaled.height)).rounded()) - crop.height / 2
+            return Self.origin(of: crop, in: scaled, point: (x, y))
         case nil:
-            left = (scaled.width - crop.width + 1) / 2 + offsetX
-            top = (scaled.height - crop.height + 1) / 2 + offsetY
-            if [.top, .topLeft, .topRight].contains(gravity) { top = offsetY }
-            if [.bottom, .bottomLeft, .bottomRight].contains(gravity) { top = scaled.height - crop.height - offsetY }
-            if [.left, .topLeft, .bottomLeft].contains(gravity) { left = offsetX }
-            if [.right, .topRight, .bottomRight].contains(gravity) { left = scaled.width - crop.width - offsetX }
+            return Self.origin(of: crop, in: scaled, gravity: gravity, offset: (offsetX, offsetY))
         }
-        return (min(max(0, left), scaled.width - crop.width), min(max(0, top), scaled.height - crop.height))
+    }
+
+    /// imgproxy's placement of `inner` in `outer` (its `calcPosition`): centred on `point` (fractions
+    /// of `outer`) when there is one, else by `gravity`, moved `offset` pixels away from the
+    /// gravity's edges (right/down for the centre); kept inside `outer`.
+    static func origin(
+        of inner: (width: Int, height: Int), in outer: (width: Int, height: Int), gravity: ImageProcessors.Gravity = .center,
+        offset: (x: Int, y: Int) = (0, 0), point: (x: Double, y: Double)? = nil
+    ) -> (Int, Int) {
+        var left: Int, top: Int
+        if let point {
+            left = Int((point.x * Double(outer.width)).rounded()) - inner.width / 2
+            top = Int((point.y * Double(outer.height)).rounded()) - inner.height / 2
+        } else {
+            left = (outer.width - inner.width + 1) / 2 + offset.x
+            top = (outer.height - inner.height + 1) / 2 + offset.y
+            if [.top, .topLeft, .topRight].contains(gravity) { top = offset.y }
+            if [.bottom, .bottomLeft, .bottomRight].contains(gravity) { top = outer.height - inner.height - offset.y }
+            if [.left, .topLeft, .bottomLeft].contains(gravity) { left = offset.x }
+            if [.right, .topRight, .bottomRight].contains(gravity) { left = outer.width - inner.width - offset.x }
+        }
+        return (min(max(0, left), outer.width - inner.width), min(max(0, top), outer.height - inner.height))
     }
 
     /// Runs the step on `image` (the size-dependent cases of ``processors``).

@@ -68,6 +68,9 @@ enum ResultSize {
             return rotate.degrees % 180 == 0 ? size : (size.height, size.width)
         case let padding as PaddingStep:
             return (size.width + padding.left + padding.right, size.height + padding.top + padding.bottom)
+        case let crop as CropStep:
+            let rect = crop.rectangle(width: size.width, height: size.height)
+            return (rect.width, rect.height)
         case let proportion as ProportionStep:
             return proportion.factor > 0 && proportion.factor < 1 ? scaled(proportion.factor) : size
         default:
