@@ -320,8 +320,9 @@ struct ImgproxyOptions {
             swap(&step.minWidth, &step.minHeight)
         }
         if !symmetric { result += rotate }
-        if var (step, placed) = crop {
-            if !placed {
+        if let crop {
+            var step = crop.step
+            if !crop.placed {
                 // The crop takes the gravity of `g` (a smart one centres: crops are not smart).
                 step.gravity = gravity
                 (step.offsetX, step.offsetY) = gravityOffset
