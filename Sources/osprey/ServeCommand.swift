@@ -41,6 +41,10 @@ struct ServeCommand: AsyncParsableCommand {
             "imgproxy preset NAME=OPTIONS, e.g. thumb=rs:fill:100:100/q:70; repeatable [OSPREY_IMGPROXY_PRESETS, comma-separated].",
             valueName: "NAME=OPTIONS"))
     var imgproxyPreset: [String] = []
+    @Option(
+        help: "Image URL imgproxy's wm option draws, fetched under the source rules [OSPREY_IMGPROXY_WATERMARK_URL] (default none: wm draws nothing)."
+    )
+    var imgproxyWatermarkUrl: String?
     @Option(help: "Path prefix of imgproxy URLs [OSPREY_IMGPROXY_PREFIX] (default /imgproxy).")
     var imgproxyPrefix: String?
     @Option(help: "Path prefix of thumbor URLs [OSPREY_THUMBOR_PREFIX] (default: the root).")
@@ -138,6 +142,12 @@ struct ServeCommand: AsyncParsableCommand {
         for preset in list(imgproxyPreset, "IMGPROXY_PRESETS") {
             guard let equals = preset.firstIndex(of: "=") else { throw ValidationError("imgproxy preset \"\(preset)\" is not NAME=OPTIONS") }
             config.imgproxyPresets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
+        }
+        if let text = imgproxyWatermarkUrl ?? env("IMGPROXY_WATERMARK_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw ValidationError("imgproxy watermark URL \"\(text)\" is not an http or https URL")
+            }
+            config.imgproxyWatermark = url
         }
         config.imgproxyPrefix = imgproxyPrefix ?? env("IMGPROXY_PREFIX") ?? config.imgproxyPrefix
         config.thumborPrefix = thumborPrefix ?? env("THUMBOR_PREFIX") ?? config.thumborPrefix

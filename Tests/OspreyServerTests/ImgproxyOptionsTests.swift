@@ -175,4 +175,53 @@ struct ImgproxyOptionsTests {
         await server.stop()
         await origin.stop()
     }
+
+    @Test("wm draws the configured watermark by position, offsets, scale and opacity, tiled with re; without one it draws nothing")
+    func watermark() async throws {
+        let parsed = try ImgproxyURLParser(allowUnsigned: true, watermark: URL(string: "http://example.com/mark.png"))
+            .parse(path: "/_/wm:0.25:soea:10:5:0.2/plain/http://example.com/a.jpg")
+        let request = try #require(parsed.watermarks.first)
+        #expect(request.transparency == 75 && request.imgproxy?.gravity == .bottomRight && request.imgproxy?.scale == 0.2)
+        #expect(request.imgproxy?.offsetX == 10 && request.imgproxy?.offsetY == 5)
+        #expect(try GeometryTests.imgproxy("wm:1:ce").watermarks.isEmpty)  // none configured
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("wm:2") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("wm:1:middle") }
+
+        func png(_ width: Int, _ height: Int, _ rgba: [UInt8]) throws -> Data {
+            try Image(rgba: [[UInt8]](repeating: rgba, count: width * height).flatMap { $0 }, width: width, height: height).encoded(as: .png)
+        }
+        let origin = try await TestOrigin.start()
+        origin.set("/blue.png", body: try png(100, 80, [0, 0, 255, 255]), contentType: "image/png")
+        origin.set("/mark.png", body: try png(10, 10, [0, 255, 0, 255]), contentType: "image/png")
+        let server = try await ServerHarness.start { $0.imgproxyWatermark = URL(string: origin.url("/mark.png")) }
+        let src = origin.url("/blue.png")
+        func rgb(_ path: String) async throws -> (Int, Int) -> [UInt8] {
+            let reply = try await server.get(path)
+            let image = try #require(reply.image, "\(path): \(reply.status) \(reply.text)")
+            let pixels = try image.rgbaPixels()
+            return { x, y in Array(pixels[((y * image.width + x) * 4)..<((y * image.width + x) * 4 + 3)]) }
+        }
+        let green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255]
+        // Bottom right, 5 pixels from each edge.
+        let corner = try await rgb("/imgproxy/_/wm:1:soea:5:5/f:png/plain/\(src)")
+        #expect(corner(87, 67) == green && corner(92, 72) == green && corner(96, 76) == blue && corner(0, 0) == blue)
+        // Tiled, 10 pixels apart.
+        let tiled = try await rgb("/imgproxy/_/wm:1:re:10:10/f:png/plain/\(src)")
+        #expect(tiled(5, 5) == green && tiled(15, 15) == blue && tiled(25, 25) == green)
+        // Scaled to fit half the image (50x40): 40x40 at the top left.
+        let scaled = try await rgb("/imgproxy/_/wm:1:nowe:0:0:0.5/f:png/plain/\(src)")
+        #expect(scaled(35, 35) == green && scaled(45, 45) == blue)
+        // Half transparent in the centre: half green, half blue.
+        let half = try await rgb("/imgproxy/_/wm:0.5:ce/f:png/plain/\(src)")(50, 40)
+        #expect(abs(Int(half[1]) - 128) <= 2 && abs(Int(half[2]) - 128) <= 2, "\(half)")
+        #expect(origin.hits("/mark.png") == 1)
+        await server.stop()
+        // No watermark configured: wm is accepted and draws nothing.
+        let plain = try await ServerHarness.start()
+        let drawn = try await plain.get("/imgproxy/_/wm:1:ce/f:png/plain/\(src)")
+        let undrawn = try await plain.get("/imgproxy/_/f:png/plain/\(src)")
+        #expect(drawn.status == 200 && drawn.body == undrawn.body)
+        await plain.stop()
+        await origin.stop()
+    }
 }

@@ -44,6 +44,8 @@ struct ImgproxyOptions {
     var skipProcessing: Set<ImageFormat> = []
     /// `raw`: the source answered as it is, whatever its format and the URL's.
     var raw = false
+    /// `wm`: the configured watermark's opacity (0...1) and placement.
+    var watermark: (opacity: Double, placement: ImgproxyWatermarkPlacement)?
 
     /// The sides a size option takes, in pixels; the box times `dpr` stays within them too.
     static let sides = 0...16384
@@ -136,6 +138,17 @@ struct ImgproxyOptions {
             }
         case "att", "return_attachment": attachment = try bool(0) ?? false
         case "raw": raw = try bool(0) ?? false
+        case "wm", "watermark":
+            // wm:OPACITY[:POSITION[:X:Y[:SCALE]]]
+            guard let opacity = try double(0, in: 0...1) else { throw .badRequest("imgproxy option \(name) needs an opacity in 0...1") }
+            var placement = ImgproxyWatermarkPlacement()
+            if arguments.count > 1, !arguments[1].isEmpty {
+                if arguments[1] == "re" { placement.replicate = true } else { placement.gravity = try Self.gravity(arguments[1]) }
+            }
+            placement.offsetX = try double(2, in: -Double(side.upperBound)...Double(side.upperBound)) ?? 0
+            placement.offsetY = try double(3, in: -Double(side.upperBound)...Double(side.upperBound)) ?? 0
+            placement.scale = try double(4, in: 0...100) ?? 0
+            watermark = (opacity, placement)
         case "skp", "skip_processing":
             for argument in arguments where !argument.isEmpty {
                 guard let format = ImageFormat(name: argument.lowercased()) else {

@@ -23,14 +23,19 @@ public struct ImgproxyURLParser: Sendable {
     public var allowUnsigned: Bool
     /// Presets, name → options text (`rs:fill:300:300/q:80`). Default none.
     public var presets: [String: String]
+    /// The image `wm` draws (imgproxy's `IMGPROXY_WATERMARK_URL`); `nil`: `wm` draws nothing, as
+    /// in imgproxy without a watermark. Default `nil`.
+    public var watermark: URL?
     /// The clock `exp` is checked against (tests set their own).
     var now: @Sendable () -> Date = { Date() }
 
-    /// A parser verifying with `signer` (default none), with `presets` (default none).
-    public init(signer: ImgproxySigner? = nil, allowUnsigned: Bool = false, presets: [String: String] = [:]) {
+    /// A parser verifying with `signer` (default none), with `presets` (default none) and the
+    /// `watermark` `wm` draws (default none).
+    public init(signer: ImgproxySigner? = nil, allowUnsigned: Bool = false, presets: [String: String] = [:], watermark: URL? = nil) {
         self.signer = signer
         self.allowUnsigned = allowUnsigned
         self.presets = presets
+        self.watermark = watermark
     }
 
     /// Parses `path` (after the prefix, starting with `/`).
@@ -98,6 +103,15 @@ public struct ImgproxyURLParser: Sendable {
         job.maxBytes = options.maxBytes
         job.formatQuality = options.formatQuality
         job.skipProcessing = options.skipProcessing
+        if let (opacity, placement) = options.watermark, opacity > 0, let watermark {
+            // Drawn last, after the flatten onto the background, as imgproxy draws it.
+            var imgproxy = placement
+            imgproxy.dpr = options.dpr
+            job.watermarks.append(
+                WatermarkRequest(
+                    url: watermark, index: job.processors.count, x: .center, y: .center,
+                    transparency: Int(((1 - opacity) * 100).rounded()), imgproxy: imgproxy))
+        }
         if options.raw {
             // The source's own bytes in whatever format it has (one Osprey can read).
             job.skipProcessing = Set(ImageFormat.allCases)

@@ -115,19 +115,22 @@ public struct WatermarkRequest: Sendable {
     /// Whether the image is a nine-patch drawn around the result (thumbor's `frame`) rather than
     /// a watermark; the positions, transparency and ratios are then unused. Default `false`.
     public var isFrame = false
+    /// imgproxy's placement, which replaces ``x``, ``y`` and the ratios when set. Default `nil`.
+    public var imgproxy: ImgproxyWatermarkPlacement?
 
     /// `watermark` or `frame`, for error reasons.
     var kind: String { isFrame ? "frame" : "watermark" }
 
     var identifier: String {
-        isFrame
-            ? "frame@\(index):\(url.absoluteString)"
-            : "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
+        if isFrame { return "frame@\(index):\(url.absoluteString)" }
+        if let imgproxy { return "imgproxy-watermark@\(index):\(url.absoluteString):\(imgproxy.identifier):\(transparency)" }
+        return "watermark@\(index):\(url.absoluteString):\(x):\(y):\(transparency):\(widthRatio ?? -1):\(heightRatio ?? -1)"
     }
 
     /// The processor drawing `mark`.
     func processor(mark: Image) -> any ImageProcessing {
         if isFrame { return ImageProcessors.NinePatch(patch: mark, name: url.absoluteString) }
+        if let imgproxy { return WatermarkStep(mark: mark, name: url.absoluteString, placement: imgproxy, transparency: transparency) }
         return ImageProcessors.Watermark(
             mark: mark, name: url.absoluteString, x: x, y: y, transparency: transparency,
             widthRatio: widthRatio, heightRatio: heightRatio)

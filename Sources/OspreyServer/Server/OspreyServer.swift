@@ -64,7 +64,7 @@ public struct OspreyServer: Sendable {
             signer: configuration.imgproxyKeys.isEmpty
                 ? nil
                 : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
-            allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets)
+            allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets, watermark: configuration.imgproxyWatermark)
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound

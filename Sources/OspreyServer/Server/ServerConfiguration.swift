@@ -19,6 +19,9 @@ public struct ServerConfiguration: Sendable {
     public var imgproxySignatureBytes = 32
     /// imgproxy presets, `name` → options (`rs:fill:300:300/q:80`). Default none.
     public var imgproxyPresets: [String: String] = [:]
+    /// The image imgproxy's `wm` option draws (imgproxy's `IMGPROXY_WATERMARK_URL`), fetched under
+    /// the source rules; `nil`: `wm` draws nothing, as imgproxy without one. Default `nil`.
+    public var imgproxyWatermark: URL?
     /// Serve `unsafe/` thumbor URLs (and unsigned imgproxy URLs) although keys are configured.
     /// Default `false`.
     public var allowUnsafe = false
