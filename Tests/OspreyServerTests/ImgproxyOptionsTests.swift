@@ -186,6 +186,10 @@ struct ImgproxyOptionsTests {
         #expect(try GeometryTests.imgproxy("wm:1:ce").watermarks.isEmpty)  // none configured
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("wm:2") }
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("wm:1:middle") }
+        // Security options are refused, as imgproxy refuses them unless allowed.
+        #expect(throws: ServerError.forbidden("imgproxy security option mrd is not allowed: the limits are the server's (osprey serve --help)")) {
+            try GeometryTests.imgproxy("mrd:100")
+        }
 
         func png(_ width: Int, _ height: Int, _ rgba: [UInt8]) throws -> Data {
             try Image(rgba: [[UInt8]](repeating: rgba, count: width * height).flatMap { $0 }, width: width, height: height).encoded(as: .png)

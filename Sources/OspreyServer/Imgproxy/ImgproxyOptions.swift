@@ -138,6 +138,10 @@ struct ImgproxyOptions {
             }
         case "att", "return_attachment": attachment = try bool(0) ?? false
         case "raw": raw = try bool(0) ?? false
+        case "msr", "max_src_resolution", "msfs", "max_src_file_size", "maf", "max_animation_frames", "mafr",
+            "max_animation_frame_resolution", "mrd", "max_result_dimension":
+            // imgproxy refuses them too unless IMGPROXY_ALLOW_SECURITY_OPTIONS: limits are the server's.
+            throw .forbidden("imgproxy security option \(name) is not allowed: the limits are the server's (osprey serve --help)")
         case "wm", "watermark":
             // wm:OPACITY[:POSITION[:X:Y[:SCALE]]]
             guard let opacity = try double(0, in: 0...1) else { throw .badRequest("imgproxy option \(name) needs an opacity in 0...1") }
