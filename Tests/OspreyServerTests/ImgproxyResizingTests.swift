@@ -111,7 +111,7 @@ struct ImgproxyResizingTests {
         #expect(try GeometryTests.imgproxy("mb:5000").maxBytes == 5000)
         #expect(try GeometryTests.imgproxy("mb:0").maxBytes == nil)
         // Accepted and without effect on the pixels: Osprey never keeps metadata nor uses embedded thumbnails.
-        #expect(try GeometryTests.imgproxy("kcr:1/eth:1").processors.isEmpty)
+        #expect(try GeometryTests.imgproxy("kcr:1/eth:1/ph:1").processors.isEmpty)
     }
 }
 

@@ -58,6 +58,7 @@ struct ThumborServerTests {
             ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),  // alpha: PNG, not JPEG
             ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg"),  // no scheme: http
             ("/unsafe/300x100/filters:stretch()/\(src)", 300, 100, "jpeg"),
+            ("/unsafe/debug/300x100/\(src)", 300, 100, "jpeg"),
             ("/unsafe/fit-in/300x100/filters:stretch()/\(src)", 133, 100, "jpeg"),  // no stretch with fit-in
             ("/unsafe/200x100/filters:proportion(0.5)/\(src)", 100, 50, "jpeg"),
             ("/unsafe/200x100/filters:proportion(2)/\(src)", 200, 100, "jpeg"),  // outside (0, 1]: ignored

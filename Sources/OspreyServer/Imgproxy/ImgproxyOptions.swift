@@ -237,9 +237,10 @@ struct ImgproxyOptions {
         case "bl", "blur": blur = try double(0, in: 0...100)
         case "sh", "sharpen": sharpen = try double(0, in: 0...100)
         case "ar", "auto_rotate", "sm", "strip_metadata", "scp", "strip_color_profile", "cb", "cachebuster", "kcr", "keep_copyright",
-            "eth", "enforce_thumbnail":
+            "eth", "enforce_thumbnail", "ph", "preserve_hdr":
             // Images are always auto-rotated and re-encoded without metadata from their full
-            // pixels (never from an embedded thumbnail); cache busters only change the URL.
+            // pixels (never from an embedded thumbnail), in 8-bit sRGB (no HDR to preserve);
+            // cache busters only change the URL.
             break
         case "t", "trim":
             trim = try double(0, in: 0...442) ?? 10

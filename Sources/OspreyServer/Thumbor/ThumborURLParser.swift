@@ -38,6 +38,8 @@ public struct ThumborURLParser: Sendable {
         var processors: [any ImageProcessing] = []
         var leading: [any ImageProcessing] = []
 
+        // debug/ draws thumbor's focal points on the image; Osprey finds none to draw.
+        if segments.peek == "debug" { segments.advance() }
         if segments.peek == "meta" { throw .badRequest("thumbor meta/ (JSON metadata) is not supported") }
         if let trim = segments.peek, trim == "trim" || trim.hasPrefix("trim:") {
             segments.advance()
