@@ -95,6 +95,46 @@ struct ThumborFilterTests {
         await origin.stop()
     }
 
+    @Test("meta/ answers thumbor's JSON: the source, the crops, resizes and flips in order, the target; JSONP with callback")
+    func metadata() async throws {
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start()
+        let src = origin.url("/photo.jpg")
+        func json(_ reply: ServerHarness.Reply) throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any]
+            return try #require(object?["thumbor"] as? [String: Any], "\(reply.status) \(reply.text)")
+        }
+        // 400x300 filled into 200x100: scaled to 200x150, then the middle 100 rows.
+        let filled = try await server.get("/unsafe/meta/200x100/\(src)")
+        #expect(filled.header("Content-Type") == "application/json")
+        let body = try json(filled)
+        let source = try #require(body["source"] as? [String: Any])
+        #expect(source["width"] as? Int == 400 && source["height"] as? Int == 300 && source["frameCount"] as? Int == 1)
+        #expect(source["url"] as? String == src)
+        let operations = try #require(body["operations"] as? [[String: Any]])
+        #expect(operations.count == 2)
+        #expect(
+            operations.first?["type"] as? String == "resize" && operations.first?["width"] as? Int == 200
+                && operations.first?["height"] as? Int == 150)
+        #expect(operations.last?["type"] as? String == "crop" && operations.last?["top"] as? Int == 25 && operations.last?["bottom"] as? Int == 125)
+        #expect((body["target"] as? [String: Any])?["width"] as? Int == 200 && (body["target"] as? [String: Any])?["height"] as? Int == 100)
+        // A manual crop, a proportional size and a flip, as thumbor lists them.
+        let cropped = try json(try await server.get("/unsafe/meta/10x20:210x170/-100x0/\(src)"))
+        let types = (cropped["operations"] as? [[String: Any]])?.compactMap { $0["type"] as? String }
+        #expect(types == ["crop", "resize", "flip_horizontally"])
+        #expect((cropped["target"] as? [String: Any])?["height"] as? Int == 75)
+        // JSONP.
+        let jsonp = try await server.get("/unsafe/meta/fit-in/100x100/\(src)?callback=show")
+        #expect(jsonp.header("Content-Type") == "text/javascript" && jsonp.text.hasPrefix("show({") && jsonp.text.hasSuffix("});"))
+        #expect(try await server.get("/unsafe/meta/100x100/\(src)?callback=a-b").status == 400)
+        // The image itself is still answered for the same URL without meta/; one download for all.
+        #expect(try await server.get("/unsafe/200x100/\(src)").image?.height == 100)
+        #expect(origin.hits("/photo.jpg") == 1)
+        await server.stop()
+        await origin.stop()
+    }
+
     @Test("rotate turns counter-clockwise, as thumbor's engine; other angles than multiples of 90 change nothing")
     func rotation() async throws {
         let origin = try await TestOrigin.start()

@@ -74,8 +74,9 @@ extension ImageProcessors {
             }
         }
 
-        /// The clipped rectangle for a `width` x `height` frame, or `nil` when it is empty.
-        func rectangle(width imageWidth: Int, height imageHeight: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
+        /// The rectangle this crop cuts from a `width` x `height` image, clipped to it: origin from
+        /// the top left and size; `nil` when the crop misses the image.
+        public func rectangle(width imageWidth: Int, height imageHeight: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
             var (x, y, w, h): (Int, Int, Int, Int)
             switch region {
             case .rect(let rx, let ry, let rw, let rh):

@@ -68,6 +68,8 @@ enum ResultSize {
             return rotate.degrees % 180 == 0 ? size : (size.height, size.width)
         case let padding as PaddingStep:
             return (size.width + padding.left + padding.right, size.height + padding.top + padding.bottom)
+        case let crop as ImageProcessors.Crop:
+            return crop.rectangle(width: size.width, height: size.height).map { ($0.width, $0.height) } ?? size
         case let crop as CropStep:
             let rect = crop.rectangle(width: size.width, height: size.height)
             return (rect.width, rect.height)

@@ -35,6 +35,21 @@ public struct ImageJob: Sendable {
     /// answer is in one of these formats. Default none.
     public var formatQuality: [ImageFormat: Int] = [:]
 
+    /// thumbor's `meta/`: JSON saying what the job does to its source (``ThumborMetadata``)
+    /// instead of the image. Default `nil`: the image.
+    public var metadata: Metadata?
+
+    /// A `meta/` request: the JSON, wrapped in a call of ``callback`` (JSONP) when it is set.
+    public struct Metadata: Sendable, Equatable {
+        /// The JavaScript function the JSON is passed to (the `callback` query argument). Default `nil`.
+        public var callback: String?
+
+        /// A metadata request (`callback` default `nil`: plain JSON).
+        public init(callback: String? = nil) {
+            self.callback = callback
+        }
+    }
+
     /// Source formats answered with the source's own bytes, unprocessed, when the URL names no
     /// other output format (imgproxy's `skp`). Default none.
     public var skipProcessing: Set<ImageFormat> = []
@@ -92,6 +107,7 @@ public struct ImageJob: Sendable {
     var processingIdentifier: String {
         ([processor.identifier] + watermarks.map(\.identifier)).joined(separator: "|")
             + (skipProcessing.isEmpty ? "" : "|skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
+            + (metadata == nil ? "" : "|meta")
     }
 }
 

@@ -25,7 +25,16 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
             }
             let job = try jobs.job(path: path, query: request.uri.query)
             let accept = request.headers[.accept]
-            if let entry = await service.cachedResult(for: job, accept: accept) {
+            if let metadata = job.job.metadata {
+                let service = self.service
+                let body = try await Deadline.run(configuration.requestTimeout) { () async throws(ServerError) in
+                    try await service.metadata(for: job)
+                }
+                var headers = HTTPFields()
+                headers[.contentType] = metadata.callback == nil ? "application/json" : "text/javascript"
+                headers[.cacheControl] = "public, max-age=\(job.job.maxAge ?? configuration.maxAge)"
+                response = Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            } else if let entry = await service.cachedResult(for: job, accept: accept) {
                 response = success(entry, job: job.job, request: request)
             } else {
                 let entry = try await produce(job, accept: accept, context: context)

@@ -74,7 +74,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         let uri = URI(target)
         let path = uri.path
-        guard !StatusRoutes.paths.contains(path), let job = try? jobs.job(path: path, query: uri.query),
+        guard !StatusRoutes.paths.contains(path), let job = try? jobs.job(path: path, query: uri.query), job.job.metadata == nil,
             let entry = service.memoryResult(for: job, accept: request.headerFields[.accept])
         else { return nil }
         return ResultResponse(

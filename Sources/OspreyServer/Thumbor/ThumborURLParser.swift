@@ -3,7 +3,7 @@ import Osprey
 
 /// Parses thumbor (and imagor) URLs into an ``ImageJob``:
 ///
-///     /(unsafe|SIGNATURE)/[trim/][AxB:CxD/][fit-in/|adaptive-fit-in/|full-fit-in/][-]Wx[-]H/
+///     /(unsafe|SIGNATURE)/[debug/][meta/][trim/][AxB:CxD/][fit-in/|adaptive-fit-in/|full-fit-in/][-]Wx[-]H/
 ///         [left|center|right/][top|middle|bottom/][smart/][filters:name(args):…/]IMAGE
 ///
 /// **Signed bytes**: the request path after the server's thumbor prefix and the `SIGNATURE/`
@@ -31,6 +31,18 @@ public struct ThumborURLParser: Sendable {
         let first = path[..<slash]
         var rest = String(path[path.index(after: slash)...])
         try verify(first: first, rest: rest, query: query)
+        var query = query
+        var metadata: ImageJob.Metadata?
+        // meta/ answers JSON; its `callback` argument (JSONP) is the server's, not the image URL's.
+        if rest.hasPrefix("meta/") || rest.hasPrefix("debug/meta/") {
+            var arguments = (query ?? "").split(separator: "&").map(String.init)
+            let callback = arguments.first { $0.hasPrefix("callback=") }.map { String($0.dropFirst(9)) }
+            arguments.removeAll { $0.hasPrefix("callback=") }
+            query = arguments.joined(separator: "&")
+            guard callback.map({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.$".contains($0)) } }) ?? true
+            else { throw .badRequest("thumbor meta callback \"\(callback ?? "")\" is not a JavaScript name") }
+            metadata = ImageJob.Metadata(callback: callback)
+        }
         if let query, !query.isEmpty { rest += "?" + query }
 
         var segments = Cursor(rest)
@@ -40,7 +52,7 @@ public struct ThumborURLParser: Sendable {
 
         // debug/ draws thumbor's focal points on the image; Osprey finds none to draw.
         if segments.peek == "debug" { segments.advance() }
-        if segments.peek == "meta" { throw .badRequest("thumbor meta/ (JSON metadata) is not supported") }
+        if segments.peek == "meta" { segments.advance() }
         if let trim = segments.peek, trim == "trim" || trim.hasPrefix("trim:") {
             segments.advance()
             // trim[:top-left|bottom-right][:tolerance]; the top-left pixel is the background.
@@ -109,6 +121,7 @@ public struct ThumborURLParser: Sendable {
             adjustments.focal = embedded.focal
         }
         var job = ImageJob(source: try Self.sourceURL(image))
+        job.metadata = metadata
         if step.mode != .fill, step.width > 0, step.height > 0 { adjustments.box = (step.width, step.height) }
         for filter in filters { try filter.apply(to: &job, adjustments: &adjustments, processors: &processors) }
         // fit-in modes never enlarge unless upscale() asks (thumbor); the fill mode does unless
