@@ -238,9 +238,9 @@ struct DownloaderCoalescingTests {
                 url, options: DownloadOptions(callbackQueue: .immediate),
                 progress: { reports.append(($0, $1)) }
             ) { results.append($0) }
-            let first = await reports.wait(for: 1)
-            #expect(first[0].0 < server.image.count)
-            #expect(first[0].1 == server.image.count)
+            let first = try #require(await reports.wait(for: 1).first, "no progress report within the helper's time limit")
+            #expect(first.0 < server.image.count)
+            #expect(first.1 == server.image.count)
             server.openGate("pr")
             let outcome = await results.wait(for: 1)
             #expect(outcome.first?.value?.data == server.image, "the download itself: \(String(describing: outcome.first))")
