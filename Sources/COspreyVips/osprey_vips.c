@@ -25,6 +25,10 @@ int osprey_thumbnail_image(VipsImage *in, int width, int height, int size, int c
                                 "no_rotate", TRUE, NULL);
 }
 
+int osprey_smartcrop(VipsImage *in, int width, int height, VipsImage **out) {
+    return vips_smartcrop(in, out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, NULL);
+}
+
 int osprey_autorot(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }
 
 int osprey_icc_to_srgb(VipsImage *in, VipsImage **out) {

@@ -31,6 +31,26 @@ struct GeometryTests {
         #expect(try Self.steps(Self.imgproxy("rs:fill:200:100/g:no:0:500")) == ["resize:200x150:stretch", "crop:200x100:0:50"])
         // Without offsets the plain gravity crop (and the decode-planned resize) stays.
         #expect(try Self.imgproxy("rs:fill:200:100:1/g:ce").processors.map(\.identifier) == ["resize:200x100:fill"])
+        // Below 1 an offset is a fraction of the resized image's side: 0.2 x 150 rows = 30.
+        #expect(try Self.steps(Self.imgproxy("rs:fill:200:100/g:no:0:0.2")) == ["resize:200x150:stretch", "crop:200x100:0:30"])
+        #expect(try Self.steps(Self.imgproxy("rs:fill:200:100/g:so:0:-0.1")) == ["resize:200x150:stretch", "crop:200x100:0:50"])
+        // Pixel offsets are multiplied by the device pixel ratio (with enlarge: 400x200 from 400x300).
+        #expect(try Self.steps(Self.imgproxy("rs:fill:200:100:1/dpr:2/g:no:0:5")) == ["crop:400x200:0:10"])
+        #expect(throws: ServerError.self) { try Self.imgproxy("g:no:x:1") }
+    }
+
+    @Test func imgproxyExtendGravityTakesOffsets() throws {
+        let clear = RGBAColor.clear.hex
+        // 400x300 on a 500x500 canvas at the top left, moved 10 right and 20 down: the margins that put it there.
+        #expect(try Self.steps(Self.imgproxy("rs:fit:500:500:0:1/ex:1:nowe:10:20")) == ["padding:20:90:180:10:\(clear)"])
+        // The extend of rs takes a gravity too; fractions are of the canvas (0.1 x 500 = 50 up from the bottom).
+        #expect(try Self.steps(Self.imgproxy("rs:fit:500:500:0:1:so:0:0.1")) == ["padding:150:50:50:50:\(clear)"])
+        #expect(try Self.steps(Self.imgproxy("s:500:500:0:1:we")) == ["pad:500x500:\(clear):left"])
+        // exar with offsets: fitted to 133x100 in a 2:1 box, a 200x100 canvas, 10 from the right edge.
+        #expect(try Self.steps(Self.imgproxy("rs:fit:200:100/exar:1:ea:10")) == ["resize:133x100:stretch", "padding:0:10:0:57:\(clear)"])
+        // Offsets take the extend off the decode-planned path; without them it stays.
+        #expect(try Self.imgproxy("rs:fit:500:500:1:1/ex:1:ce:10:0").processors.first is ResizeStep)
+        #expect(try Self.imgproxy("rs:fit:500:500:1:1").processors.map(\.identifier) == ["resize:500x500:fit", "pad:500x500:\(clear)"])
     }
 
     @Test func imgproxyFocusPointCentresTheCrop() throws {

@@ -95,7 +95,12 @@ struct ImgproxyOptionsTests {
         #expect(try Self.chain("c:200:100") == ["crop:200x100:center"])
         #expect(try Self.chain("g:we/c:100:100") == ["crop:100x100:left"])
         #expect(try crop("g:fp:0.25:0.5/c:100:100").rectangle(width: 400, height: 300) == (50, 100, 100, 100))
-        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:100:100:sm") }
+        // Offsets below 1 are fractions of the source's side: 0.1 x 400 = 40, 0.2 x 300 = 60.
+        #expect(try crop("c:200:100:no:0.1:0.2").rectangle(width: 400, height: 300) == (140, 60, 200, 100))
+        // The smart gravity: libvips' attention places it, in c or inherited from g.
+        #expect(try crop("c:100:100:sm").smart && crop("c:100:100:sm").identifier == "imgproxy-crop:100x100:sm")
+        #expect(try crop("g:sm/c:0.5:100").smart)
+        #expect(try Self.chain("g:sm/c:100:100:ce") == ["crop:100x100:center"])
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:100:100:fp:2:0") }
         #expect(throws: ServerError.self) { try GeometryTests.imgproxy("c:-1:100") }
         // The size estimate follows the crop, then the resize of what it left.
@@ -130,6 +135,15 @@ struct ImgproxyOptionsTests {
         // The left half cropped as a fraction: all red.
         let (half, halfPixels) = try await rgba("/imgproxy/_/c:0.5:0:we/f:png/plain/\(src)")
         #expect(half.width == 20 && half.height == 30 && halfPixels[(19 * 4)] == 255 && halfPixels[(19 * 4) + 2] == 0)
+        // A smart crop of 20x30 from a grey 80x30 with one red square (x 60..<70) keeps the square.
+        var spot: [UInt8] = []
+        for y in 0..<30 {
+            for x in 0..<80 { spot += (60..<70).contains(x) && (10..<20).contains(y) ? [255, 0, 0, 255] : [128, 128, 128, 255] }
+        }
+        origin.set("/spot.png", body: try Image(rgba: spot, width: 80, height: 30).encoded(as: .png), contentType: "image/png")
+        let (smart, smartPixels) = try await rgba("/imgproxy/_/c:20:0:sm/f:png/plain/\(origin.url("/spot.png"))")
+        #expect(smart.width == 20 && smart.height == 30)
+        #expect((0..<20).contains { smartPixels[((15 * 20) + $0) * 4 + 1] == 0 }, "no red in the smart crop")
         // Flipped: blue on the left.
         let (_, flipped) = try await rgba("/imgproxy/_/fl:1/f:png/plain/\(src)")
         #expect(flipped[0] == 0 && flipped[2] == 255)

@@ -67,7 +67,7 @@ struct ImgproxyResizingTests {
             try GeometryTests.imgproxy("rs:fit:200:200:1:1").processors.map(\.identifier) == ["resize:200x200:fit", "pad:200x200:\(clear)"])
         // A result that fills the box is not padded.
         #expect(try Self.steps("rs:fill:200:100/ex:1") == ["resize:200x150:stretch", "crop:200x100:center"])
-        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("ex:1:no:10:0") }
+        #expect(throws: ServerError.self) { try GeometryTests.imgproxy("ex:1:no:ten:0") }
     }
 
     @Test func rotationTurnsTheBoxOrRunsFirst() throws {

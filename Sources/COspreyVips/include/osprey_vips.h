@@ -50,6 +50,8 @@ int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, 
 /// Resizes a decoded image to `width` x `height` (`size`: VipsSize; `crop`: VipsInteresting,
 /// VIPS_INTERESTING_NONE to keep the whole image).
 int osprey_thumbnail_image(VipsImage *in, int width, int height, int size, int crop, VipsImage **out);
+/// `vips_smartcrop` with the attention measure: a `width` x `height` area, no resize.
+int osprey_smartcrop(VipsImage *in, int width, int height, VipsImage **out);
 
 int osprey_autorot(VipsImage *in, VipsImage **out);
 

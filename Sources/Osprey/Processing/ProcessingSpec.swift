@@ -9,6 +9,8 @@ import Foundation
 /// | `resize:WxH[:fit\|fill\|stretch]` | ``ImageProcessors/Resize`` (mode default `fit`) |
 /// | `downsample:WxH`, `thumbnail:N` | ``ImageProcessors/Downsample`` (never upscales) |
 /// | `crop:WxH[:gravity]`, `crop:WxH:X:Y` | ``ImageProcessors/Crop`` (gravity default `center`; also `top`, `bottom`, `left`, `right`, `topleft`, `topright`, `bottomleft`, `bottomright`) |
+/// | `smartcrop:WxH` | ``ImageProcessors/SmartCrop`` (placed by libvips' attention measure, no resize) |
+/// | `smartresize:WxH` | ``ImageProcessors/SmartResize`` (cover the box, then a smart crop to it) |
 /// | `round:R[:corners][:color]` | ``ImageProcessors/RoundCorner`` (corners `all` or e.g. `tl+br`) |
 /// | `border:W[:color]` | ``ImageProcessors/Border`` (colour default `000000`) |
 /// | `blur:S` | ``ImageProcessors/Blur`` |
@@ -128,6 +130,10 @@ public struct ProcessingSpec: Sendable, CustomStringConvertible {
                 throw StepError(message: "unknown gravity \"\(args[1])\"")
             }
             return .processor(ImageProcessors.Crop(width: w, height: h, gravity: gravity))
+        case "smartcrop", "smartresize":
+            try arity(1...1)
+            let (w, h) = try size(args[0])
+            return .processor(name == "smartcrop" ? ImageProcessors.SmartCrop(width: w, height: h) : ImageProcessors.SmartResize(width: w, height: h))
         case "round":
             try arity(1...3)
             let radius = try positiveInt(args[0], "radius")

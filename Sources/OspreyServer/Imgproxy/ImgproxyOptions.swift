@@ -8,7 +8,8 @@ struct ImgproxyOptions {
     var height = 0
     var enlarge = false
     var gravity: ImageProcessors.Gravity = .center
-    var gravityOffset = (x: 0, y: 0)
+    /// `g`'s offsets: pixels when 1 or more in magnitude, else fractions of the side.
+    var gravityOffset = (x: 0.0, y: 0.0)
     var focusPoint: (x: Double, y: Double)?
     var smart = false
     /// `c`: the crop, and whether it named its own gravity (else it takes `g`'s).
@@ -22,6 +23,7 @@ struct ImgproxyOptions {
     var dpr = 1.0
     var extend = false
     var extendGravity: ImageProcessors.Gravity = .center
+    var extendOffset = (x: 0.0, y: 0.0)
     var background: RGBAColor?
     var rotation = 0
     var maxBytes: Int?
@@ -29,6 +31,7 @@ struct ImgproxyOptions {
     var padding = (top: 0, right: 0, bottom: 0, left: 0)
     var extendAspectRatio = false
     var extendAspectRatioGravity: ImageProcessors.Gravity = .center
+    var extendAspectRatioOffset = (x: 0.0, y: 0.0)
     var zoom = (x: 1.0, y: 1.0)
     var minWidth = 0
     var minHeight = 0
@@ -78,13 +81,15 @@ struct ImgproxyOptions {
             default: throw .badRequest("imgproxy option \(name): \"\(arguments[index])\" is not a boolean")
             }
         }
-        /// The gravity of `ex`/`exar` (offsets of 0 only).
-        func extensionGravity() throws(ServerError) -> ImageProcessors.Gravity? {
-            guard arguments.dropFirst(2).allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
-                throw .badRequest("imgproxy option \(name): gravity offsets are not supported")
-            }
-            guard arguments.count > 1, !arguments[1].isEmpty else { return nil }
-            return try Self.gravity(arguments[1])
+        /// A gravity's offsets at `index` and after it (0 when absent).
+        func offsets(_ index: Int) throws(ServerError) -> (x: Double, y: Double) {
+            let side = Double(Self.sides.upperBound)
+            return (try double(index, in: -side...side) ?? 0, try double(index + 1, in: -side...side) ?? 0)
+        }
+        /// The gravity at `index` and its offsets, of `ex`/`exar` and the extend of `rs`/`s` (`nil`: unchanged).
+        func extensionGravity(_ index: Int = 1) throws(ServerError) -> (ImageProcessors.Gravity, (x: Double, y: Double))? {
+            guard arguments.count > index, !arguments[index].isEmpty else { return nil }
+            return (try Self.gravity(arguments[index]), try offsets(index + 1))
         }
         func type(_ index: Int) throws(ServerError) {
             guard index < arguments.count, !arguments[index].isEmpty else { return }
@@ -101,21 +106,23 @@ struct ImgproxyOptions {
             height = try int(2, in: side) ?? height
             enlarge = try bool(3) ?? enlarge
             extend = try bool(4) ?? extend
+            if let (gravity, offset) = try extensionGravity(5) { (extendGravity, extendOffset) = (gravity, offset) }
         case "s", "size":
             width = try int(0, in: side) ?? width
             height = try int(1, in: side) ?? height
             enlarge = try bool(2) ?? enlarge
             extend = try bool(3) ?? extend
+            if let (gravity, offset) = try extensionGravity(4) { (extendGravity, extendOffset) = (gravity, offset) }
         case "rt", "resizing_type": try type(0)
         case "w", "width": width = try int(0, in: side) ?? 0
         case "h", "height": height = try int(0, in: side) ?? 0
         case "el", "enlarge": enlarge = try bool(0) ?? false
         case "ex", "extend":
             extend = try bool(0) ?? false
-            extendGravity = try extensionGravity() ?? extendGravity
+            if let (gravity, offset) = try extensionGravity() { (extendGravity, extendOffset) = (gravity, offset) }
         case "exar", "extend_ar", "extend_aspect_ratio":
             extendAspectRatio = try bool(0) ?? false
-            extendAspectRatioGravity = try extensionGravity() ?? extendAspectRatioGravity
+            if let (gravity, offset) = try extensionGravity() { (extendAspectRatioGravity, extendAspectRatioOffset) = (gravity, offset) }
         case "z", "zoom":
             guard let x = try double(0, in: 0...100), x > 0 else { throw .badRequest("imgproxy option \(name) needs a number in 0...100 above 0") }
             let y = try double(1, in: 0...100) ?? x
@@ -200,9 +207,9 @@ struct ImgproxyOptions {
                 }
                 focusPoint = (x, y)
             default:
-                // g:TYPE[:X_OFFSET:Y_OFFSET], offsets in pixels.
+                // g:TYPE[:X_OFFSET:Y_OFFSET], offsets in pixels, or fractions of the side below 1.
                 gravity = try Self.gravity(value)
-                gravityOffset = (try int(1, in: -side.upperBound...side.upperBound) ?? 0, try int(2, in: -side.upperBound...side.upperBound) ?? 0)
+                gravityOffset = try offsets(1)
             }
         case "c", "crop":
             // c:W:H[:gravity[:X:Y]]: sides in pixels, or fractions of the source's below 1.
@@ -212,7 +219,7 @@ struct ImgproxyOptions {
             let placed = arguments.count > 2 && !arguments[2].isEmpty
             if placed {
                 switch arguments[2] {
-                case "sm": throw .badRequest("imgproxy option \(name): the smart gravity is not supported for crops")
+                case "sm": step.smart = true
                 case "fp":
                     guard let x = try double(3, in: 0...1), let y = try double(4, in: 0...1) else {
                         throw .badRequest("imgproxy option \(name):…:fp needs x and y between 0 and 1")
@@ -220,8 +227,7 @@ struct ImgproxyOptions {
                     (step.focusX, step.focusY) = (x, y)
                 default:
                     step.gravity = try Self.gravity(arguments[2])
-                    step.offsetX = try int(3, in: -side.upperBound...side.upperBound) ?? 0
-                    step.offsetY = try int(4, in: -side.upperBound...side.upperBound) ?? 0
+                    (step.offsetX, step.offsetY) = try offsets(3)
                 }
             }
             crop = (step, placed)
@@ -314,8 +320,10 @@ struct ImgproxyOptions {
         step.dpr = dpr
         step.extend = extend
         step.extendGravity = extendGravity
+        (step.extendOffsetX, step.extendOffsetY) = extendOffset
         step.extendAspectRatio = extendAspectRatio
         step.extendAspectRatioGravity = extendAspectRatioGravity
+        (step.extendAspectRatioOffsetX, step.extendAspectRatioOffsetY) = extendAspectRatioOffset
         (step.zoomX, step.zoomY) = zoom
         (step.minWidth, step.minHeight) = (minWidth, minHeight)
         switch resizingType {
@@ -327,7 +335,7 @@ struct ImgproxyOptions {
         }
         let symmetric =
             crop == nil && gravity == .center && !smart && focusPoint == nil && gravityOffset == (0, 0) && extendGravity == .center
-            && extendAspectRatioGravity == .center
+            && extendOffset == (0, 0) && extendAspectRatioGravity == .center && extendAspectRatioOffset == (0, 0)
         // Rotation, then the flips (imgproxy's order), before the result crop.
         var rotate: [any ImageProcessing] = rotation == 0 ? [] : [ImageProcessors.Rotate(degrees: rotation)]
         if flip.horizontal || flip.vertical { rotate.append(ImageProcessors.Flip(horizontal: flip.horizontal, vertical: flip.vertical)) }
@@ -341,8 +349,9 @@ struct ImgproxyOptions {
         if let crop {
             var step = crop.step
             if !crop.placed {
-                // The crop takes the gravity of `g` (a smart one centres: crops are not smart).
+                // The crop takes the gravity of `g`, a smart one too.
                 step.gravity = gravity
+                step.smart = smart
                 (step.offsetX, step.offsetY) = gravityOffset
                 (step.focusX, step.focusY) = (focusPoint?.x, focusPoint?.y)
             }

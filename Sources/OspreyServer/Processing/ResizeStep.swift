@@ -45,11 +45,12 @@ public struct ResizeStep: ImageProcessing, Hashable {
     public var adaptive = false
     /// What a ``Mode/fill`` crop centres on instead of ``gravity``. Default `nil`.
     public var focus: Focus?
-    /// Pixels (of the resized image) the ``Mode/fill`` crop moves from its ``gravity`` position,
-    /// as imgproxy's `g:TYPE:X:Y`: away from the gravity's edge, or right/down for the centre. Default 0.
-    public var offsetX = 0
-    /// See ``offsetX``. Default 0.
-    public var offsetY = 0
+    /// How far the ``Mode/fill`` crop moves from its ``gravity`` position, as imgproxy's
+    /// `g:TYPE:X:Y`: away from the gravity's edge, or right/down for the centre; pixels (times
+    /// ``dpr``) when 1 or more in magnitude, else a fraction of the resized image's width. Default 0.
+    public var offsetX = 0.0
+    /// See ``offsetX`` (a fraction of the resized image's height). Default 0.
+    public var offsetY = 0.0
     /// Device pixel ratio: the box is multiplied by it, within ``upscale`` (imgproxy's `dpr`). Default 1.
     public var dpr = 1.0
     /// Whether an image smaller than the box is placed on a transparent canvas of the box's size
@@ -57,11 +58,21 @@ public struct ResizeStep: ImageProcessing, Hashable {
     public var extend = false
     /// Where the image sits on the canvas of ``extend``. Default centre.
     public var extendGravity: ImageProcessors.Gravity = .center
+    /// How far the image moves from its ``extendGravity`` position on the canvas, as ``offsetX``
+    /// measures it (a fraction of the canvas' side below 1). Default 0.
+    public var extendOffsetX = 0.0
+    /// See ``extendOffsetX``. Default 0.
+    public var extendOffsetY = 0.0
     /// Whether the result is placed on a transparent canvas of the box's aspect ratio, as small
     /// as holds it (imgproxy's `exar`). Default `false`.
     public var extendAspectRatio = false
     /// Where the result sits on the canvas of ``extendAspectRatio``. Default centre.
     public var extendAspectRatioGravity: ImageProcessors.Gravity = .center
+    /// How far the result moves from its ``extendAspectRatioGravity`` position, as
+    /// ``extendOffsetX``. Default 0.
+    public var extendAspectRatioOffsetX = 0.0
+    /// See ``extendAspectRatioOffsetX``. Default 0.
+    public var extendAspectRatioOffsetY = 0.0
     /// Horizontal zoom: the scale (and the box) multiplied by it, within ``upscale`` (imgproxy's
     /// `z`). Default 1.
     public var zoomX = 1.0
@@ -102,11 +113,19 @@ public struct ResizeStep: ImageProcessing, Hashable {
         let w = originalWidth ? "orig" : String(width), h = originalHeight ? "orig" : String(height)
         return "geometry:\(w)x\(h):\(mode.rawValue):\(upscale ? "up" : "noup"):\(smart ? "smart" : gravity.rawValue)"
             + (adaptive ? ":adaptive" : "") + (flipHorizontally ? ":fliph" : "") + (flipVertically ? ":flipv" : "")
-            + focusIdentifier + (offsetX != 0 || offsetY != 0 ? ":offset:\(offsetX):\(offsetY)" : "")
-            + (dpr != 1 ? ":dpr:\(identifierNumber(dpr))" : "") + (extend ? ":extend:\(extendGravity.rawValue)" : "")
-            + (extendAspectRatio ? ":exar:\(extendAspectRatioGravity.rawValue)" : "")
+            + focusIdentifier + Self.offsetIdentifier("offset", offsetX, offsetY)
+            + (dpr != 1 ? ":dpr:\(identifierNumber(dpr))" : "")
+            + (extend ? ":extend:\(extendGravity.rawValue)" + Self.offsetIdentifier("", extendOffsetX, extendOffsetY) : "")
+            + (extendAspectRatio
+                ? ":exar:\(extendAspectRatioGravity.rawValue)"
+                    + Self.offsetIdentifier("", extendAspectRatioOffsetX, extendAspectRatioOffsetY) : "")
             + (zoomX != 1 || zoomY != 1 ? ":zoom:\(identifierNumber(zoomX)):\(identifierNumber(zoomY))" : "")
             + (minWidth > 0 || minHeight > 0 ? ":min:\(minWidth)x\(minHeight)" : "")
+    }
+
+    /// `:name:X:Y` (`:X:Y` without a name) unless both are 0.
+    private static func offsetIdentifier(_ name: String, _ x: Double, _ y: Double) -> String {
+        x == 0 && y == 0 ? "" : (name.isEmpty ? "" : ":\(name)") + ":\(identifierNumber(x)):\(identifierNumber(y))"
     }
 
     private var focusIdentifier: String {
@@ -128,7 +147,7 @@ public struct ResizeStep: ImageProcessing, Hashable {
             ? [ImageProcessors.Flip(horizontal: flipHorizontally, vertical: flipVertically)] : []
         let sized =
             width > 0 && height > 0 && !originalWidth && !originalHeight && !adaptive && zoomX == zoomY && minWidth == 0 && minHeight == 0
-            && !extendAspectRatio
+            && !extendAspectRatio && extendOffsetX == 0 && extendOffsetY == 0
         if sized {
             // With upscaling the device pixel ratio (and an even zoom) only multiplies the box (and
             // the result fills it); without, only a fit that does not extend is independent of the
@@ -223,27 +242,28 @@ public struct ResizeStep: ImageProcessing, Hashable {
                 } else if placedByGravity {
                     steps.append(ImageProcessors.Crop(width: cropWidth, height: cropHeight, gravity: gravity))
                 } else {
-                    let (x, y) = cropOrigin(scaled: (scaledWidth, scaledHeight), crop: (cropWidth, cropHeight), scale: scale)
+                    let (x, y) = cropOrigin(scaled: (scaledWidth, scaledHeight), crop: (cropWidth, cropHeight), scale: scale, dpr: ratio)
                     steps.append(ImageProcessors.Crop(.rect(x: x, y: y, width: cropWidth, height: cropHeight)))
                 }
                 (outWidth, outHeight) = (cropWidth, cropHeight)
             }
         }
         if extend && (targetWidth > outWidth || targetHeight > outHeight) {
-            steps.append(ImageProcessors.Pad(width: targetWidth, height: targetHeight, background: .clear, gravity: extendGravity))
+            let canvas = (max(targetWidth, outWidth), max(targetHeight, outHeight))
+            steps.append(
+                Self.canvas(canvas, around: (outWidth, outHeight), gravity: extendGravity, offset: (extendOffsetX, extendOffsetY), dpr: ratio))
         } else if extendAspectRatio, targetWidth > 0, targetHeight > 0 {
             // The smallest canvas of the box's aspect ratio that holds the result.
             let wide = Double(targetWidth) / Double(outWidth), tall = Double(targetHeight) / Double(outHeight)
+            var canvas = (width: outWidth, height: outHeight)
             if tall > wide {
-                let canvas = Int((Double(outWidth) * Double(targetHeight) / Double(targetWidth)).rounded())
-                if canvas > outHeight {
-                    steps.append(ImageProcessors.Pad(width: outWidth, height: canvas, background: .clear, gravity: extendAspectRatioGravity))
-                }
+                canvas.height = Int((Double(outWidth) * Double(targetHeight) / Double(targetWidth)).rounded())
             } else if wide > tall {
-                let canvas = Int((Double(outHeight) * Double(targetWidth) / Double(targetHeight)).rounded())
-                if canvas > outWidth {
-                    steps.append(ImageProcessors.Pad(width: canvas, height: outHeight, background: .clear, gravity: extendAspectRatioGravity))
-                }
+                canvas.width = Int((Double(outHeight) * Double(targetWidth) / Double(targetHeight)).rounded())
+            }
+            if canvas.width > outWidth || canvas.height > outHeight {
+                let offset = (extendAspectRatioOffsetX, extendAspectRatioOffsetY)
+                steps.append(Self.canvas(canvas, around: (outWidth, outHeight), gravity: extendAspectRatioGravity, offset: offset, dpr: ratio))
             }
         }
         return steps
@@ -251,7 +271,7 @@ public struct ResizeStep: ImageProcessing, Hashable {
 
     /// The top-left corner of a `crop` cut from the `scaled` image: centred on ``focus``, or placed
     /// by ``gravity`` and moved by the offsets (imgproxy's rule); kept inside the image.
-    func cropOrigin(scaled: (width: Int, height: Int), crop: (width: Int, height: Int), scale: Double) -> (Int, Int) {
+    func cropOrigin(scaled: (width: Int, height: Int), crop: (width: Int, height: Int), scale: Double, dpr: Double) -> (Int, Int) {
         switch focus {
         case .region(let l, let t, let r, let b):
             let left = Int((Double(l + r) / 2 * scale).rounded()) - crop.width / 2
@@ -260,8 +280,30 @@ public struct ResizeStep: ImageProcessing, Hashable {
         case .point(let x, let y):
             return Self.origin(of: crop, in: scaled, point: (x, y))
         case nil:
-            return Self.origin(of: crop, in: scaled, gravity: gravity, offset: (offsetX, offsetY))
+            let offset = (x: Self.offsetPixels(offsetX, of: scaled.width, dpr: dpr), y: Self.offsetPixels(offsetY, of: scaled.height, dpr: dpr))
+            return Self.origin(of: crop, in: scaled, gravity: gravity, offset: offset)
         }
+    }
+
+    /// An imgproxy gravity offset in pixels of an image side `side`: pixels times `dpr` when 1 or
+    /// more in magnitude, else that fraction of `side` (its `calcPosition`, rounded half to even).
+    static func offsetPixels(_ offset: Double, of side: Int, dpr: Double) -> Int {
+        Int((abs(offset) >= 1 ? offset * dpr : offset * Double(side)).rounded(.toNearestOrEven))
+    }
+
+    /// The processor that places an `inner` image on a transparent `outer` canvas by `gravity`,
+    /// moved by `offset` (as ``offsetPixels(_:of:dpr:)`` reads it): the library's pad when the
+    /// offsets are 0, else the margins that put it there.
+    static func canvas(
+        _ outer: (width: Int, height: Int), around inner: (width: Int, height: Int), gravity: ImageProcessors.Gravity,
+        offset: (x: Double, y: Double), dpr: Double
+    ) -> any ImageProcessing {
+        guard offset.x != 0 || offset.y != 0 else {
+            return ImageProcessors.Pad(width: outer.width, height: outer.height, background: .clear, gravity: gravity)
+        }
+        let pixels = (x: offsetPixels(offset.x, of: outer.width, dpr: dpr), y: offsetPixels(offset.y, of: outer.height, dpr: dpr))
+        let (x, y) = origin(of: inner, in: outer, gravity: gravity, offset: pixels)
+        return PaddingStep(top: y, right: outer.width - inner.width - x, bottom: outer.height - inner.height - y, left: x)
     }
 
     /// imgproxy's placement of `inner` in `outer` (its `calcPosition`): centred on `point` (fractions

@@ -60,6 +60,8 @@ enum ResultSize {
             return scaled(min(Double(downsample.width) / w, Double(downsample.height) / h, 1))
         case let smart as ImageProcessors.SmartResize:
             return (smart.width, smart.height)
+        case let smart as ImageProcessors.SmartCrop:
+            return (min(smart.width, size.width), min(smart.height, size.height))
         case let pad as ImageProcessors.Pad:
             return (max(pad.width, size.width), max(pad.height, size.height))
         case let backdrop as ImageProcessors.Backdrop:

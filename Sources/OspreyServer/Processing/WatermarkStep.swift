@@ -26,7 +26,7 @@ public struct ImgproxyWatermarkPlacement: Sendable, Hashable {
 
     /// An offset in pixels of an image side `side`.
     func pixels(_ offset: Double, of side: Int) -> Int {
-        Int((abs(offset) >= 1 ? offset * dpr : offset * Double(side)).rounded())
+        ResizeStep.offsetPixels(offset, of: side, dpr: dpr)
     }
 }
 

@@ -16,6 +16,9 @@ struct ProcessorTests {
         (ImageProcessors.Crop(width: 100, height: 50, gravity: .bottomRight), "crop:100x50:bottomright", 100, 50),
         (ImageProcessors.Crop(.rect(x: 450, y: 480, width: 100, height: 100)), "crop:100x100:450:480", 50, 20),
         (ImageProcessors.Crop(width: 900, height: 40), "crop:900x40:center", 500, 40),
+        (ImageProcessors.SmartCrop(width: 120, height: 80), "smartcrop:120x80", 120, 80),
+        (ImageProcessors.SmartCrop(width: 900, height: 40), "smartcrop:900x40", 500, 40),
+        (ImageProcessors.SmartResize(width: 120, height: 80), "smartresize:120x80", 120, 80),
         (ImageProcessors.RoundCorner(radius: 20), "round:20", 500, 500),
         (ImageProcessors.RoundCorner(radius: 20, corners: [.topLeft, .bottomRight], background: .white), "round:20:tl+br:ffffff", 500, 500),
         (ImageProcessors.Border(width: 5, color: RGBAColor(red: 255, green: 0, blue: 0)), "border:5:ff0000", 510, 510),
@@ -92,6 +95,8 @@ struct ProcessorTests {
             (ImageProcessors.Resize(width: 100, height: 50, contentMode: .fill)
             |> ImageProcessors.Crop(width: 40, height: 40) |> ImageProcessors.Rotate(degrees: 90) |> ImageProcessors.Blur(sigma: 1)).process(image)
         #expect((processed.width, processed.height, processed.frameCount) == (40, 40, 42))
+        let smart = try ImageProcessors.SmartCrop(width: 30, height: 20).process(image)
+        #expect((smart.width, smart.height, smart.frameCount) == (30, 20, 42))
         #expect(processed.frameDelays == image.frameDelays)
     }
 
@@ -141,5 +146,6 @@ struct ProcessorTests {
         #expect(throws: OspreyError.self) { try ImageProcessors.Rotate(degrees: 45).process(image) }
         #expect(throws: OspreyError.self) { try ImageProcessors.Blur(sigma: -1).process(image) }
         #expect(throws: OspreyError.self) { try ImageProcessors.Overlay(color: .black, fraction: 2).process(image) }
+        #expect(throws: OspreyError.self) { try ImageProcessors.SmartCrop(width: 0, height: 10).process(image) }
     }
 }
