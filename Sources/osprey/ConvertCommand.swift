@@ -11,8 +11,9 @@ struct ConvertCommand: ParsableCommand {
             The output format is, in order: --format, a format step in --process, the output file's \
             extension, the input's format (PNG if it cannot be encoded). Nothing is written on failure.
             Processor spec steps: resize:WxH[:fit|fill|stretch], downsample:WxH, thumbnail:N, \
-            crop:WxH[:gravity] or crop:WxH:X:Y, smartcrop:WxH, smartresize:WxH, round:R[:corners][:color], border:W[:color], blur:S, \
-            sharpen[:S], tint:color, overlay:color[:F], grayscale, bw[:T], color:B[:C[:S]], equalize, \
+            crop:WxH[:gravity] or crop:WxH:X:Y, smartcrop:WxH, smartresize:WxH, trim[:T[:REF[:h|v|hv]]], \
+            round:R[:corners][:color], border:W[:color], blur:S, sharpen[:S], tint:color, overlay:color[:F], \
+            grayscale, bw[:T], color:B[:C[:S]], equalize, \
             convolve:K;K;...:COLUMNS[:raw], noise:A[:SEED], pixelate:N, flip[:h|v|hv], rotate:D, format:F[:Q], \
             quality:Q. Example: resize:200x200:fill,blur:2,round:12,format:webp:80
             """

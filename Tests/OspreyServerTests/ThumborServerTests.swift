@@ -122,32 +122,44 @@ struct ThumborServerTests {
         await origin.stop()
     }
 
-    @Test("trim (thumbor trim/, imgproxy t:) cuts the border of the top-left pixel's colour")
+    @Test("trim (thumbor trim/, imgproxy t:) cuts the border of a corner's colour or a given one, sides equalised on request")
     func trim() async throws {
+        // White, a blue block at x 100..<200, y 60..<110, and a red 4x4 bottom-right corner.
         var pixels = [UInt8](repeating: 255, count: 300 * 200 * 4)
-        for y in 60..<110 {
-            for x in 100..<200 {
+        for y in 0..<200 {
+            for x in 0..<300 {
                 let i = (y * 300 + x) * 4
-                pixels[i] = 20
-                pixels[i + 1] = 90
-                pixels[i + 2] = 200
+                if (100..<200).contains(x) && (60..<110).contains(y) { (pixels[i], pixels[i + 1], pixels[i + 2]) = (20, 90, 200) }
+                if x >= 296 && y >= 196 { (pixels[i + 1], pixels[i + 2]) = (0, 0) }
             }
         }
         let framed = try Image(rgba: pixels, width: 300, height: 200).encoded(as: .png)
         let origin = try await TestOrigin.start()
         origin.set("/framed.png", body: framed, contentType: "image/png")
         let server = try await ServerHarness.start()
-        for path in [
-            "/unsafe/trim/\(origin.url("/framed.png"))", "/unsafe/trim:top-left:20/\(origin.url("/framed.png"))",
-            "/imgproxy/_/t:10/plain/\(origin.url("/framed.png"))"
-        ] {
+        let src = origin.url("/framed.png")
+        func size(_ path: String) async throws -> (Int, Int)? {
             let reply = try await server.get(path)
             #expect(reply.status == 200, "\(path): \(reply.text)")
-            #expect(reply.image?.width == 100 && reply.image?.height == 50, "\(path)")
+            return reply.image.map { ($0.width, $0.height) }
         }
-        let halved = try #require(try await server.get("/unsafe/trim/50x0/\(origin.url("/framed.png"))").image)
-        #expect(halved.width == 50 && halved.height == 25)
-        #expect(try await server.get("/unsafe/trim:bottom-right/\(origin.url("/framed.png"))").status == 400)
+        // From the top-left white: the block and the red corner pixel are kept.
+        for path in ["/unsafe/trim/\(src)", "/unsafe/trim:top-left:20/\(src)", "/imgproxy/_/t:10/plain/\(src)"] {
+            #expect(try await size(path)! == (200, 140), "\(path)")
+        }
+        #expect(try await size("/unsafe/trim/50x0/\(src)")! == (50, 35))
+        // The bottom-right pixel is red: everything differs from it, nothing is cut.
+        #expect(try await size("/unsafe/trim:bottom-right/\(src)")! == (300, 200))
+        // The given colour: blue is the border and white the content, so nothing is cut; a
+        // white border gives the block and the corner again.
+        #expect(try await size("/imgproxy/_/t:10:1458c8/plain/\(src)")! == (300, 200))
+        #expect(try await size("/imgproxy/_/t:10:ffffff/plain/\(src)")! == (200, 140))
+        // Equal sides: left and right lose the smaller cut (left 100, right 0 -> 0 each).
+        #expect(try await size("/imgproxy/_/t:10:ffffff:1/plain/\(src)")! == (300, 140))
+        #expect(try await size("/imgproxy/_/t:10::0:1/plain/\(src)")! == (200, 200))
+        // No threshold: no trim; a bad colour: 400.
+        #expect(try await size("/imgproxy/_/t:/plain/\(src)")! == (300, 200))
+        #expect(try await server.get("/imgproxy/_/t:10:white/plain/\(src)").status == 400)
         await server.stop()
         await origin.stop()
     }

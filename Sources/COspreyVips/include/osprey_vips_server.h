@@ -6,10 +6,12 @@
 
 #include <vips/vips.h>
 
-/// The bounding box of what differs from the top-left pixel by more than `threshold`
-/// (vips_find_trim with that pixel as background). An image that is all background gives a
-/// width or height of 0.
-int osprey_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height);
+/// The bounding box of what differs from the background by more than `threshold`
+/// (vips_find_trim, alpha ignored). The background is `rgb` (3 values; a grey image is compared
+/// as grey in all three) when not NULL, else the bottom-right pixel when `bottom_right`, else the
+/// top-left one. An image that is all background gives a width or height of 0.
+int osprey_find_trim(VipsImage *in, double threshold, const double *rgb, int bottom_right, int *left, int *top, int *width,
+                     int *height);
 
 /// glibc's mallopt(M_ARENA_MAX, arenas); 0 where that is not available or refused.
 int osprey_malloc_arena_max(int arenas);

@@ -11,6 +11,7 @@ import Foundation
 /// | `crop:WxH[:gravity]`, `crop:WxH:X:Y` | ``ImageProcessors/Crop`` (gravity default `center`; also `top`, `bottom`, `left`, `right`, `topleft`, `topright`, `bottomleft`, `bottomright`) |
 /// | `smartcrop:WxH` | ``ImageProcessors/SmartCrop`` (placed by libvips' attention measure, no resize) |
 /// | `smartresize:WxH` | ``ImageProcessors/SmartResize`` (cover the box, then a smart crop to it) |
+/// | `trim[:T[:REF[:h\|v\|hv]]]` | ``ImageProcessors/Trim`` (threshold default 10; the border colour `topleft` (default), `bottomright` or `RRGGBB`; sides equalised) |
 /// | `round:R[:corners][:color]` | ``ImageProcessors/RoundCorner`` (corners `all` or e.g. `tl+br`) |
 /// | `border:W[:color]` | ``ImageProcessors/Border`` (colour default `000000`) |
 /// | `blur:S` | ``ImageProcessors/Blur`` |
@@ -134,6 +135,21 @@ public struct ProcessingSpec: Sendable, CustomStringConvertible {
             try arity(1...1)
             let (w, h) = try size(args[0])
             return .processor(name == "smartcrop" ? ImageProcessors.SmartCrop(width: w, height: h) : ImageProcessors.SmartResize(width: w, height: h))
+        case "trim":
+            try arity(0...3)
+            let threshold = args.isEmpty ? 10 : try double(args[0], "threshold")
+            guard threshold >= 0 else { throw StepError(message: "threshold \(args[0]) must be ≥ 0") }
+            var background = ImageProcessors.Trim.Background.topLeft
+            switch args.count > 1 ? args[1].lowercased() : "topleft" {
+            case "topleft": break
+            case "bottomright": background = .bottomRight
+            default: background = .color(try color(args[1]))
+            }
+            let equal = args.count > 2 ? args[2].lowercased() : ""
+            guard ["", "h", "v", "hv", "vh"].contains(equal) else { throw StepError(message: "unknown sides \"\(args[2])\" (h, v, hv)") }
+            let trim = ImageProcessors.Trim(
+                threshold: threshold, background: background, equalHorizontal: equal.contains("h"), equalVertical: equal.contains("v"))
+            return .processor(trim)
         case "round":
             try arity(1...3)
             let radius = try positiveInt(args[0], "radius")

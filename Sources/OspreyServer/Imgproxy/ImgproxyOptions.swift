@@ -19,7 +19,8 @@ struct ImgproxyOptions {
     var blur: Double?
     var sharpen: Double?
     var expires: TimeInterval?
-    var trim: Double?
+    /// `t`: the trim, `nil` when off.
+    var trim: ImageProcessors.Trim?
     var dpr = 1.0
     var extend = false
     var extendGravity: ImageProcessors.Gravity = .center
@@ -249,7 +250,20 @@ struct ImgproxyOptions {
             // cache busters only change the URL.
             break
         case "t", "trim":
-            trim = try double(0, in: 0...442) ?? 10
+            // t:THRESHOLD[:RRGGBB[:EQUAL_HOR[:EQUAL_VER]]]; no threshold turns it off.
+            guard let threshold = try double(0, in: 0...442) else {
+                trim = nil
+                break
+            }
+            var background = ImageProcessors.Trim.Background.topLeft
+            if arguments.count > 1, !arguments[1].isEmpty {
+                guard arguments[1].count == 6, let color = RGBAColor(hex: arguments[1]) else {
+                    throw .badRequest("imgproxy option \(name): colour \"\(arguments[1])\" is not hex RRGGBB")
+                }
+                background = .color(color)
+            }
+            trim = ImageProcessors.Trim(
+                threshold: threshold, background: background, equalHorizontal: try bool(2) ?? false, equalVertical: try bool(3) ?? false)
         case "exp", "expires":
             guard let value = arguments.first, let seconds = TimeInterval(value) else {
                 throw .badRequest("imgproxy option \(name) needs a Unix time")
@@ -308,7 +322,7 @@ struct ImgproxyOptions {
     /// resize that looks the same turned (centred, no crop) runs after it on the turned box, so
     /// the resize still plans the decode; any other rotation runs first.
     var processors: [any ImageProcessing] {
-        var result: [any ImageProcessing] = trim.map { [ImageProcessors.Trim(threshold: $0)] } ?? []
+        var result: [any ImageProcessing] = trim.map { [$0] } ?? []
         var step = ResizeStep()
         step.width = width
         step.height = height

@@ -55,19 +55,17 @@ public struct ThumborURLParser: Sendable {
         if segments.peek == "meta" { segments.advance() }
         if let trim = segments.peek, trim == "trim" || trim.hasPrefix("trim:") {
             segments.advance()
-            // trim[:top-left|bottom-right][:tolerance]; the top-left pixel is the background.
+            // trim[:top-left|bottom-right][:tolerance]: the background is that corner's pixel.
             let parts = trim.split(separator: ":").dropFirst()
-            if parts.contains("bottom-right") {
-                throw .badRequest("thumbor trim:bottom-right is not supported; the top-left pixel is the background")
-            }
             var threshold = 10.0
-            if let last = parts.last, last != "top-left" {
+            if let last = parts.last, last != "top-left", last != "bottom-right" {
                 guard let value = Double(last), (0...442).contains(value) else {
                     throw .badRequest("thumbor trim tolerance \"\(last)\" is not 0...442")
                 }
                 threshold = value
             }
-            leading.append(ImageProcessors.Trim(threshold: threshold))
+            let corner: ImageProcessors.Trim.Background = parts.first == "bottom-right" ? .bottomRight : .topLeft
+            leading.append(ImageProcessors.Trim(threshold: threshold, background: corner))
         }
         var cropOrigin = (x: 0, y: 0)
         if let crop = segments.peek, let rect = Self.parseCrop(crop) {

@@ -134,6 +134,40 @@ struct ProcessorTests {
         #expect((output.width, output.height) == (52, 52))
     }
 
+    @Test("trim cuts the border of a corner's or a given colour, grey images too, and parses back")
+    func trim() throws {
+        // Grey 60x40 at 200, a dark block at x 10..<30, y 5..<15, a black 4x4 bottom-right corner
+        // (find_trim's median filter ignores single pixels).
+        var grey = [UInt8](repeating: 200, count: 60 * 40)
+        for y in 5..<15 { for x in 10..<30 { grey[y * 60 + x] = 40 } }
+        for y in 36..<40 { for x in 56..<60 { grey[y * 60 + x] = 0 } }
+        let image = try Image(rgba: grey.flatMap { value -> [UInt8] in [value, value, value, 255] }, width: 60, height: 40)
+        let cases: [(ImageProcessors.Trim, String, Int, Int)] = [
+            (ImageProcessors.Trim(), "trim:10", 50, 35),
+            (ImageProcessors.Trim(threshold: 2.5, background: .bottomRight), "trim:2.5:bottomright", 60, 40),
+            (ImageProcessors.Trim(background: .color(RGBAColor(red: 200, green: 200, blue: 200))), "trim:10:c8c8c8", 50, 35),
+            (ImageProcessors.Trim(background: .color(RGBAColor(red: 255, green: 0, blue: 0)), equalVertical: true), "trim:10:ff0000:v", 60, 40),
+            // Left 10, right 0: none off either; top 5, bottom 0: none either.
+            (ImageProcessors.Trim(equalHorizontal: true, equalVertical: true), "trim:10:topleft:hv", 60, 40),
+            (ImageProcessors.Trim(equalHorizontal: true), "trim:10:topleft:h", 60, 35),
+            (ImageProcessors.Trim(threshold: 250), "trim:250", 60, 40)
+        ]
+        // A grey source trims as its RGB copy does, against a corner or a colour.
+        let camera = try TestData.image("camera.png")
+        let cameraRGB = try Image(rgba: try camera.rgbaPixels(), width: camera.width, height: camera.height)
+        for (trim, identifier, width, height) in cases {
+            #expect(trim.identifier == identifier)
+            #expect(try ProcessingSpec(parsing: identifier).processor.identifier == identifier)
+            let out = try trim.process(image)
+            #expect((out.width, out.height) == (width, height), "\(identifier)")
+            let (one, three) = (try trim.process(camera), try trim.process(cameraRGB))
+            #expect((one.width, one.height) == (three.width, three.height), "\(identifier)")
+        }
+        #expect(try ProcessingSpec(parsing: "trim").processor.identifier == "trim:10")
+        #expect(throws: OspreyError.self) { try ProcessingSpec(parsing: "trim:10:nope") }
+        #expect(throws: OspreyError.self) { try ProcessingSpec(parsing: "trim:10:topleft:x") }
+    }
+
     @Test("bad arguments give typed errors naming the processor")
     func badArguments() throws {
         let image = try TestData.image("hopper.jpg")
