@@ -19,6 +19,21 @@ struct BoundedMemoryTests {
         #expect(fresh.get("http://origin/0.jpg") == nil)
     }
 
+    @Test("a table with a capacity holds about that many entries within their time, the latest ones")
+    func expiringTableCapacity() {
+        let table = ExpiringTable<Int>(pruneAt: 100, capacity: 400)
+        let start = ContinuousClock.now
+        for index in 0..<5_000 { table.set("http://origin/\(index).jpg", index, until: start + .seconds(3600 + index)) }
+        #expect(table.count <= 400)
+        #expect(table.count >= 200)
+        #expect(table.get("http://origin/4999.jpg") == 4999)
+        #expect(table.get("http://origin/0.jpg") == nil)
+        // Unlimited by default: every entry within its time stays.
+        let unlimited = ExpiringTable<Int>(pruneAt: 100)
+        for index in 0..<5_000 { unlimited.set("http://origin/\(index).jpg", index, until: start + .seconds(3600)) }
+        #expect(unlimited.count == 5_000)
+    }
+
     @Test("origin policies of sources older than the origin TTL are dropped as new sources come")
     func originPolicies() throws {
         let policies = OriginPolicies(lifetime: .zero, pruneAt: 50)

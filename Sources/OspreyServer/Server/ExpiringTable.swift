@@ -2,7 +2,8 @@ import Osprey
 
 /// A table by source URL whose entries each keep a time until which they matter. Entries past
 /// that time stay readable but are dropped when the table grows, so it stays about as large as
-/// the set of entries still within their time, not the set of every URL ever seen.
+/// the set of entries still within their time, not the set of every URL ever seen; a table with
+/// a capacity also drops the entries nearest their time when that set outgrows it.
 final class ExpiringTable<Value: Sendable>: Sendable {
     private struct Entry {
         var value: Value
@@ -18,11 +19,14 @@ final class ExpiringTable<Value: Sendable>: Sendable {
 
     private let state: Locked<State>
     private let minimumPruneAt: Int
+    private let capacity: Int
 
-    /// A table that first prunes at `pruneAt` entries.
-    init(pruneAt: Int = 10_000) {
-        minimumPruneAt = max(1, pruneAt)
-        state = Locked(State(pruneAt: max(1, pruneAt)))
+    /// A table that first prunes at `pruneAt` entries and holds about `capacity` at most (default:
+    /// no limit but the entries' times).
+    init(pruneAt: Int = 10_000, capacity: Int = .max) {
+        self.capacity = max(2, capacity)
+        minimumPruneAt = max(1, min(pruneAt, self.capacity))
+        state = Locked(State(pruneAt: minimumPruneAt))
     }
 
     /// The entries now, pruned or not yet.
@@ -42,7 +46,12 @@ final class ExpiringTable<Value: Sendable>: Sendable {
             if state.entries.count >= state.pruneAt, state.entries[key] == nil {
                 let now = ContinuousClock.now
                 state.entries = state.entries.filter { $0.value.until > now }
-                state.pruneAt = max(minimumPruneAt, state.entries.count * 2)
+                if state.entries.count >= capacity {
+                    // Still full: keep the half that matters longest.
+                    let kept = state.entries.sorted { $0.value.until > $1.value.until }.prefix(capacity / 2)
+                    state.entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+                }
+                state.pruneAt = min(capacity, max(minimumPruneAt, state.entries.count * 2))
             }
             state.entries[key] = Entry(value: value, until: until)
         }

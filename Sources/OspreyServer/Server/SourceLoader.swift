@@ -58,8 +58,16 @@ final class SourceLoader: Sendable {
     private let scratch: ImageCache
     private let configuration: ServerConfiguration
     private let policies: OriginPolicies
-    /// The last validation of each source, kept at least while it is fresh.
-    private let validations = ExpiringTable<Validation>()
+    /// The last validation of each source, kept while it is fresh, for the 20,000 sources (a few
+    /// MB) validated last at most: a dropped one costs a conditional request to the origin when a
+    /// new variant of its source is asked for (held for every source within the TTL, the table
+    /// grew by ~120 bytes per source for an hour: `Benchmarks/results/soak-30min-1640.txt`).
+    private let validations = ExpiringTable<Validation>(capacity: SourceLoader.validationCapacity)
+    /// See ``validations``.
+    static let validationCapacity = 20_000
+    /// Probe entries kept in memory at most: each costs ~200 bytes that the memory cache's cost
+    /// (a 1x1 image's 4 bytes for a placeholder) does not count; a dropped one is stored again.
+    static let probeEntryLimit = 10_000
     private let probes = Coalescer<Validation>()
 
     /// Validations in flight now.
@@ -74,7 +82,7 @@ final class SourceLoader: Sendable {
         // Entries outlive the freshness time: a stale original is revalidated, not dropped.
         let memory = MemoryStorage.Backend<Image>(
             config: MemoryStorage.Config(
-                totalCostLimit: 16 << 20, countLimit: 100_000,
+                totalCostLimit: 16 << 20, countLimit: Self.probeEntryLimit,
                 expiration: .never, extendingExpiration: .none))
         let disk = DiskStorage.Backend(
             config: DiskStorage.Config(
