@@ -56,6 +56,8 @@ CASES = [
     ("stretch", "/unsafe/300x100/filters:format(png):stretch()/{jpg}"),
     ("proportion", "/unsafe/300x200/filters:format(png):proportion(0.5)/{jpg}"),
     ("trim", "/unsafe/trim/filters:format(png)/{png}"),
+    ("trim bottom-right", "/unsafe/trim:bottom-right:20/filters:format(png)/{png}"),
+    ("trim top-left on a JPEG", "/unsafe/trim:top-left:40/filters:format(png)/{jpg}"),
     ("PNG with alpha", "/unsafe/200x150/filters:format(png)/{png}"),
     ("fill(blur)", "/unsafe/fit-in/300x300/filters:format(png):fill(blur)/{jpg}"),
     ("fill(transparent)", "/unsafe/fit-in/300x300/filters:format(png):fill(transparent)/{jpg}"),
