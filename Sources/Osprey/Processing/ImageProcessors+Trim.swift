@@ -72,12 +72,12 @@ extension ImageProcessors {
             if equalHorizontal {
                 // As much off each side as the smaller cut.
                 let right = image.width - rect.x - rect.width
-                rect.width += max(0, right - rect.x) + max(0, rect.x - right)
+                rect.width += abs(right - rect.x)
                 rect.x = min(rect.x, right)
             }
             if equalVertical {
                 let bottom = image.height - rect.y - rect.height
-                rect.height += max(0, bottom - rect.y) + max(0, rect.y - bottom)
+                rect.height += abs(bottom - rect.y)
                 rect.y = min(rect.y, bottom)
             }
             guard rect.width < image.width || rect.height < image.height else { return image }

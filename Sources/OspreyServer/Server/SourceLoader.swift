@@ -59,9 +59,8 @@ final class SourceLoader: Sendable {
     private let configuration: ServerConfiguration
     private let policies: OriginPolicies
     /// The last validation of each source, kept while it is fresh, for the 20,000 sources (a few
-    /// MB) validated last at most: a dropped one costs a conditional request to the origin when a
-    /// new variant of its source is asked for (held for every source within the TTL, the table
-    /// grew by ~120 bytes per source for an hour: `Benchmarks/results/soak-30min-1640.txt`).
+    /// MB) validated last at most, so that memory does not grow with every source of the origin
+    /// TTL; a dropped one costs a conditional request when a new variant of its source is asked for.
     private let validations = ExpiringTable<Validation>(capacity: SourceLoader.validationCapacity)
     /// See ``validations``.
     static let validationCapacity = 20_000
