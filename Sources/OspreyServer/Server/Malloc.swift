@@ -8,7 +8,9 @@ import COspreyVips
 /// and its RSS creeps up well past what it holds.
 enum Malloc {
     /// Caps the arenas at two: memory freed by one thread is reused by the others instead of
-    /// sitting in per-thread arenas.
+    /// sitting in per-thread arenas. glibc counts the cap only for arenas made after it, and
+    /// makes one for each new thread that allocates until the cap is reached, so this must run
+    /// before the server's threads start.
     static func limitArenas() {
         _ = osprey_malloc_arena_max(2)
     }

@@ -17,8 +17,10 @@ public struct OspreyServer: Sendable {
     let logger: Logger
     let drain = DrainState()
 
-    /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`).
+    /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`). Caps
+    /// the C allocator's arenas first (``Malloc/limitArenas()``), before the server's threads start.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
+        Malloc.limitArenas()
         self.configuration = configuration
         // Every request's logger gets a request id: kept unformatted until something is logged.
         var logger = logger
@@ -68,12 +70,10 @@ public struct OspreyServer: Sendable {
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound
-    /// port once the server accepts connections (default: does nothing). Caps the C allocator's
-    /// arenas first; while serving, freed memory goes back to the system every ten seconds in
-    /// which jobs finished, busy or idle.
+    /// port once the server accepts connections (default: does nothing). While serving, freed
+    /// memory goes back to the system every ten seconds in which jobs finished, busy or idle.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let port = configuration.port
-        Malloc.limitArenas()
         try await makeServiceGroup(signals: [.sigterm, .sigint]) { channel in
             await onListening(channel.localAddress?.port ?? port)
         }.run()
