@@ -18,7 +18,7 @@ public struct OspreyServer: Sendable {
     let drain = DrainState()
 
     /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`). Caps
-    /// the C allocator's arenas first (``Malloc/limitArenas()``), before the server's threads start.
+    /// the C allocator's arenas at two first (glibc), before the server's threads start.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
         Malloc.limitArenas()
         self.configuration = configuration
