@@ -48,6 +48,15 @@ int osprey_malloc_arena_max(int arenas) {
 #endif
 }
 
+int osprey_malloc_mmap_threshold(int bytes) {
+#if defined(__GLIBC__)
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
 int osprey_malloc_trim(void) {
 #if defined(__GLIBC__)
     return malloc_trim(0);

@@ -16,6 +16,9 @@ int osprey_find_trim(VipsImage *in, double threshold, const double *rgb, int bot
 /// glibc's mallopt(M_ARENA_MAX, arenas); 0 where that is not available or refused.
 int osprey_malloc_arena_max(int arenas);
 
+/// glibc's mallopt(M_MMAP_THRESHOLD, bytes); 0 where that is not available or refused.
+int osprey_malloc_mmap_threshold(int bytes);
+
 /// glibc's malloc_trim(0): 1 when memory went back to the system, 0 otherwise (or elsewhere).
 int osprey_malloc_trim(void);
 

@@ -17,10 +17,11 @@ public struct OspreyServer: Sendable {
     let logger: Logger
     let drain = DrainState()
 
-    /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`). Caps
-    /// the C allocator's arenas at two first (glibc), before the server's threads start.
+    /// A server with `configuration`, logging to `logger` (default: label `osprey.serve`). Sets
+    /// the C allocator up first (glibc: two arenas, allocations of 8 MiB and more from the system),
+    /// before the server's threads start.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) {
-        Malloc.limitArenas()
+        Malloc.configure()
         self.configuration = configuration
         // Every request's logger gets a request id: kept unformatted until something is logged.
         var logger = logger
