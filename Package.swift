@@ -91,6 +91,8 @@ let package = Package(
                 "Osprey",
                 "OspreyTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                // HTTPClientError and NIO's errors: what DataLoader resends after (DownloaderRecoveryTests).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio")

@@ -12,6 +12,12 @@ import NIOHTTP1
 /// Redirects are not followed here (``ImageDownloader`` follows them); responses are not
 /// decompressed. Cancelling the task that awaits ``send(_:)`` or iterates the body, or dropping
 /// the body iterator, cancels the request and closes its connection.
+///
+/// A `GET` or `HEAD` whose connection closes, resets or answers with bytes that are not HTTP
+/// before any response head arrives is sent once more (RFC 9112, section 9.3.1): a pooled
+/// connection that the server closed as it was reused, or that carries the leftover bytes of a
+/// response longer than its `Content-Length`, costs the request nothing. A second such failure
+/// is thrown. Browsers, `URLSession` and OkHttp do the same; async-http-client does not.
 public final class DataLoader: DataLoading {
     /// Connection settings of a ``DataLoader``.
     public struct Configuration: Sendable {
@@ -76,13 +82,34 @@ public final class DataLoader: DataLoading {
             outgoing.headers.add(name: name, value: value)
         }
         // The downloader enforces the whole-download timeout; this deadline is only a backstop.
-        let response = try await client.execute(outgoing, timeout: .hours(24))
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: .hours(24))
+        } catch let error where Self.mayResend(request, after: error) {
+            response = try await client.execute(outgoing, timeout: .hours(24))
+        }
         var headers: [String: String] = [:]
         for (name, value) in response.headers {
             if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         }
         let head = DownloadResponse(statusCode: Int(response.status.code), headers: headers, url: request.url)
         return DataLoadingResponse(response: head, body: DataChunks(response.body) { Data($0.readableBytesView) })
+    }
+}
+
+extension DataLoader {
+    /// Whether `request` may be sent again after `error` ended it before any response head: an
+    /// idempotent method without a body, and a connection that closed, reset or spoke something
+    /// other than HTTP. Refused connections, timeouts and cancellation are not resent.
+    static func mayResend(_ request: DownloadRequest, after error: any Error) -> Bool {
+        guard request.method == "GET" || request.method == "HEAD" else { return false }
+        switch error {
+        case let error as HTTPClientError: return error == .remoteConnectionClosed
+        case is HTTPParserError: return true
+        case let error as ChannelError: return error == .ioOnClosedChannel || error == .eof
+        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        default: return false
+        }
     }
 }
 

@@ -2,7 +2,9 @@ import Foundation
 
 /// Performs one HTTP exchange for ``ImageDownloader``: sends a request and returns the response
 /// head with a stream of body chunks. Implementations must **not** follow redirects (the
-/// downloader does, through its ``RedirectHandler``), must not retry, and must stop the transfer
+/// downloader does, through its ``RedirectHandler``), must not retry (beyond sending an idempotent
+/// request once more when its connection failed before any response, as ``DataLoader`` does),
+/// and must stop the transfer
 /// (closing or resetting the connection) when the Swift task iterating the body is cancelled or
 /// stops iterating.
 ///

@@ -1,4 +1,7 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Testing
 
 @testable import Osprey
@@ -48,6 +51,43 @@ struct DownloaderRecoveryTests {
             _ = await outcome(downloader, server.url("/flaky/e?fail=1&code=503"))
             #expect(server.hits("/flaky/e?fail=1&code=503") == 1)
         }
+    }
+
+    @Test("a connection closed before any response is sent once more, without a retry strategy")
+    func resendAfterHangUp() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader)
+            let result = await outcome(downloader, server.url("/hangup/a?times=1"))
+            let value = try #require(result.value)
+            #expect(value.data == server.image)
+            #expect(server.hits("/hangup/a?times=1") == 2)
+            // Only once: a second failure before any response is the download's failure.
+            let twice = await outcome(downloader, server.url("/hangup/b?times=5"))
+            #expect(twice.downloadReason.map { if case .transport = $0 { true } else { false } } == true)
+            #expect(server.hits("/hangup/b?times=5") == 2)
+            // A connection that fails after the head is not resent by the loader.
+            _ = await outcome(downloader, server.url("/drop/c"))
+            #expect(server.hits("/drop/c") == 1)
+            // Nor a method that is not idempotent.
+            await #expect(throws: (any Error).self) {
+                _ = try await loader.send(DownloadRequest(url: server.url("/hangup/d?times=1"), method: "POST"))
+            }
+            #expect(server.hits("/hangup/d?times=1") == 1)
+        }
+    }
+
+    @Test("the loader resends after a close, a reset or bytes that are not HTTP; not after a refusal or a timeout")
+    func resendClassification() {
+        let get = DownloadRequest(url: URL(string: "http://127.0.0.1/x")!)
+        #expect(DataLoader.mayResend(get, after: HTTPClientError.remoteConnectionClosed))
+        #expect(DataLoader.mayResend(get, after: HTTPParserError.invalidConstant))
+        #expect(DataLoader.mayResend(get, after: IOError(errnoCode: ECONNRESET, reason: "read")))
+        #expect(DataLoader.mayResend(get, after: ChannelError.ioOnClosedChannel))
+        #expect(!DataLoader.mayResend(get, after: IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        #expect(!DataLoader.mayResend(get, after: HTTPClientError.readTimeout))
+        #expect(!DataLoader.mayResend(get, after: HTTPClientError.cancelled))
+        #expect(!DataLoader.mayResend(get, after: CancellationError()))
+        #expect(!DataLoader.mayResend(DownloadRequest(url: get.url, method: "POST"), after: HTTPClientError.remoteConnectionClosed))
     }
 
     @Test("a transport failure is retried and resumes from the kept prefix")

@@ -32,6 +32,8 @@ enum LoadingTestData {
 ///   `Range` + `If-Range` with `206`.
 /// - `/conditional/…`: `304` when `If-None-Match: "v1"`, else the image with `ETag: "v1"`.
 /// - `/drop/…`: the head and half the body, then the connection is closed.
+/// - `/hangup/<name>?times=<k>`: the first k hits close the connection without answering (as a
+///   server closing a reused keep-alive connection), then the image.
 /// - `/auth/…`: the image when `Authorization` is `Basic dXNlcjpwYXNz` (user:pass), else `401`.
 final class LoopbackServer: Sendable {
     struct Snapshot: Sendable {
@@ -295,6 +297,12 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
             writeHead(context, status: 200, headers: jpeg + [("Content-Length", "\(image.count)")])
             writeBody(context, image.prefix(image.count / 2), flush: true)
             context.close(promise: nil)
+        case "hangup":
+            if server.hits(uri) <= Int(query["times"] ?? "1") ?? 1 {
+                context.close(promise: nil)
+            } else {
+                send(context, status: 200, headers: jpeg, body: image)
+            }
         case "auth":
             if requestHeaders["authorization"] == "Basic dXNlcjpwYXNz" {
                 send(context, status: 200, headers: jpeg, body: image)
