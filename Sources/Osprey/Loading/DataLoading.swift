@@ -4,9 +4,8 @@ import Foundation
 /// head with a stream of body chunks. Implementations must **not** follow redirects (the
 /// downloader does, through its ``RedirectHandler``), must not retry (beyond sending an idempotent
 /// request once more when its connection failed before any response, as ``DataLoader`` does),
-/// and must stop the transfer
-/// (closing or resetting the connection) when the Swift task iterating the body is cancelled or
-/// stops iterating.
+/// and must stop the transfer (closing or resetting the connection) when the Swift task iterating
+/// the body is cancelled or stops iterating.
 ///
 /// Osprey ships ``DataLoader`` (async-http-client, the default) and ``URLSessionDataLoader``
 /// (FoundationNetworking). Tests may supply their own.

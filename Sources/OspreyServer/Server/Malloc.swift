@@ -21,7 +21,7 @@ enum Malloc {
     /// sitting in per-thread arenas. glibc counts the cap only for arenas made after it, and
     /// makes one for each new thread that allocates until the cap is reached, so this must run
     /// before the server's threads start.
-    static func limitArenas() {
+    private static func limitArenas() {
         _ = osprey_malloc_arena_max(2)
     }
 
