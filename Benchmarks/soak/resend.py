@@ -3,82 +3,91 @@ request with twice the bytes its Content-Length says (the soak origin's /cl-smal
 builds in turn, rounds interleaved. A pooled connection that carries such left-over bytes, or that the origin
 closed, fails the next request sent on it before any response; DataLoader sends such a request once more.
 
-    python3 Benchmarks/soak/resend.py ROUNDS NAME=BINARY [NAME=BINARY...]
+    Benchmarks/.work/soak/venv/bin/python Benchmarks/soak/resend.py ROUNDS NAME=BINARY [NAME=BINARY...]
 
-Per round and build: 8 clients for 20 s, alternating /cl-small/ and /img/ sources (unique URLs, fit-in
-64x64); prints how many /img/ answers were not 200 and why.
-Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repository root).
+(the soak's virtualenv, made by Benchmarks/soak/run.sh). Per round and build: a fresh server behind the
+soak's origin, RESEND_CLIENTS clients (8) for RESEND_SECONDS (20), alternating /cl-small/ and /img/
+sources (unique URLs, unsafe fit-in 64x64); prints how many /img/ answers were not 200 and why.
 """
 import collections
 import os
-import socket
+import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IMAGES = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata", "images"))
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-def wait(url, limit=30):
-    end = time.time() + limit
-    while time.time() < end:
-        try:
-            urllib.request.urlopen(url, timeout=2).read(); return
-        except urllib.error.HTTPError:
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise SystemExit("not ready: " + url)
-def run(binary, seconds, tag):
-    work = tempfile.mkdtemp(dir="/var/tmp")
-    oport = free_port()
-    origin = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks/soak/origin.py"), IMAGES, work, str(oport)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=os.path.join(ROOT, "Benchmarks/soak"))
-    sport = free_port()
-    server = subprocess.Popen([binary, "serve", "--port", str(sport), "--allow-loopback-sources", "--cache-dir",
-                               os.path.join(work, "cache"), "--workers", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import load
+from soak import ROOT, start_origin  # the soak's paths and origin
+
+CLIENTS = int(os.environ.get("RESEND_CLIENTS", "8"))
+SECONDS = float(os.environ.get("RESEND_SECONDS", "20"))
+WORK = os.path.join(ROOT, "Benchmarks/.work/resend")
+
+
+def run(binary, origin_port, tag):
+    """Answers of one server by (source kind, status), and the reasons of the /img/ answers that are not 200."""
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    server = subprocess.Popen([binary, "serve", "--port", "0", "--allow-loopback-sources", "--workers", "4",
+                               "--cache-dir", os.path.join(WORK, "cache")],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        wait(f"http://127.0.0.1:{oport}/img/hopper.jpg")
-        wait(f"http://127.0.0.1:{sport}/health")
-        counts = collections.Counter(); lock = threading.Lock(); reasons = collections.Counter()
-        until = time.time() + seconds
+        port = int(server.stdout.readline().strip().rsplit(":", 1)[1])
+        counts, reasons, lock = collections.Counter(), collections.Counter(), threading.Lock()
+        until = time.monotonic() + SECONDS
+
         def client(k):
             i = 0
-            while time.time() < until:
+            while time.monotonic() < until:
                 i += 1
                 kind = "cl-small" if i % 2 else "img"
-                path = f"/{kind}/{tag}-{k}-{i}/hopper.jpg"
-                url = f"http://127.0.0.1:{sport}/unsafe/fit-in/64x64/http://127.0.0.1:{oport}{path}"
-                try:
-                    status = urllib.request.urlopen(url, timeout=30).status; body = b""
-                except urllib.error.HTTPError as e:
-                    status = e.code; body = e.read()
+                url = f"/unsafe/fit-in/64x64/http://127.0.0.1:{origin_port}/{kind}/{tag}-{k}-{i}/hopper.jpg"
+                status, _, body, _ = load.fetch("127.0.0.1", port, url, 30)
                 with lock:
                     counts[(kind, status)] += 1
-                    if kind == "img" and status != 200: reasons[body[:80]] += 1
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
-        [t.start() for t in threads]; [t.join() for t in threads]
+                    if kind == "img" and status != 200:
+                        reasons[body[:80].decode(errors="replace")] += 1
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         return counts, reasons
     finally:
-        server.terminate(); origin.terminate(); server.wait(); origin.wait()
-        subprocess.run(["rm", "-rf", work])
-if len(sys.argv) < 3:
-    sys.exit(__doc__)
-sides = [a.split("=", 1) for a in sys.argv[2:]]
-rounds = int(sys.argv[1])
-total = {n: collections.Counter() for n, _ in sides}
-for r in range(rounds):
-    for name, binary in (sides if r % 2 == 0 else sides[::-1]):
-        counts, reasons = run(binary, 20, f"{name}{r}")
-        total[name].update(counts)
-        img = sum(v for (k, s), v in counts.items() if k == "img"); bad = sum(v for (k, s), v in counts.items() if k == "img" and s != 200)
-        print(f"round {r} {name}: img {img} answers, {bad} not 200; all {dict(counts)}; {dict(reasons)}", flush=True)
-for name, _ in sides:
-    c = total[name]
-    img = sum(v for (k, s), v in c.items() if k == "img"); bad = sum(v for (k, s), v in c.items() if k == "img" and s != 200)
-    print(f"{name}: {img} image requests, {bad} not 200 ({bad / max(img, 1) * 100:.2f}%); cl-small {dict((s, v) for (k, s), v in c.items() if k == 'cl-small')}")
+        server.terminate()
+        server.wait(30)
+
+
+def image_answers(counts):
+    """(all /img/ answers, those not 200)."""
+    answers = sum(v for (kind, _), v in counts.items() if kind == "img")
+    return answers, sum(v for (kind, status), v in counts.items() if kind == "img" and status != 200)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    rounds, sides = int(sys.argv[1]), [a.split("=", 1) for a in sys.argv[2:]]
+    origin, origin_port = start_origin()
+    total = {name: collections.Counter() for name, _ in sides}
+    try:
+        for r in range(rounds):
+            for name, binary in (sides if r % 2 == 0 else sides[::-1]):
+                counts, reasons = run(binary, origin_port, f"{name}{r}")
+                total[name].update(counts)
+                answers, bad = image_answers(counts)
+                print(f"round {r} {name}: img {answers} answers, {bad} not 200; all {dict(counts)}; {dict(reasons)}",
+                      flush=True)
+    finally:
+        origin.terminate()
+        origin.wait(30)
+    for name, _ in sides:
+        answers, bad = image_answers(total[name])
+        cl_small = {status: v for (kind, status), v in total[name].items() if kind == "cl-small"}
+        print(f"{name}: {answers} image requests, {bad} not 200 ({bad / max(answers, 1) * 100:.2f}%); cl-small {cl_small}")
+
+
+if __name__ == "__main__":
+    main()
