@@ -15,8 +15,9 @@ import Prometheus
 ///   `download` times on its own), `encode`, `total` (the whole request, hits included);
 /// - `osprey_cache_hits_total{level}`: `result_memory`, `result_disk` (encoded results),
 ///   `original` (a variant made from the cached original, no download), `miss` (downloaded);
-/// - `osprey_origin_fetches_total` (every request sent to an origin, redirect hops and
-///   revalidations included), `osprey_origin_not_modified_total` (the `304`s among them);
+/// - `osprey_origin_fetches_total` (every response an origin sent, redirect hops and
+///   revalidations included; a request that got none, a refused connection or a hang-up the loader
+///   sends once more, is not counted), `osprey_origin_not_modified_total` (the `304`s among them);
 /// - `osprey_coalesced_requests_total` (requests that joined an identical one in flight);
 /// - `osprey_connections_total` (client connections accepted: with keep-alive, fewer than requests);
 /// - `osprey_event_loop_hits_total` (memory hits answered on the connection's event loop by
