@@ -63,7 +63,7 @@ struct DownloaderRecoveryTests {
             #expect(server.hits("/hangup/a?times=1") == 2)
             // Only once: a second failure before any response is the download's failure.
             let twice = await outcome(downloader, server.url("/hangup/b?times=5"))
-            #expect(twice.downloadReason.map { if case .transport = $0 { true } else { false } } == true)
+            if case .transport? = twice.downloadReason {} else { Issue.record("expected a transport failure, got \(twice)") }
             #expect(server.hits("/hangup/b?times=5") == 2)
             // A connection that fails after the head is not resent by the loader.
             _ = await outcome(downloader, server.url("/drop/c"))
