@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Osprey
 
-/// `osprey fetch <url>... [--process SPEC] [--out DIR] [--cache-dir DIR] [--force-refresh]
+/// `osprey fetch <url>... [--process SPEC] [--keep-original] [--out DIR] [--cache-dir DIR] [--force-refresh]
 /// [--only-from-cache] [--memory-only] [--refresh-cached] [--json]`.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,8 +10,9 @@ struct FetchCommand: AsyncParsableCommand {
         abstract: "Fetch images through the pipeline: cache, download, decode, process, cache.",
         discussion: """
             Sources are URLs (http, https, file, data) or local paths. Duplicate sources share one \
-            download. Original bytes are cached too, so another --process on a cached URL never \
-            downloads again. Exit 0 when every source succeeded, 1 when any failed.
+            download. With --process the cache holds the processed image; add --keep-original to \
+            cache the original bytes too, so that another --process on the URL never downloads \
+            again. Exit 0 when every source succeeded, 1 when any failed.
             """
     )
 

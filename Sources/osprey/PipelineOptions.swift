@@ -7,6 +7,15 @@ struct PipelineOptions: ParsableArguments {
     @Option(name: .long, help: "A processor spec, e.g. resize:200x200:fill,round:12.")
     var process: String?
 
+    @Flag(
+        name: .customLong("keep-original"),
+        help: """
+            With --process, also cache the original bytes, so that another --process on the URL \
+            starts from them without downloading again. They count against the cache's size limit \
+            (1 GiB), which originals fill about a hundred times sooner than thumbnails.
+            """)
+    var keepOriginal = false
+
     @Option(
         name: .customLong("cache-dir"),
         help: ArgumentHelp("The cache directory (default: $XDG_CACHE_HOME/osprey/default or ~/.cache/osprey/default).", valueName: "DIR"))
@@ -42,20 +51,25 @@ struct PipelineOptions: ParsableArguments {
         return spec.processor.append(OutputFormatStep(format: format, quality: spec.quality ?? 80))
     }
 
-    /// The options every CLI request uses: the processor, original bytes cached (so another
-    /// processor never downloads again), results delivered after the cache writes (the process
-    /// may exit right after), nothing kept in memory (the process ends after its sources, and a
-    /// repeat within one run is a disk hit), and, when the spec names an output format, processed images cached
-    /// in it (at the spec's quality, default 80), which then holds them: the cached bytes are the
-    /// output file. An output format that cannot animate (JPEG, PNG, AVIF) decodes only the first
-    /// frame of an animation, the one it would keep.
+    /// The options every CLI request uses: the processor, results delivered after the cache
+    /// writes (the process may exit right after), nothing kept in memory (the process ends after
+    /// its sources, and a repeat within one run is a disk hit), original bytes cached beside the
+    /// result only with `--keep-original` (Kingfisher's default: the cache holds what was asked
+    /// for), and, when the spec names an output format, processed images cached in it (at the
+    /// spec's quality, default 80), which then holds them: the cached bytes are the output file.
+    /// An output format that cannot animate (JPEG, PNG, AVIF) decodes only the first frame of an
+    /// animation, the one it would keep.
     var requestOptions: [OspreyOption] {
         let spec = self.spec
         // Why nothing in memory: a memory cache held images no later request of the run asked
         // for, and its churn doubled the process's page faults.
         var options: [OspreyOption] = [
-            .processor(processor), .cacheOriginalImage, .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
+            .processor(processor), .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
         ]
+        // Why not by default: originals of photos are ~100 times their thumbnails, and with both in
+        // one size-limited cache a prefetch of more originals than the limit holds evicted its own
+        // results, so a second run hit nothing (results/cli-originals-2026-11-28.txt).
+        if keepOriginal { options.append(.cacheOriginalImage) }
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
             if !format.supportsAnimation { options.append(.onlyLoadFirstFrame) }

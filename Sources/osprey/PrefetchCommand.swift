@@ -8,7 +8,7 @@ import Osprey
     import Darwin
 #endif
 
-/// `osprey prefetch [URL... | --input FILE] [--concurrency N] [--process SPEC] [--cache-dir DIR] [--json]`.
+/// `osprey prefetch [URL... | --input FILE] [--concurrency N] [--process SPEC] [--keep-original] [--cache-dir DIR] [--json]`.
 struct PrefetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prefetch",

@@ -20,7 +20,7 @@ final class FetchCommandTests {
         try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     }
 
-    @Test("fetch: one JSON line per URL, duplicates coalesced, cache types, original reuse, exit codes")
+    @Test("fetch: one JSON line per URL, duplicates coalesced, cache types, original kept only with --keep-original, exit codes")
     func fetch() async throws {
         let server = try await LoopbackServer.start()
         defer { Task { await server.shutdown() } }
@@ -45,8 +45,14 @@ final class FetchCommandTests {
         let again = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
         #expect(try json(again.stdout.split(separator: "\n")[0])["cacheType"] as? String == "disk")
         let other = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "grayscale"])
-        #expect(try json(other.stdout.split(separator: "\n")[0])["cacheType"] as? String == "disk")
-        #expect(server.hits("/image/cli") == 1, "a second processor reuses the cached original")
+        #expect(try json(other.stdout.split(separator: "\n")[0])["cacheType"] as? String == "none")
+        #expect(server.hits("/image/cli") == 2, "the cache held the result only: another processor downloads")
+        let kept = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:48", "--keep-original"])
+        #expect(try json(kept.stdout.split(separator: "\n")[0])["cacheType"] as? String == "none")
+        let reused = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:24"])
+        let reusedLine = try json(reused.stdout.split(separator: "\n")[0])
+        #expect(reusedLine["cacheType"] as? String == "disk" && reusedLine["width"] as? Int == 24)
+        #expect(server.hits("/image/cli") == 3, "a kept original serves another processor without a download")
 
         let out = directory.appendingPathComponent("out").path
         let written = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--out", out, "--process", "thumbnail:32,format:png"])
@@ -148,5 +154,24 @@ final class FetchCommandTests {
         let summary = try json(second.stdout.split(separator: "\n")[0])
         #expect(summary["skipped"] as? Int == 4)
         #expect(summary["completed"] as? Int == 0)
+    }
+
+    @Test("prefetch --process caches one result per source; --keep-original adds the originals")
+    func prefetchCachesWhatWasAskedFor() async throws {
+        let server = try await LoopbackServer.start()
+        defer { Task { await server.shutdown() } }
+        func entries(_ cache: String) throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: cache).filter { !$0.hasPrefix(".") }.count
+        }
+        for (name, extra, expected) in [("results", [String](), 3), ("kept", ["--keep-original"], 6)] {
+            let cache = directory.appendingPathComponent(name).path
+            let urls = (0..<3).map { server.url("/image/\(name)/\($0)").absoluteString }
+            let run = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"] + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try entries(cache) == expected, "\(name): entries in the cache directory")
+            let again = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"])
+            #expect(try json(again.stdout.split(separator: "\n")[0])["skipped"] as? Int == 3, "\(name): the results were hits")
+        }
+        #expect((0..<3).allSatisfy { server.hits("/image/results/\($0)") == 1 && server.hits("/image/kept/\($0)") == 1 })
     }
 }
