@@ -156,7 +156,7 @@ def main():
     print("  CPU per image added to the limit's:")
     print(f"    process start and exit ({m['start'] * 1000:.1f} ms wall, {m['start_cpu'] * 1000:.1f} ms CPU) over {count}: "
           f"{m['start_cpu'] * 1000 / count:.3f} ms")
-    print(f"    pipeline, two cache files, hand-offs (file - limit - start): "
+    print(f"    pipeline, the result's cache file, hand-offs (file - limit - start): "
           f"{m['file_cpu'] - m['limit_cpu'] - m['start_cpu'] * 1000 / count:.3f} ms")
     print(f"    the HTTP origin in osprey (http - file): {m['http_cpu'] - m['file_cpu']:.3f} ms, of which the downloader's "
           f"own receive {m['receive']:.3f} ms; nginx's CPU on the same cores {m['nginx_cpu']:.3f} ms")

@@ -349,7 +349,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch CPU per image vs the limit's", unit: "ms", samples: ospreyCPU,
                 baseline: "in-process limit's CPU per image (the harness's process CPU clock over the run)", baselineSamples: limitCPU,
-                note: "the CLI's work beyond decode + encode: process start, HTTP, two cache files per URL, hand-offs"))
+                note: "the CLI's work beyond decode + encode: process start, HTTP, the result's cache file, hand-offs"))
         figures.append(
             Figure(
                 scenario: 8, name: "\(label), osprey prefetch cores in use", unit: "cores", samples: ospreyCores,
@@ -369,7 +369,7 @@ func scenario8(reps: Int, classes: [ImageClass], cli: String, peer: Peer?) async
                     samples: zip(ospreyMB, floorMB).map { $0 - $1 },
                     goal: "< 48 MB (one full-size 4000×3000 RGBA image)", goalMet: { $0.max < 48 },
                     note:
-                        "per repetition; floor: the CLI over \(count) URLs of \(floorFile) (\(floorMB.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB); the difference also holds the memory cache's \(count) thumbnails and the originals in flight"
+                        "per repetition; floor: the CLI over \(count) URLs of \(floorFile) (\(floorMB.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB); the difference also holds the originals and thumbnails in flight"
                 ))
         }
     }
