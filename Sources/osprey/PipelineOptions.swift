@@ -66,9 +66,8 @@ struct PipelineOptions: ParsableArguments {
         var options: [OspreyOption] = [
             .processor(processor), .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
         ]
-        // Why not by default: originals of photos are ~100 times their thumbnails, and with both in
-        // one size-limited cache a prefetch of more originals than the limit holds evicted its own
-        // results, so a second run hit nothing (results/cli-originals-2026-11-28.txt).
+        // Why only on request: originals (~100× a thumbnail) filled the size limit and evicted the
+        // run's own results (Benchmarks/results/cli-originals-2026-11-28.txt).
         if keepOriginal { options.append(.cacheOriginalImage) }
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
