@@ -77,9 +77,13 @@ func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) 
 typealias DownloadOutcome = Result<DownloadResult, OspreyError>
 
 /// Starts a loopback server and a `DataLoader`, runs `body`, and shuts both down.
+///
+/// The loader waits up to 120 s for a read, not the product's 30 s, for the reason
+/// ``makeDownloader(_:_:)`` gives: under the thread sanitizer, gated requests held while the
+/// others arrived waited more than 30 s and failed with a read timeout.
 func withLoopback(_ body: (LoopbackServer, DataLoader) async throws -> Void) async throws {
     let server = try await LoopbackServer.start()
-    let loader = DataLoader()
+    let loader = DataLoader(configuration: DataLoader.Configuration(readTimeout: .seconds(120)))
     do {
         try await body(server, loader)
     } catch {
