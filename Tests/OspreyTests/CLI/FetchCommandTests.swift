@@ -160,15 +160,12 @@ final class FetchCommandTests {
     func prefetchCachesWhatWasAskedFor() async throws {
         let server = try await LoopbackServer.start()
         defer { Task { await server.shutdown() } }
-        func entries(_ cache: String) throws -> Int {
-            try FileManager.default.contentsOfDirectory(atPath: cache).filter { !$0.hasPrefix(".") }.count
-        }
         for (name, extra, expected) in [("results", [String](), 3), ("kept", ["--keep-original"], 6)] {
             let cache = directory.appendingPathComponent(name).path
             let urls = (0..<3).map { server.url("/image/\(name)/\($0)").absoluteString }
             let run = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"] + extra)
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(try entries(cache) == expected, "\(name): entries in the cache directory")
+            #expect(try entryFiles(in: URL(fileURLWithPath: cache)).count == expected, "\(name): entries in the cache directory")
             let again = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"])
             #expect(try json(again.stdout.split(separator: "\n")[0])["skipped"] as? Int == 3, "\(name): the results were hits")
         }

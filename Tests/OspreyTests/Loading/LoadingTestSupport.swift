@@ -80,7 +80,8 @@ typealias DownloadOutcome = Result<DownloadResult, OspreyError>
 ///
 /// The loader waits up to 120 s for a read, not the product's 30 s, for the reason
 /// ``makeDownloader(_:_:)`` gives: under the thread sanitizer, gated requests held while the
-/// others arrived waited more than 30 s and failed with a read timeout.
+/// others arrived waited more than 30 s, and two gated tests failed (with a queued count that a
+/// read timeout of their first requests explains).
 func withLoopback(_ body: (LoopbackServer, DataLoader) async throws -> Void) async throws {
     let server = try await LoopbackServer.start()
     let loader = DataLoader(configuration: DataLoader.Configuration(readTimeout: .seconds(120)))
