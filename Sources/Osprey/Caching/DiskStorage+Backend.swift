@@ -63,7 +63,7 @@ extension DiskStorage {
     /// ## Crash safety
     /// A store writes the data and trailer to a temporary file in one `writev`, seals its times, then
     /// renames it into place: a reader sees the whole old entry, the whole new one, or none. A file
-    /// that is torn, truncated, foreign, of the old format or modified in place fails the size, magic,
+    /// that is torn, truncated, foreign or modified in place fails the size, magic,
     /// checksum, key or seal check: a read treats it as a miss and removes it. Opening removes
     /// temporary files whose writing process is gone (or older than an hour) and, after
     /// ``DiskStorage/Config/recoveryGracePeriod``, unsealed foreign files (maybe still being written
@@ -98,8 +98,6 @@ extension DiskStorage {
 
         let directory: String
         let tempDirectory: String
-        /// Where format 1 kept its sidecar files (removed at open).
-        let legacyIndexDirectory: String
         /// Default QoS, not utility: callers await work here (and stores queued behind a clean), and
         /// on Linux utility threads run at a lower priority (a 256 KB store took ~10% longer).
         let queue = DispatchQueue(label: "osprey.disk-storage", attributes: .concurrent)
@@ -137,7 +135,6 @@ extension DiskStorage {
             self.directoryURL = config.cacheDirectory.standardizedFileURL
             self.directory = directoryURL.path
             self.tempDirectory = directory + "/.tmp"
-            self.legacyIndexDirectory = directory + "/.index"
             self.state = SharedLocked(State(lastFlush: config.now().timeIntervalSince1970))
             try? ensureDirectories()
             submitBarrier { [self] in

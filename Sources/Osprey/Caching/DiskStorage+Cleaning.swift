@@ -9,19 +9,15 @@ extension DiskStorage.Backend {
         var size: Int
     }
 
-    /// The open-time pass: removes format-1 files and stale temporaries (when `cleaning`), builds the
-    /// index, and (when `cleaning`) removes corrupt files and enforces the size limit.
+    /// The open-time pass: removes stale temporaries (when `cleaning`), builds the index, and (when
+    /// `cleaning`) removes corrupt files and enforces the size limit.
     func openPass(cleaning: Bool) -> DiskStorage.CleanReport {
-        var strict = false
-        if cleaning {
-            removeStaleTemporaryFiles()
-            strict = removeLegacyIndex()
-        }
+        if cleaning { removeStaleTemporaryFiles() }
         var report = DiskStorage.CleanReport()
         // One listing with inode numbers: the snapshot's records of unchanged files are taken as they are.
         let listing = DiskFileIO.listWithInodes(directory)
         if let listing { _ = adoptSnapshot(listing: listing) }
-        let corrupt = resync(removingCorrupt: cleaning, strict: strict, listing: listing?.map(\.name))
+        let corrupt = resync(removingCorrupt: cleaning, listing: listing?.map(\.name))
         if cleaning {
             report = trim(removeExpired: false, enforceSize: true)
             report.removed.insert(contentsOf: corrupt, at: report.removed.prefix { $0.reason == .expired }.count)
@@ -36,22 +32,13 @@ extension DiskStorage.Backend {
         return report
     }
 
-    /// Removes the `.index/` directory of format 1, if any; `true` when there was one (its data
-    /// files are then removed whatever their age).
-    func removeLegacyIndex() -> Bool {
-        guard let names = DiskFileIO.list(legacyIndexDirectory) else { return false }
-        for name in names { try? DiskFileIO.removeFile(legacyIndexDirectory + "/" + name) }
-        rmdir(legacyIndexDirectory)
-        return true
-    }
-
     /// Lists the directory and brings the index in line with it: files it does not know have their
     /// trailers read (adopted when valid), entries whose file is gone are dropped. Invalid files
-    /// are removed when `removingCorrupt` (unsealed ones only once older than the grace period,
-    /// unless `strict`) and returned as removed entries. `listing`: the directory's names when the
+    /// are removed when `removingCorrupt` (unsealed ones only once older than the grace period)
+    /// and returned as removed entries. `listing`: the directory's names when the
     /// caller has just listed it.
     @discardableResult
-    func resync(removingCorrupt: Bool, strict: Bool = false, listing: [String]? = nil) -> [DiskStorage.RemovedEntry] {
+    func resync(removingCorrupt: Bool, listing: [String]? = nil) -> [DiskStorage.RemovedEntry] {
         guard let names = listing ?? DiskFileIO.list(directory) else {
             state.withLock { $0.index.removeAll() }
             return []
@@ -92,7 +79,7 @@ extension DiskStorage.Backend {
             let info = DiskFileIO.FileInfo(raw)
             if info.isDirectory { continue }
             // An unsealed young file may be another (older) writer's: leave it until the grace period is over.
-            if !strict, !info.isSealed, wallNow - info.modified < config.recoveryGracePeriod { continue }
+            if !info.isSealed, wallNow - info.modified < config.recoveryGracePeriod { continue }
             corrupt.append(CorruptFile(fileName: name, size: info.size))
         }
         state.withLock { state in
@@ -215,7 +202,6 @@ extension DiskStorage.Backend {
 
     func removeAllNow() throws(OspreyError) {
         var firstError: OspreyError?
-        _ = removeLegacyIndex()
         for name in DiskFileIO.list(directory) ?? [] where !name.hasPrefix(".") {
             let path = directory + "/" + name
             if DiskFileIO.info(path)?.isDirectory == true { continue }

@@ -103,7 +103,7 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A response data modifier returned `nil`.
         case dataModifyingFailed(url: URL)
         /// The URL failed permanently before and is on the downloader's failed-URL list.
-        case blacklisted(url: URL)
+        case previouslyFailed(url: URL)
     }
 
     /// Why a pipeline request failed.
@@ -198,7 +198,7 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "cannot download \(url.absoluteString): \(message)"
             case .dataModifyingFailed(let url):
                 return "cannot download \(url.absoluteString): the response data modifier returned no data"
-            case .blacklisted(let url):
+            case .previouslyFailed(let url):
                 return "cannot download \(url.absoluteString): it failed before (failed-URL list); pass retryFailed to try again"
             }
         case .pipeline(let reason):

@@ -9,11 +9,11 @@ extension ImageDownloader {
 
     func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
         let url = task.url
-        if !options.retryFailed, isBlacklisted(url) {
-            return options.callbackQueue.deliver(.failure(.download(.blacklisted(url: url))), to: completion)
+        if !options.retryFailed, isOnFailedURLList(url) {
+            return options.callbackQueue.deliver(.failure(.download(.previouslyFailed(url: url))), to: completion)
         }
         guard Self.isSupported(url) else {
-            addToBlacklist(url)
+            addToFailedURLList(url)
             return options.callbackQueue.deliver(.failure(.download(.invalidURL(url.absoluteString))), to: completion)
         }
         let request = makeRequest(url, options: options)

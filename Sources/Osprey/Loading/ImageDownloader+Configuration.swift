@@ -40,8 +40,8 @@ extension ImageDownloader {
         public var retryStrategy: (any RetryStrategy)?
         /// Whether permanent failures (invalid URL, non-image data, unacceptable content type, 4xx
         /// other than 408 and 429) put the URL on the failed-URL list, making later requests fail fast
-        /// with ``OspreyError/DownloadReason/blacklisted(url:)``. Default `true`.
-        public var blacklistsFailedURLs: Bool = true
+        /// with ``OspreyError/DownloadReason/previouslyFailed(url:)``. Default `true`.
+        public var remembersFailedURLs: Bool = true
         /// Whether partial data of a failed or cancelled download is kept to be resumed with
         /// `Range`/`If-Range` (only when the server sent `Accept-Ranges: bytes` and an `ETag` or
         /// `Last-Modified`). Default `true`.

@@ -7,8 +7,8 @@ extension ImageDownloader {
     /// permanent failure.
     func needsRecord(_ outcome: Result<Fetched, OspreyError>) -> Bool {
         switch outcome {
-        case .success: blacklistSize.load(ordering: .relaxed) > 0
-        case .failure(let error): configuration.blacklistsFailedURLs && Self.isPermanent(error)
+        case .success: failedURLCount.load(ordering: .relaxed) > 0
+        case .failure(let error): configuration.remembersFailedURLs && Self.isPermanent(error)
         }
     }
 
@@ -16,12 +16,12 @@ extension ImageDownloader {
     func record(_ outcome: Result<Fetched, OspreyError>, url: URL, _ state: inout State) {
         switch outcome {
         case .success:
-            if !state.blacklist.isEmpty {
-                updateBlacklist(&state) { $0.remove(url.absoluteString) }
+            if !state.failedURLs.isEmpty {
+                updateFailedURLList(&state) { $0.remove(url.absoluteString) }
             }
         case .failure(let error):
-            if configuration.blacklistsFailedURLs, Self.isPermanent(error) {
-                updateBlacklist(&state) { $0.insert(url.absoluteString) }
+            if configuration.remembersFailedURLs, Self.isPermanent(error) {
+                updateFailedURLList(&state) { $0.insert(url.absoluteString) }
             }
         }
     }

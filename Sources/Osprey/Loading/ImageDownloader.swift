@@ -47,7 +47,7 @@ public final class ImageDownloader: Sendable {
     let defaultHeaders: [String: String]
     /// Mirrors of counts kept under the lock, read without it so the common case (nothing on the
     /// failed-URL list, no resumable data, no progress handler) takes no extra lock per download.
-    let blacklistSize = Atomic<Int>(0)
+    let failedURLCount = Atomic<Int>(0)
     let resumableCount = Atomic<Int>(0)
     let progressCallers = Atomic<Int>(0)
     /// Event observers, behind their own lock: emitting an event does not contend with scheduling.
@@ -129,7 +129,7 @@ public final class ImageDownloader: Sendable {
         var deadlines: [UInt64: Deadline] = [:]
         var watchdog = Watchdog()
         var nextID: UInt64 = 0
-        var blacklist: Set<String> = []
+        var failedURLs: Set<String> = []
         var resumable: [String: ResumableData] = [:]
         var resumableOrder: [String] = []
     }
@@ -243,28 +243,28 @@ public final class ImageDownloader: Sendable {
     // MARK: - Failed-URL list
 
     /// Whether `url` is on the failed-URL list.
-    public func isBlacklisted(_ url: URL) -> Bool {
-        blacklistSize.load(ordering: .relaxed) > 0 && state.withLock { $0.blacklist.contains(url.absoluteString) }
+    public func isOnFailedURLList(_ url: URL) -> Bool {
+        failedURLCount.load(ordering: .relaxed) > 0 && state.withLock { $0.failedURLs.contains(url.absoluteString) }
     }
     /// Puts `url` on the failed-URL list, e.g. when its data downloaded but could not be decoded.
-    /// Does nothing when ``Configuration/blacklistsFailedURLs`` is `false`.
-    public func addToBlacklist(_ url: URL) {
-        guard configuration.blacklistsFailedURLs else { return }
-        state.withLock { state in updateBlacklist(&state) { $0.insert(url.absoluteString) } }
+    /// Does nothing when ``Configuration/remembersFailedURLs`` is `false`.
+    public func addToFailedURLList(_ url: URL) {
+        guard configuration.remembersFailedURLs else { return }
+        state.withLock { state in updateFailedURLList(&state) { $0.insert(url.absoluteString) } }
     }
     /// Removes `url` from the failed-URL list.
-    public func removeFromBlacklist(_ url: URL) {
-        state.withLock { state in updateBlacklist(&state) { $0.remove(url.absoluteString) } }
+    public func removeFromFailedURLList(_ url: URL) {
+        state.withLock { state in updateFailedURLList(&state) { $0.remove(url.absoluteString) } }
     }
     /// Empties the failed-URL list.
-    public func clearBlacklist() {
-        state.withLock { state in updateBlacklist(&state) { $0.removeAll() } }
+    public func clearFailedURLList() {
+        state.withLock { state in updateFailedURLList(&state) { $0.removeAll() } }
     }
 
     /// Changes the failed-URL list and its mirrored size. Called with the lock held.
-    func updateBlacklist(_ state: inout State, _ change: (inout Set<String>) -> Void) {
-        change(&state.blacklist)
-        blacklistSize.store(state.blacklist.count, ordering: .relaxed)
+    func updateFailedURLList(_ state: inout State, _ change: (inout Set<String>) -> Void) {
+        change(&state.failedURLs)
+        failedURLCount.store(state.failedURLs.count, ordering: .relaxed)
     }
 
     // MARK: - Events

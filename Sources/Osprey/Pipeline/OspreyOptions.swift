@@ -63,7 +63,7 @@ public struct OspreyOptions: Sendable {
     public var retryStrategy: (any RetryStrategy)?
     /// Sources tried in order after the main one fails (not after a cancellation). Default none.
     public var alternativeSources: [ImageSource] = []
-    /// Retry URLs the downloader blacklisted after a permanent failure. Default `false`.
+    /// Retry URLs on the downloader's failed-URL list (a permanent failure put them there). Default `false`.
     public var retryFailed = false
     /// How downloaded and cached bytes are decoded (thumbnail, scale-down limit, first frame only…).
     /// Default ``DecodingOptions/default``.

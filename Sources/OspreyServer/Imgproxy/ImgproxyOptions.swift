@@ -3,7 +3,8 @@ import Osprey
 
 /// The processing options of one imgproxy URL, applied one `name:arg:arg` at a time.
 struct ImgproxyOptions {
-    var resizingType = "fit"
+    /// `rt`: imgproxy's resizing type; `cover` (thumbor's `full-fit-in`) has no imgproxy name.
+    var resizingType: ResizeStep.Mode = .fit
     var width = 0
     var height = 0
     var enlarge = false
@@ -94,10 +95,10 @@ struct ImgproxyOptions {
         }
         func type(_ index: Int) throws(ServerError) {
             guard index < arguments.count, !arguments[index].isEmpty else { return }
-            guard ["fit", "fill", "fill-down", "force", "auto"].contains(arguments[index]) else {
+            guard let mode = ResizeStep.Mode(rawValue: arguments[index]), mode != .cover else {
                 throw .badRequest("imgproxy option \(name): resizing type \"\(arguments[index])\" is not fit, fill, fill-down, force or auto")
             }
-            resizingType = arguments[index]
+            resizingType = mode
         }
         let side = Self.sides
         switch name {
@@ -340,13 +341,7 @@ struct ImgproxyOptions {
         (step.extendAspectRatioOffsetX, step.extendAspectRatioOffsetY) = extendAspectRatioOffset
         (step.zoomX, step.zoomY) = zoom
         (step.minWidth, step.minHeight) = (minWidth, minHeight)
-        switch resizingType {
-        case "fill": step.mode = .fill
-        case "fill-down": step.mode = .fillDown
-        case "auto": step.mode = .auto
-        case "force": step.mode = .force
-        default: step.mode = .fit
-        }
+        step.mode = resizingType
         let symmetric =
             crop == nil && gravity == .center && !smart && focusPoint == nil && gravityOffset == (0, 0) && extendGravity == .center
             && extendOffset == (0, 0) && extendAspectRatioGravity == .center && extendAspectRatioOffset == (0, 0)

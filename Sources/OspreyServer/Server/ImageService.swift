@@ -39,7 +39,7 @@ final class ImageService: Sendable {
         var download = ImageDownloader.Configuration()
         download.maximumResponseSize = configuration.maxSourceBytes
         download.timeout = configuration.downloadTimeout
-        download.blacklistsFailedURLs = false
+        download.remembersFailedURLs = false
         download.allowsResumableDownloads = false
         download.maximumConcurrentDownloads = max(6, configuration.workers * 2)
         let downloader = ImageDownloader(

@@ -71,7 +71,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
                 // message carries this marker.
                 self.init(status: message.contains(SourceGuard.refusalMarker) ? 403 : 502, reason: reason)
             case .cancelled: self.init(status: 503, reason: reason)
-            case .blacklisted: self.init(status: 404, reason: reason)
+            case .previouslyFailed: self.init(status: 404, reason: reason)
             case .emptyRequest: self.init(status: 500, reason: reason)
             }
         case .pipeline(let why):

@@ -94,26 +94,6 @@ struct DiskIndexTests {
         _ = storage
     }
 
-    @Test func anOldFormatDirectoryIsClearedOnOpen() async throws {
-        let dir = TemporaryDirectory()
-        let clock = TestClock()
-        let url = dir.url.appendingPathComponent("c")
-        // Format 1: the data file as stored plus a sidecar in .index/.
-        let hash = DiskStorage.Backend.hash("old")
-        try FileManager.default.createDirectory(at: url.appendingPathComponent(".index"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: url.appendingPathComponent(".tmp"), withIntermediateDirectories: true)
-        try entryBytes("old", size: 1_000).write(to: url.appendingPathComponent(hash))
-        try Data("osprey-cache-entry 1\nfile \(hash)\nsize 1000\ninode 1\nmtime 1\ncreated 1\naccess 1\nexpires never\npolicy never\nkey old".utf8)
-            .write(to: url.appendingPathComponent(".index/" + hash))
-        let storage = await open(url, clock: clock)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(".index").path))
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(hash).path))
-        #expect(await storage.value(forKey: "old") == nil)
-        #expect(await storage.statistics().entryCount == 0)
-        try await storage.store(Data([1]), forKey: "new")
-        #expect(await storage.value(forKey: "new") == Data([1]))
-    }
-
     @Test func expiryAndExtensionLiveInTheFileTimes() async throws {
         let dir = TemporaryDirectory()
         let clock = TestClock()

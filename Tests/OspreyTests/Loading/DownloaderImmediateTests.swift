@@ -144,7 +144,7 @@ struct DownloaderImmediateTests {
             Issue.record("expected invalidStatusCode(404)")
             return
         }
-        #expect(downloader.isBlacklisted(url("/missing.jpg")))
+        #expect(downloader.isOnFailedURLList(url("/missing.jpg")))
         guard case .invalidResponse? = await outcome(downloader, url("/page.jpg")).downloadReason else {
             Issue.record("expected invalidResponse")
             return

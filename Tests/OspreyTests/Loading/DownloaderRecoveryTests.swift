@@ -6,7 +6,7 @@ import Testing
 
 @testable import Osprey
 
-@Suite("Downloader retries, blacklist, resume and conditional requests", .timeLimit(.minutes(5)))
+@Suite("Downloader retries, the failed-URL list, resume and conditional requests", .timeLimit(.minutes(5)))
 struct DownloaderRecoveryTests {
     private let immediateRetry = DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero))
 
@@ -31,7 +31,7 @@ struct DownloaderRecoveryTests {
             let exhausted = await outcome(downloader, server.url("/flaky/c?fail=5&code=500"))
             #expect(exhausted.downloadReason.map { if case .invalidStatusCode(500, _) = $0 { true } else { false } } == true)
             #expect(server.hits("/flaky/c?fail=5&code=500") == 3)
-            #expect(!downloader.isBlacklisted(server.url("/flaky/c?fail=5&code=500")))
+            #expect(!downloader.isOnFailedURLList(server.url("/flaky/c?fail=5&code=500")))
         }
     }
 
@@ -103,58 +103,58 @@ struct DownloaderRecoveryTests {
         }
     }
 
-    @Test("permanent failures are blacklisted until retryFailed or removal")
-    func blacklist() async throws {
+    @Test("permanent failures go on the failed-URL list until retryFailed or removal")
+    func failedURLList() async throws {
         try await withLoopback { server, loader in
             let downloader = makeDownloader(loader)
             let url = server.url("/status/404")
             _ = await outcome(downloader, url)
-            #expect(downloader.isBlacklisted(url))
-            #expect(await outcome(downloader, url).downloadReason == .blacklisted(url: url))
+            #expect(downloader.isOnFailedURLList(url))
+            #expect(await outcome(downloader, url).downloadReason == .previouslyFailed(url: url))
             #expect(server.hits("/status/404") == 1)
             _ = await outcome(downloader, url, DownloadOptions(retryFailed: true))
             #expect(server.hits("/status/404") == 2)
-            downloader.removeFromBlacklist(url)
-            #expect(!downloader.isBlacklisted(url))
+            downloader.removeFromFailedURLList(url)
+            #expect(!downloader.isOnFailedURLList(url))
             _ = await outcome(downloader, url)
             #expect(server.hits("/status/404") == 3)
 
             let html = server.url("/html/bl")
             _ = await outcome(downloader, html)
-            #expect(downloader.isBlacklisted(html))
+            #expect(downloader.isOnFailedURLList(html))
             let undecodable = server.url("/image/undecodable")
-            downloader.addToBlacklist(undecodable)
-            #expect(await outcome(downloader, undecodable).downloadReason == .blacklisted(url: undecodable))
-            downloader.clearBlacklist()
-            #expect(!downloader.isBlacklisted(html))
+            downloader.addToFailedURLList(undecodable)
+            #expect(await outcome(downloader, undecodable).downloadReason == .previouslyFailed(url: undecodable))
+            downloader.clearFailedURLList()
+            #expect(!downloader.isOnFailedURLList(html))
 
             let invalid = URL(string: "ftp://example.com/a.jpg")!
             #expect(await outcome(downloader, invalid).downloadReason == .invalidURL(invalid.absoluteString))
-            #expect(await outcome(downloader, invalid).downloadReason == .blacklisted(url: invalid))
+            #expect(await outcome(downloader, invalid).downloadReason == .previouslyFailed(url: invalid))
         }
     }
 
-    @Test("transient failures are not blacklisted; a success clears a retried URL")
-    func transientNotBlacklisted() async throws {
+    @Test("transient failures are not put on the failed-URL list; a success clears a retried URL")
+    func transientNotListed() async throws {
         try await withLoopback { server, loader in
             let downloader = makeDownloader(loader)
             let flaky = server.url("/flaky/f?fail=1&code=503")
             _ = await outcome(downloader, flaky)
-            #expect(!downloader.isBlacklisted(flaky))
+            #expect(!downloader.isOnFailedURLList(flaky))
             #expect(await outcome(downloader, flaky).value != nil)
 
             let flaky404 = server.url("/flaky/g?fail=1&code=404")
             _ = await outcome(downloader, flaky404)
-            #expect(downloader.isBlacklisted(flaky404))
+            #expect(downloader.isOnFailedURLList(flaky404))
             #expect(await outcome(downloader, flaky404, DownloadOptions(retryFailed: true)).value != nil)
-            #expect(!downloader.isBlacklisted(flaky404))
+            #expect(!downloader.isOnFailedURLList(flaky404))
         }
     }
 
-    @Test("blacklisting can be turned off")
-    func blacklistOff() async throws {
+    @Test("the failed-URL list can be turned off")
+    func failedURLListOff() async throws {
         try await withLoopback { server, loader in
-            let downloader = makeDownloader(loader) { $0.blacklistsFailedURLs = false }
+            let downloader = makeDownloader(loader) { $0.remembersFailedURLs = false }
             let url = server.url("/status/410")
             _ = await outcome(downloader, url)
             _ = await outcome(downloader, url)

@@ -21,7 +21,7 @@ struct DownloaderSourcesTests {
             Issue.record("expected transport error for a missing file")
             return
         }
-        #expect(!downloader.isBlacklisted(missing))
+        #expect(!downloader.isOnFailedURLList(missing))
     }
 
     @Test("data: URLs decode locally; non-image data fails as invalidResponse")
@@ -208,7 +208,7 @@ struct DownloaderSourcesTests {
         let url = URL(string: "http://x/a.jpg")!
         let response = DownloadResponse(statusCode: 404, url: url)
         #expect(OspreyError.download(.invalidStatusCode(404, response: response)).description == "cannot download http://x/a.jpg: HTTP status 404")
-        #expect(OspreyError.download(.blacklisted(url: url)).description.contains("failed before"))
+        #expect(OspreyError.download(.previouslyFailed(url: url)).description.contains("failed before"))
         #expect(OspreyError.download(.responseTooLarge(url: url, limit: 10, received: 11)).description.contains("exceeds 10 bytes"))
     }
 }

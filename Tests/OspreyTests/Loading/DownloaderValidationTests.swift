@@ -165,7 +165,7 @@ struct DownloaderValidationTests {
             #expect(limit == 1000)
             #expect(received > 1000 && received <= 2048)
             #expect(await server.waitUntil { $0.aborted.contains("/gatedchunked/never/big") })
-            #expect(!downloader.isBlacklisted(url))
+            #expect(!downloader.isOnFailedURLList(url))
         }
     }
 
@@ -179,7 +179,7 @@ struct DownloaderValidationTests {
             // If the request reached the server before the timeout (it may not have, on a loaded
             // machine), the server sees its connection close.
             #expect(await server.waitUntil { $0.hits["/gated/never/timeout"] == nil || $0.aborted.contains("/gated/never/timeout") })
-            #expect(!downloader.isBlacklisted(url))
+            #expect(!downloader.isOnFailedURLList(url))
             // Per-request override.
             let other = server.url("/gated/never/timeout2")
             let overridden = await outcome(makeDownloader(loader), other, DownloadOptions(timeout: .milliseconds(100)))
@@ -274,7 +274,7 @@ struct DownloaderValidationTests {
         }
     }
 
-    @Test("a dropped connection fails as a transport error and is not blacklisted")
+    @Test("a dropped connection fails as a transport error and is not put on the failed-URL list")
     func droppedConnection() async throws {
         try await withLoopback { server, loader in
             let downloader = makeDownloader(loader)
@@ -285,7 +285,7 @@ struct DownloaderValidationTests {
                 return
             }
             #expect(failed == url)
-            #expect(!downloader.isBlacklisted(url))
+            #expect(!downloader.isOnFailedURLList(url))
             #expect(!downloader.hasResumableData(for: url))
         }
     }
