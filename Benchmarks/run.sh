@@ -11,7 +11,7 @@
 # build directory) against an nginx origin (apt: nginx-light, installed when missing) and measures
 # whole processes with /usr/bin/time (apt: time).
 #
-# Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repo root),
+# Environment: OSPREY_TESTDATA (default Tests/Fixtures/images of the repository),
 # BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4),
 # S8_REPS (E2E_REPS), S8_SMALL_URLS (420), S8_LARGE_URLS (96); see Benchmarks/README.md.
 # Scenario 9 (Benchmarks/server/run-server-bench.sh): OSPREY_BIN (default: the release osprey built
@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
-TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}"
+TESTDATA="${OSPREY_TESTDATA:-$ROOT/Tests/Fixtures/images}"
 TESTDATA="$(cd "$TESTDATA" && pwd)"
 mkdir -p "$WORK" "$ROOT/Benchmarks/results"
 

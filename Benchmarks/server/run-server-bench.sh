@@ -15,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
 : "${OSPREY_BIN:?set OSPREY_BIN to a release osprey (Benchmarks/run.sh 9 does)}"
 : "${OSPREYBENCH_BIN:?set OSPREYBENCH_BIN to the release OspreyBench (Benchmarks/run.sh 9 does)}"
-TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}"
+TESTDATA="${OSPREY_TESTDATA:-$ROOT/Tests/Fixtures/images}"
 : "${OSPREY_LARGE_IMAGES:?set OSPREY_LARGE_IMAGES to the 4000x3000 photos (Benchmarks/run.sh makes them)}"
 
 apt_install() {

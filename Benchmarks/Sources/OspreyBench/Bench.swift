@@ -50,7 +50,7 @@ struct OspreyBench {
 
         var notes: [String] = []
         if wants(5) || wants(6) || wants(7) || wants(8) {
-            let smallDir = env("OSPREY_TESTDATA") ?? "../shared/testdata/images"
+            let smallDir = env("OSPREY_TESTDATA") ?? "Tests/Fixtures/images"
             let largeDir = env("OSPREY_LARGE_IMAGES")
             var peer: Peer?
             if wants(7) || wants(8), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
