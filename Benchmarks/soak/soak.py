@@ -55,7 +55,7 @@ FILL_MAX = float(E("SOAK_FILL_MAX", "900"))
 SLOPE_LIMIT = 1.0  # MiB/min over the last 5 minutes of the load
 SPIKE_MB = 10.0  # a sample this far over the median of the 21 s around it is a transient spike
 WORK = os.path.join(ROOT, "Benchmarks/.work/soak")
-OUT = E("SOAK_OUT", os.path.join(ROOT, "Benchmarks/results", time.strftime("soak-%H%M", time.gmtime())))
+OUT = E("SOAK_OUT", os.path.join(ROOT, "Benchmarks/results", time.strftime("%Y-%m-%d-soak", time.gmtime())))
 SLACK = 2.0  # seconds over the request deadline still counted as on time (scheduling on a loaded machine)
 
 
