@@ -30,7 +30,7 @@ TMP="$(mktemp -d /var/tmp/osprey-ab.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
 run() { # side binary scenario round
     VIPS_CONCURRENCY=1 BENCH_REPS="${BENCH_REPS:-3}" OSPREY_BENCH_TMP="$TMP" BENCH_JSON="$OUT/$1-s$3-r$4.json" \
-        OSPREY_TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}" "$2" "$3" >/dev/null
+        OSPREY_TESTDATA="${OSPREY_TESTDATA:-$ROOT/Tests/Fixtures/images}" "$2" "$3" >/dev/null
 }
 for round in $(seq 1 "$ROUNDS"); do
     for s in ${SCENARIOS[@]}; do

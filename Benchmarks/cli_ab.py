@@ -10,7 +10,7 @@ round after round (the order rotates every round), as `osprey prefetch --input u
 the run, the caches on a fresh file system (Benchmarks/scratchfs.py). Reports per binary the median rate and CPU per image (user + system from wait4), and
 per binary after the first its per-round ratios of rate and of CPU per image to the first's:
 median [min..max].
-Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repository root).
+Environment: OSPREY_TESTDATA (default Tests/Fixtures/images of the repository).
 """
 import argparse
 import os
@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks", "server"))
 from server_bench import Nginx, scratchfs  # noqa: E402
-SMALL = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata", "images"))
+SMALL = os.environ.get("OSPREY_TESTDATA", os.path.join(ROOT, "Tests", "Fixtures", "images"))
 LARGE = os.path.join(ROOT, "Benchmarks", ".work", "large")
 SPEC = "thumbnail:256,format:jpeg:80"
 # Every test image, as scenario 8's small set (stock libvips thumbnails them all).

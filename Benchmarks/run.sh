@@ -5,13 +5,15 @@
 # Prepares, under Benchmarks/.work (git-ignored): 4000×3000 JPEG photos made with the `vips` CLI
 # (apt: libvips-tools) from the test images, and a virtualenv with the Python peer's packages
 # (PyPI). Then builds and runs the harness, which prints a table per scenario and writes
-# Benchmarks/results/latest.json (and the printed tables to Benchmarks/results/latest.txt).
+# Benchmarks/results/YYYY-MM-DD-scenario-N.json (several scenarios: YYYY-MM-DD-scenarios-1-2-3.json,
+# all of them: YYYY-MM-DD-scenarios-all.json) and the printed tables beside it as .txt. A later run
+# the same day replaces that day's file; git keeps the earlier ones.
 #
 # Scenario 8 runs the release `osprey` CLI (built here from the main package, through this package's
 # build directory) against an nginx origin (apt: nginx-light, installed when missing) and measures
 # whole processes with /usr/bin/time (apt: time).
 #
-# Environment: OSPREY_TESTDATA (default ../shared/testdata/images from the repo root),
+# Environment: OSPREY_TESTDATA (default Tests/Fixtures/images of the repository),
 # BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4),
 # S8_REPS (E2E_REPS), S8_SMALL_URLS (420), S8_LARGE_URLS (96); see Benchmarks/README.md.
 # Scenario 9 (Benchmarks/server/run-server-bench.sh): OSPREY_BIN (default: the release osprey built
@@ -21,7 +23,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
-TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}"
+TESTDATA="${OSPREY_TESTDATA:-$ROOT/Tests/Fixtures/images}"
 TESTDATA="$(cd "$TESTDATA" && pwd)"
 mkdir -p "$WORK" "$ROOT/Benchmarks/results"
 
@@ -96,6 +98,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Results: Benchmarks/results/<UTC date>-scenario-N or -scenarios-A-B-... (all: -scenarios-all).
+if [ ${#harness_args[@]} -eq 0 ]; then
+    RESULT_NAME="scenarios-all"
+elif [ ${#harness_args[@]} -eq 1 ]; then
+    RESULT_NAME="scenario-${harness_args[0]}"
+else
+    RESULT_NAME="scenarios-$(IFS=-; echo "${harness_args[*]}")"
+fi
+RESULT="$ROOT/Benchmarks/results/$(date -u +%F)-$RESULT_NAME"
+
 if [ "$harness" = 1 ]; then
 VIPS_CONCURRENCY=1 \
 OSPREY_TESTDATA="$TESTDATA" \
@@ -103,9 +115,9 @@ OSPREY_LARGE_IMAGES="$LARGE" \
 PEER_PYTHON="$VENV/bin/python" \
 PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
 OSPREY_CLI="$BINDIR/osprey" \
-BENCH_JSON="${BENCH_JSON:-$ROOT/Benchmarks/results/latest.json}" \
+BENCH_JSON="${BENCH_JSON:-$RESULT.json}" \
 OSPREY_BENCH_TMP="$SCRATCH" \
-    "$BIN" ${harness_args[@]+"${harness_args[@]}"} | tee "$ROOT/Benchmarks/results/latest.txt"
+    "$BIN" ${harness_args[@]+"${harness_args[@]}"} | tee "$RESULT.txt"
 fi
 
 if [ "$wants9" = 1 ]; then

@@ -12,7 +12,7 @@ allocator looks up, and skips, every inode freed in the last minutes before it h
 participant's cache before the next participant runs, each new file costs 300-1200 us of CPU
 instead of 25-60 us, for minutes, and that lands on whoever runs next, most on whoever writes
 the most files (Osprey stores the original and the result of a miss; thumbor and the Pillow
-script one file each). `results/scratch-fs-0035.txt` has the measurements.
+script one file each). `results/2026-11-25-scratch-fs.txt` has the measurements.
 
 What `up` makes: a sparse image file of SIZE_GB beside the directory, formatted by mkfs.ext4 with
 its defaults (a journal, as a user's disk has) and loop-mounted there. Each run starts clean, and

@@ -5,7 +5,7 @@
 #   deploy/make-origin.sh [ORIGIN_DIR] [SOURCE_IMAGES_DIR]
 set -euo pipefail
 OUT=${1:-${ORIGIN_DIR:-/tmp/osprey-cluster/origin}}
-SRC=${2:-${SOURCE_IMAGES:-/work/shared/testdata/images}}
+SRC=${2:-${SOURCE_IMAGES:-${OSPREY_TESTDATA:-$(cd "$(dirname "$0")/.." && pwd)/Tests/Fixtures/images}}}
 COUNT=${COUNT:-100}
 command -v vips >/dev/null || { echo "make-origin: needs the vips CLI (apt-get install -y libvips-tools)" >&2; exit 1; }
 mkdir -p "$OUT/img"

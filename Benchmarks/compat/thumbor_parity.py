@@ -2,7 +2,7 @@
 """Osprey's answers next to thumbor 7.8's for the same thumbor URLs: size, format and pixels.
 
     python3 Benchmarks/compat/thumbor_parity.py --osprey .build/release/osprey \
-        --thumbor Benchmarks/.work/thumbor-venv/bin/thumbor [--images ../shared/testdata/images]
+        --thumbor Benchmarks/.work/thumbor-venv/bin/thumbor [--images Tests/Fixtures/images]
 
 Starts a loopback origin serving the test images (and a nine-patch frame it draws), thumbor (unsafe
 URLs, no result storage) and `osprey serve` (loopback sources allowed), asks both for every case
@@ -156,7 +156,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--osprey", required=True)
     p.add_argument("--thumbor", required=True)
-    p.add_argument("--images", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "testdata", "images"))
+    p.add_argument("--images", default=os.environ.get("OSPREY_TESTDATA") or os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "Fixtures", "images"))
     p.add_argument("--jpg", default="rocket.jpg")
     p.add_argument("--png", default="coffee.png")
     args = p.parse_args()

@@ -4,7 +4,7 @@
 //   cc -O2 -o race race.c $(pkg-config --cflags --libs vips) -lpthread
 //   ./race IMAGE THREADS SECONDS            (VIPS_NOVECTOR=1 ./race ... : the C paths)
 // With liborc 0.4.33 some runs die (SIGSEGV, or glibc's "malloc_consolidate(): unaligned fastbin
-// chunk detected"); see Benchmarks/results/orc-race-*.txt. Built with Osprey's serialised
+// chunk detected"); see Benchmarks/results/2026-11-24-orc-race.txt. Built with Osprey's serialised
 // orc_program_compile / orc_program_free (as every Osprey process runs since they exist):
 //   cc -O2 -o race-serialised race.c ../../Sources/COspreyVips/osprey_orc.c \
 //      -I../../Sources/COspreyVips/include $(pkg-config --cflags --libs vips) -ldl -lpthread

@@ -7,7 +7,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-20}; threads=${2:-4}; seconds=${3:-20}
-image=${4:-$here/../../../shared/testdata/images/hopper.jpg}
+image=${4:-$here/../../Tests/Fixtures/images/hopper.jpg}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/plain" "$here/race.c" $(pkg-config --cflags --libs vips) -lpthread || exit 1

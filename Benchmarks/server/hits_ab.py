@@ -32,7 +32,7 @@ def main():
     p.add_argument("rounds", type=int)
     p.add_argument("seconds", type=int)
     p.add_argument("binaries", nargs="+", help="LABEL=path of an osprey binary")
-    p.add_argument("--small", default=os.path.join(os.path.dirname(__file__), "../../../shared/testdata/images"))
+    p.add_argument("--small", default=os.path.join(os.path.dirname(__file__), "../../Tests/Fixtures/images"))
     p.add_argument("--perf", default=None)
     a = p.parse_args()
     args = argparse.Namespace(osprey=None, osprey_arg=[], warmup=2, wrk_threads=2, connections=8, cores=os.cpu_count(), scratch=None)

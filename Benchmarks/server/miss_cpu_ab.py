@@ -45,7 +45,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--osprey", action="append", default=[], help="LABEL=BINARY [serve flags...] (repeatable)")
     p.add_argument("--thumbor", help="thumbor executable of the virtualenv (adds thumbor as a participant)")
-    p.add_argument("--small", default=os.path.join(os.path.dirname(__file__), "../../../shared/testdata/images"))
+    p.add_argument("--small", default=os.path.join(os.path.dirname(__file__), "../../Tests/Fixtures/images"))
     p.add_argument("--formats", default="webp,jpeg")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seconds", type=int, default=8)

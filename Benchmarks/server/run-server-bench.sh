@@ -4,7 +4,8 @@
 # 4000×3000 photos; can also run alone when the environment below names them.
 #
 # Installs what it needs when missing: wrk and nginx (apt), thumbor==7.8.0 in a virtualenv under
-# Benchmarks/.work/thumbor-venv (PyPI). Writes Benchmarks/results/server-<UTC date-time>.txt/.json.
+# Benchmarks/.work/thumbor-venv (PyPI). Writes Benchmarks/results/<UTC date>-scenario-9.txt/.json
+# (a later run the same day replaces them; git keeps the earlier ones).
 #
 # Environment: OSPREY_BIN (release osprey), OSPREYBENCH_BIN (release OspreyBench, for the libvips
 # limit), OSPREY_TESTDATA (test images), OSPREY_LARGE_IMAGES (the photos), S9_REPS (3),
@@ -15,7 +16,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
 : "${OSPREY_BIN:?set OSPREY_BIN to a release osprey (Benchmarks/run.sh 9 does)}"
 : "${OSPREYBENCH_BIN:?set OSPREYBENCH_BIN to the release OspreyBench (Benchmarks/run.sh 9 does)}"
-TESTDATA="${OSPREY_TESTDATA:-$ROOT/../shared/testdata/images}"
+TESTDATA="${OSPREY_TESTDATA:-$ROOT/Tests/Fixtures/images}"
 : "${OSPREY_LARGE_IMAGES:?set OSPREY_LARGE_IMAGES to the 4000x3000 photos (Benchmarks/run.sh makes them)}"
 
 apt_install() {
@@ -34,8 +35,7 @@ if [ ! -f "$VENV/.done" ] || ! cmp -s "$REQ" "$VENV/.done"; then
 fi
 THUMBOR_VERSION="$("$VENV/bin/python" -c 'import thumbor; print(thumbor.__version__)')"
 
-STAMP="$(date -u +%Y-%m-%d-%H%M)"
-OUT="$ROOT/Benchmarks/results/server-$STAMP"
+OUT="$ROOT/Benchmarks/results/$(date -u +%F)-scenario-9"
 echo "run-server-bench.sh: osprey $OSPREY_BIN, thumbor $THUMBOR_VERSION, results in $OUT.txt" >&2
 # shellcheck disable=SC2086
 python3 "$ROOT/Benchmarks/server/server_bench.py" \

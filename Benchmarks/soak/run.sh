@@ -4,7 +4,7 @@
 # Not run in CI.
 #   bash Benchmarks/soak/run.sh            # ~6 min fill + 10 min load, the release CLI at .build/release/osprey
 #   SOAK_SECONDS=60 OSPREY_BIN=/path/osprey bash Benchmarks/soak/run.sh
-# Results: Benchmarks/results/soak-HHMM.{txt,json,png} (SOAK_OUT to choose). Other knobs: soak.py.
+# Results: Benchmarks/results/<UTC date>-soak.{txt,json,png} (SOAK_OUT to choose). Other knobs: soak.py.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 WORK="$ROOT/Benchmarks/.work/soak"

@@ -46,7 +46,7 @@ DISK_MB = int(E("SOAK_DISK_MB", "32"))
 MEMORY_MB = int(E("SOAK_MEMORY_MB", "64"))
 DOWNLOAD_TIMEOUT = float(E("SOAK_DOWNLOAD_TIMEOUT", "4"))
 REQUEST_TIMEOUT = float(E("SOAK_REQUEST_TIMEOUT", "12"))
-IMAGES = E("SOAK_IMAGES", "/work/shared/testdata/images")
+IMAGES = E("SOAK_IMAGES", os.environ.get("OSPREY_TESTDATA") or os.path.join(ROOT, "Tests/Fixtures/images"))
 IDLE_WAIT = float(E("SOAK_IDLE_WAIT", "120"))
 MAX_SOURCE_BYTES = int(E("SOAK_MAX_SOURCE_BYTES", str(50 << 20)))
 MAX_SOURCE_PIXELS = int(E("SOAK_MAX_SOURCE_PIXELS", "50000000"))
@@ -55,7 +55,7 @@ FILL_MAX = float(E("SOAK_FILL_MAX", "900"))
 SLOPE_LIMIT = 1.0  # MiB/min over the last 5 minutes of the load
 SPIKE_MB = 10.0  # a sample this far over the median of the 21 s around it is a transient spike
 WORK = os.path.join(ROOT, "Benchmarks/.work/soak")
-OUT = E("SOAK_OUT", os.path.join(ROOT, "Benchmarks/results", time.strftime("soak-%H%M", time.gmtime())))
+OUT = E("SOAK_OUT", os.path.join(ROOT, "Benchmarks/results", time.strftime("%Y-%m-%d-soak", time.gmtime())))
 SLACK = 2.0  # seconds over the request deadline still counted as on time (scheduling on a loaded machine)
 
 

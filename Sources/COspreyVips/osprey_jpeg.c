@@ -8,7 +8,7 @@
 
 // Why not vips_jpegsave_buffer: it renders the image through vips_sink_disc, which hands the
 // strips to libvips' thread pool and back; for a thumbnail the hand-offs cost more than the
-// compression (Benchmarks/results/jpeg-direct-encode-*.txt).
+// compression (Benchmarks/results/2026-11-24-jpeg-direct-encode.txt).
 
 typedef struct {
     struct jpeg_error_mgr manager;

@@ -67,7 +67,7 @@ struct PipelineOptions: ParsableArguments {
             .processor(processor), .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
         ]
         // Why only on request: originals (~100× a thumbnail) filled the size limit and evicted the
-        // run's own results (Benchmarks/results/cli-originals-2026-11-28.txt).
+        // run's own results (Benchmarks/results/2026-11-28-cli-originals.txt).
         if keepOriginal { options.append(.cacheOriginalImage) }
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))

@@ -2,7 +2,8 @@ import Foundation
 import Osprey
 
 /// `OspreyBench [scenario numbers...]` runs the suite (all scenarios by default), prints a table per
-/// scenario and writes every figure to $BENCH_JSON (default Benchmarks/results/latest.json).
+/// scenario and writes every figure to $BENCH_JSON (default Benchmarks/.work/bench.json; `run.sh` sets
+/// it to Benchmarks/results/YYYY-MM-DD-scenario-N.json).
 /// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
 /// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
 /// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift).
@@ -50,7 +51,7 @@ struct OspreyBench {
 
         var notes: [String] = []
         if wants(5) || wants(6) || wants(7) || wants(8) {
-            let smallDir = env("OSPREY_TESTDATA") ?? "../shared/testdata/images"
+            let smallDir = env("OSPREY_TESTDATA") ?? "Tests/Fixtures/images"
             let largeDir = env("OSPREY_LARGE_IMAGES")
             var peer: Peer?
             if wants(7) || wants(8), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
@@ -121,7 +122,7 @@ struct OspreyBench {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        let path = env("BENCH_JSON") ?? "Benchmarks/results/latest.json"
+        let path = env("BENCH_JSON") ?? "Benchmarks/.work/bench.json"
         try? FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         try encoder.encode(output).write(to: URL(fileURLWithPath: path))
         print("\nfigures written to \(path)")

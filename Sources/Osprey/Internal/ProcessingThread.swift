@@ -14,7 +14,7 @@ import Dispatch
 ///
 /// Why: each hand-off to another thread wakes it, and on 2 cores the wake-ups left the CPU idle
 /// between stages; `osprey prefetch` of the test images ran 1.06× as many images per second without them
-/// (`Benchmarks/results/stage-hand-offs-2030.txt`).
+/// (`Benchmarks/results/2026-11-24-stage-hand-offs.txt`).
 enum ProcessingThread {
     /// The queue whose work the current thread runs (its address), or none.
     private static let key: pthread_key_t = {

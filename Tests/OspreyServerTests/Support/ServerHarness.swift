@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Osprey
 import OspreyServer
+import OspreyTestSupport
 import ServiceLifecycle
 
 /// One `osprey serve` on a free loopback port, run through its service group.
@@ -78,15 +79,9 @@ enum TestImages {
     /// A 200x100 PNG with an alpha channel.
     static let transparentPNG: Data = make(width: 200, height: 100, alpha: true, format: .png)
 
-    /// A file of the shared test images: `$OSPREY_TESTDATA`, or `shared/testdata/images` beside
-    /// the repository.
-    static func shared(_ name: String) throws -> Data {
-        let directory =
-            ProcessInfo.processInfo.environment["OSPREY_TESTDATA"].map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/testdata/images")
-        return try Data(contentsOf: directory.appendingPathComponent(name))
-    }
+    /// A file of the repository's test images (``FixtureImages``): `$OSPREY_TESTDATA`, else
+    /// `Tests/Fixtures/images`.
+    static func shared(_ name: String) throws -> Data { try FixtureImages.data(name) }
 
     static func make(width: Int, height: Int, alpha: Bool, format: ImageFormat) -> Data {
         var pixels = [UInt8](repeating: 0, count: width * height * 4)

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Synchronization
 
 @testable import Osprey
@@ -43,21 +44,12 @@ struct TemporaryDirectory: ~Copyable {
     }
 }
 
+/// The repository's test images, through ``FixtureImages``.
 enum TestImages {
-    /// `$OSPREY_TESTDATA`, else `/work/shared/testdata/images` found relative to this file.
-    static var directory: URL {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_TESTDATA"], !override.isEmpty {
-            return URL(fileURLWithPath: override, isDirectory: true)
-        }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()
-            .appendingPathComponent("../../../../shared/testdata/images", isDirectory: true)
-            .standardizedFileURL
-    }
+    /// ``FixtureImages/directory``: `$OSPREY_TESTDATA`, else `Tests/Fixtures/images`.
+    static var directory: URL { FixtureImages.directory }
 
-    static func data(_ name: String) throws -> Data {
-        try Data(contentsOf: directory.appendingPathComponent(name))
-    }
+    static func data(_ name: String) throws -> Data { try FixtureImages.data(name) }
 }
 
 /// Deterministic bytes for an entry, so that a torn or mixed-up entry is recognisable.

@@ -1,18 +1,13 @@
 import Foundation
+import OspreyTestSupport
 
 @testable import Osprey
 
-/// Locates `shared/testdata/images` (beside the repository) and makes damaged copies of files.
+/// Locates the repository's test images (through ``FixtureImages``) and makes damaged copies of
+/// files.
 enum TestData {
-    /// `$OSPREY_TESTDATA`, or `../shared/testdata/images` next to the repository root.
-    static let imagesDirectory: URL = {
-        if let override = ProcessInfo.processInfo.environment["OSPREY_TESTDATA"] {
-            return URL(fileURLWithPath: override)
-        }
-        let repoRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return repoRoot.deletingLastPathComponent().appendingPathComponent("shared/testdata/images")
-    }()
+    /// ``FixtureImages/directory``: `$OSPREY_TESTDATA`, else `Tests/Fixtures/images`.
+    static var imagesDirectory: URL { FixtureImages.directory }
 
     static func url(_ name: String) -> URL { imagesDirectory.appendingPathComponent(name) }
 
@@ -23,10 +18,7 @@ enum TestData {
     }
 
     /// Every image file in the test data folder.
-    static var allImageNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: imagesDirectory.path)) ?? []
-        return names.filter { !$0.hasPrefix(".") }.sorted()
-    }
+    static var allImageNames: [String] { FixtureImages.allNames }
 }
 
 /// Pixel comparisons with a tolerance.
