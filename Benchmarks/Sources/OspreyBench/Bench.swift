@@ -6,7 +6,8 @@ import Osprey
 /// it to Benchmarks/results/YYYY-MM-DD-scenario-N.json).
 /// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
 /// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
-/// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift).
+/// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift);
+/// `placeholders DIR...` times the placeholder hashes (PlaceholderHashes.swift).
 @main
 struct OspreyBench {
     static func main() async throws {
@@ -27,6 +28,10 @@ struct OspreyBench {
         }
         if arguments.first == "receive8" {
             return try await receive8(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "placeholders" {
+            try setVipsConcurrency()
+            return try placeholderHashes(directories: Array(arguments.dropFirst()))
         }
         if arguments.first == "perfile" {
             try setVipsConcurrency()

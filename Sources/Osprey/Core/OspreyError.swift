@@ -35,6 +35,9 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case tooLarge(width: Int, height: Int, frames: Int, limitPixels: Int)
         /// A file could not be read.
         case unreadableFile(path: String, message: String)
+        /// A placeholder hash (`algorithm` is `"ThumbHash"` or `"BlurHash"`) could not be read:
+        /// `hash` is the input (its first 100 characters), `message` says what is wrong with it.
+        case invalidPlaceholderHash(algorithm: String, hash: String, message: String)
     }
 
     /// Why encoding failed.
@@ -140,6 +143,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "cannot decode image: \(width)x\(height) pixels x \(frames) frame(s) exceeds the limit of \(limit) pixels"
             case .unreadableFile(let path, let message):
                 return "cannot read \(path): \(message)"
+            case .invalidPlaceholderHash(let algorithm, let hash, let message):
+                return "cannot decode \(algorithm) \"\(hash)\": \(message)"
             }
         case .encoding(let reason):
             switch reason {
