@@ -6,6 +6,7 @@ import Osprey
 /// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
 /// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
 /// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift).
+/// `OspreyBench progressive [IMAGE]`: progressive previews on a throttled origin (Progressive.swift).
 @main
 struct OspreyBench {
     static func main() async throws {
@@ -26,6 +27,10 @@ struct OspreyBench {
         }
         if arguments.first == "receive8" {
             return try await receive8(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "progressive" {
+            try setVipsConcurrency()
+            return try await progressiveBench(Array(arguments.dropFirst()))
         }
         if arguments.first == "perfile" {
             try setVipsConcurrency()
