@@ -21,7 +21,7 @@ struct ProgressivePreviewTests {
     /// Every scan boundary makes a preview: no interval, no cost limit.
     static let previews: [OspreyOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
 
-    @Test("served a scan at a time: a preview per scan, each at the final size and closer to it than the last, then the final image; no cache holds a preview")
+    @Test("a scan at a time: a preview per scan, each at the final size and closer to it than the last, then the final image; never cached")
     func previewsThenFinal() async throws {
         try await PipelineFixture.run { f in
             let (data, cuts) = try Self.pacedBody()
