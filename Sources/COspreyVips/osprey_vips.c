@@ -198,6 +198,10 @@ int osprey_jpegsave(VipsImage *in, int quality, void **buf, size_t *len) {
     return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, NULL);
 }
 
+int osprey_jpegsave_interlaced(VipsImage *in, int quality, void **buf, size_t *len) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", TRUE, "interlace", TRUE, NULL);
+}
+
 int osprey_pngsave(VipsImage *in, int compression, void **buf, size_t *len) {
     return vips_pngsave_buffer(in, buf, len, "compression", compression, "strip", TRUE, NULL);
 }

@@ -3,7 +3,7 @@ import Foundation
 import Osprey
 
 /// `osprey fetch <url>... [--process SPEC] [--keep-original] [--out DIR] [--cache-dir DIR] [--force-refresh]
-/// [--only-from-cache] [--memory-only] [--refresh-cached] [--json]`.
+/// [--only-from-cache] [--memory-only] [--refresh-cached] [--previews [--preview-interval S]] [--json]`.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
@@ -39,6 +39,14 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per source.")
     var json = false
 
+    @Flag(help: "Decode previews of progressive JPEGs while they download; print a line for each before the final one.")
+    var previews = false
+
+    @Option(
+        name: .customLong("preview-interval"),
+        help: ArgumentHelp("With --previews, the shortest time between two preview decodes (default 0.5).", valueName: "SECONDS"))
+    var previewInterval: Double = ProgressiveJPEG.default.interval
+
     struct Line: Codable {
         var url: String
         var cacheType: String?
@@ -54,9 +62,44 @@ struct FetchCommand: AsyncParsableCommand {
         var decodedHeight: Int?
         /// Whether the first step was folded into the decode (libvips shrink-on-load).
         var shrunkOnLoad: Bool?
+        /// A progressive preview's line (`--previews`): `true`, with the bytes received when it
+        /// was decoded, the announced length and the scans it holds.
+        var preview: Bool?
+        var receivedBytes: Int?
+        var expectedBytes: Int?
+        var scans: Int?
 
         private enum CodingKeys: String, CodingKey {
             case url, cacheType, width, height, format, bytes, milliseconds, error, output, decodedWidth, decodedHeight, shrunkOnLoad
+            case preview, receivedBytes, expectedBytes, scans
+        }
+
+        /// The line of a preview of `argument`.
+        init(previewOf argument: String, _ result: ImageResult, milliseconds: Double) {
+            self.init(url: argument, width: result.image.width, height: result.image.height, milliseconds: milliseconds)
+            preview = true
+            receivedBytes = result.preview?.receivedBytes
+            expectedBytes = result.preview?.expectedBytes
+            scans = result.preview?.scans
+        }
+
+        init(
+            url: String, cacheType: String? = nil, width: Int? = nil, height: Int? = nil, format: String? = nil, bytes: Int? = nil,
+            milliseconds: Double, error: String? = nil, output: String? = nil, decodedWidth: Int? = nil, decodedHeight: Int? = nil,
+            shrunkOnLoad: Bool? = nil
+        ) {
+            self.url = url
+            self.cacheType = cacheType
+            self.width = width
+            self.height = height
+            self.format = format
+            self.bytes = bytes
+            self.milliseconds = milliseconds
+            self.error = error
+            self.output = output
+            self.decodedWidth = decodedWidth
+            self.decodedHeight = decodedHeight
+            self.shrunkOnLoad = shrunkOnLoad
         }
 
         /// Absent values are left out, except `error`, which is always there (`null` on success).
@@ -74,11 +117,16 @@ struct FetchCommand: AsyncParsableCommand {
             try container.encodeIfPresent(decodedWidth, forKey: .decodedWidth)
             try container.encodeIfPresent(decodedHeight, forKey: .decodedHeight)
             try container.encodeIfPresent(shrunkOnLoad, forKey: .shrunkOnLoad)
+            try container.encodeIfPresent(preview, forKey: .preview)
+            try container.encodeIfPresent(receivedBytes, forKey: .receivedBytes)
+            try container.encodeIfPresent(expectedBytes, forKey: .expectedBytes)
+            try container.encodeIfPresent(scans, forKey: .scans)
         }
     }
 
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        guard previewInterval >= 0, previewInterval.isFinite else { throw ValidationError("--preview-interval must be 0 or more seconds") }
     }
 
     func run() async throws {
@@ -88,10 +136,14 @@ struct FetchCommand: AsyncParsableCommand {
         if onlyFromCache { options.append(.onlyFromCache) }
         if memoryOnly { options.append(.cacheMemoryOnly) }
         if refreshCached { options.append(.refreshCached) }
+        if previews { options.append(.progressiveJPEG(ProgressiveJPEG(interval: previewInterval))) }
         if let out { try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
+        let json = self.json
+        var printPreview: (@Sendable (Line) -> Void)?
+        if previews { printPreview = { line in Self.printNow(Self.format(line, json: json)) } }
         let output = Output(
             spec: pipelineOptions.spec, processorIdentifier: pipelineOptions.processor.identifier, directory: out,
-            readsCachedResult: !memoryOnly)
+            readsCachedResult: !memoryOnly, printPreview: printPreview)
         let requestOptions = options
         let lines = await withTaskGroup(of: (Int, Line).self) { group in
             for (index, argument) in urls.enumerated() {
@@ -102,13 +154,22 @@ struct FetchCommand: AsyncParsableCommand {
             return lines.compactMap { $0 }
         }
         try? await loader.shutdown()
-        for line in lines { print(format(line)) }
+        for line in lines { print(Self.format(line, json: json)) }
         if lines.contains(where: { $0.error != nil }) { throw ExitCode(1) }
     }
 
-    private func format(_ line: Line) -> String {
+    /// Prints `text` and flushes standard output, so a preview's line shows while the image loads.
+    private static func printNow(_ text: String) {
+        print(text)
+        fflush(nil)
+    }
+
+    private static func format(_ line: Line, json: Bool) -> String {
         if json { return (try? JSONLine.string(line)) ?? "{}" }
         if let error = line.error { return "\(line.url): error: \(error)" }
+        if line.preview == true {
+            return "\(line.url): preview \(line.width ?? 0)x\(line.height ?? 0) after \(line.receivedBytes ?? 0) bytes (\(line.scans ?? 0) scans)"
+        }
         var text = "\(line.url): \(line.cacheType ?? "none") \(line.format ?? "?") \(line.width ?? 0)x\(line.height ?? 0)"
         text += ", \(line.bytes ?? 0) bytes, \(String(format: "%.1f", line.milliseconds)) ms"
         if let output = line.output { text += " -> \(output)" }
@@ -125,6 +186,8 @@ struct FetchCommand: AsyncParsableCommand {
         /// Whether `--out` may copy the processed image's disk cache entry (not with `--memory-only`,
         /// where an entry left by an earlier run may be older than this result).
         var readsCachedResult: Bool
+        /// With `--previews`: prints a preview's line at once.
+        var printPreview: (@Sendable (Line) -> Void)?
     }
 
     private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], output: Output) async -> Line {
@@ -140,8 +203,18 @@ struct FetchCommand: AsyncParsableCommand {
         }
         do {
             var last: ImageResult?
-            for try await event in pipeline.imageEvents(for: source, options: options) {
-                if case .finished(let result) = event { last = result }
+            if let printPreview = output.printPreview {
+                for try await result in pipeline.images(for: source, options: options) {
+                    guard result.isPreview else {
+                        last = result
+                        continue
+                    }
+                    printPreview(Line(previewOf: argument, result, milliseconds: elapsed()))
+                }
+            } else {
+                for try await event in pipeline.imageEvents(for: source, options: options) {
+                    if case .finished(let result) = event { last = result }
+                }
             }
             guard let result = last else { throw OspreyError.pipeline(.unexpected(message: "no result")) }
             let image = result.image

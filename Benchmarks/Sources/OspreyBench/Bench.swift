@@ -8,6 +8,7 @@ import Osprey
 /// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
 /// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift);
 /// `placeholders DIR...` times the placeholder hashes (PlaceholderHashes.swift).
+/// `OspreyBench progressive [IMAGE]`: progressive previews on a throttled origin (Progressive.swift).
 @main
 struct OspreyBench {
     static func main() async throws {
@@ -32,6 +33,10 @@ struct OspreyBench {
         if arguments.first == "placeholders" {
             try setVipsConcurrency()
             return try placeholderHashes(directories: Array(arguments.dropFirst()))
+        }
+        if arguments.first == "progressive" {
+            try setVipsConcurrency()
+            return try await progressiveBench(Array(arguments.dropFirst()))
         }
         if arguments.first == "perfile" {
             try setVipsConcurrency()

@@ -130,6 +130,9 @@ int osprey_draw_rect(VipsImage *image, double ink, int left, int top, int width,
 int osprey_draw_circle(VipsImage *image, double ink, int cx, int cy, int radius);
 
 int osprey_jpegsave(VipsImage *in, int quality, void **buf, size_t *len);
+/// vips_jpegsave_buffer with `interlace`: a progressive JPEG (SOF2, libjpeg's standard scan
+/// script), metadata stripped.
+int osprey_jpegsave_interlaced(VipsImage *in, int quality, void **buf, size_t *len);
 int osprey_pngsave(VipsImage *in, int compression, void **buf, size_t *len);
 int osprey_webpsave(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
 int osprey_gifsave(VipsImage *in, void **buf, size_t *len);

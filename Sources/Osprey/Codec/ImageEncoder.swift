@@ -15,12 +15,18 @@ public struct ImageEncoder: Sendable {
     public var quality: Int
     /// The colour transparent pixels are flattened onto when the format has no alpha. Default white.
     public var background: RGBAColor
+    /// Write a progressive JPEG (libvips' `interlace`: SOF2 with libjpeg's standard scan script,
+    /// so that a decoder can show a coarse image from the first scans, see ``ProgressiveJPEG``)
+    /// instead of a baseline one. Only JPEG reads it. Default `false`.
+    public var interlace: Bool
 
-    /// An encoder for `format` at `quality` (default 80) flattening onto `background` (default white).
-    public init(format: ImageFormat, quality: Int = 80, background: RGBAColor = .white) {
+    /// An encoder for `format` at `quality` (default 80) flattening onto `background` (default
+    /// white), progressive when `interlace` (default `false`, JPEG only).
+    public init(format: ImageFormat, quality: Int = 80, background: RGBAColor = .white, interlace: Bool = false) {
         self.format = format
         self.quality = quality
         self.background = background
+        self.interlace = interlace
     }
 
     /// Encodes `image`.
@@ -45,7 +51,7 @@ public struct ImageEncoder: Sendable {
                 let lossless: Int32 = quality == 100 ? 1 : 0
                 return try save { osprey_webpsave_still(pixels.pointer, Int32(quality), lossless, &$0, &$1) }
             }
-            if format == .jpeg && pixels.height == image.height && pixels.bandFormat == VIPS_FORMAT_UCHAR
+            if format == .jpeg && !interlace && pixels.height == image.height && pixels.bandFormat == VIPS_FORMAT_UCHAR
                 && (pixels.bands == 1 || pixels.bands == 3)
             {
                 // libjpeg straight from the pixels, on this thread (see osprey_jpeg.h); other
@@ -78,7 +84,9 @@ public struct ImageEncoder: Sendable {
         let q = Int32(quality)
         return try save { buffer, length in
             switch format {
-            case .jpeg: osprey_jpegsave(image.pointer, q, &buffer, &length)
+            case .jpeg:
+                interlace
+                    ? osprey_jpegsave_interlaced(image.pointer, q, &buffer, &length) : osprey_jpegsave(image.pointer, q, &buffer, &length)
             case .png: osprey_pngsave(image.pointer, 6, &buffer, &length)
             case .webp: osprey_webpsave(image.pointer, q, quality == 100 ? 1 : 0, &buffer, &length)
             case .gif: osprey_gifsave(image.pointer, &buffer, &length)

@@ -30,6 +30,11 @@ public struct DownloadOptions: Sendable {
     /// Overrides the downloader's retry strategy for a network task this caller starts (a caller
     /// that joins a running task shares that task's). Default `nil`: the downloader's.
     public var retryStrategy: (any RetryStrategy)?
+    /// Sees the whole body received so far (and the announced length) after each chunk, on the
+    /// download's own thread, before the next chunk is read: the pipeline's progressive previews
+    /// (``ProgressivePreviewer``). It must return quickly and must not keep the `Data` (keeping
+    /// it would make the next chunk's append copy the body). `nil` (the default) costs nothing.
+    var bodyObserver: (@Sendable (_ body: Data, _ expected: Int?) -> Void)?
 
     /// Creates options; every parameter has the default stated on its property.
     public init(

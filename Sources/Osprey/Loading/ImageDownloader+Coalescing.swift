@@ -77,6 +77,7 @@ extension ImageDownloader {
             guard let request = key, !task.isCancelled else { return false }
             let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
             if progress != nil { progressCallers.add(1, ordering: .relaxed) }
+            if options.bodyObserver != nil { bodyObservers.add(1, ordering: .relaxed) }
             state.keysByToken[token] = request
             if let before = state.tasks[request]?.priority {
                 state.tasks[request]!.callers.append(caller)
@@ -110,6 +111,7 @@ extension ImageDownloader {
             else { return nil }
             let caller = task.callers.remove(at: index)
             if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
+            if caller.options.bodyObserver != nil { bodyObservers.subtract(1, ordering: .relaxed) }
             if task.callers.isEmpty {
                 // Last caller: a queued task leaves the queue; a running one is cancelled and frees
                 // its slot when its Swift task has wound down.

@@ -171,6 +171,7 @@ extension ImageDownloader {
                 for caller in callers {
                     state.keysByToken[caller.task.token] = nil
                     if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
+                    if caller.options.bodyObserver != nil { bodyObservers.subtract(1, ordering: .relaxed) }
                 }
             }
             record(outcome, url: request.request.url, &state)
@@ -200,5 +201,17 @@ extension ImageDownloader {
             return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }
         }
         for (queue, handler) in handlers { queue.execute { handler(received, expected) } }
+    }
+
+    /// Shows the body received so far to the callers of network task `id` that observe it
+    /// (``DownloadOptions/bodyObserver``), on this thread. Costs one atomic load when none does.
+    func reportBody(id: UInt64, request: DownloadRequest, body: Data, expected: Int?) {
+        guard bodyObservers.load(ordering: .relaxed) > 0 else { return }
+        let request = RequestKey(request)
+        let observers = state.withLock { state -> [@Sendable (Data, Int?) -> Void] in
+            guard let task = state.tasks[request], task.id == id else { return [] }
+            return task.callers.compactMap(\.options.bodyObserver)
+        }
+        for observer in observers { observer(body, expected) }
     }
 }

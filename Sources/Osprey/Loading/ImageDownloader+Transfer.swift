@@ -208,6 +208,7 @@ extension ImageDownloader {
                 try receive(chunk, into: &data, url: original.url, expected: expected, metrics: &metrics) { received, expected in
                     reportProgress(id: id, request: original, received: received, expected: expected)
                 }
+                reportBody(id: id, request: original, body: data, expected: expected)
             }
         } catch let error as OspreyError {
             throw error

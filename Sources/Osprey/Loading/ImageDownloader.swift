@@ -50,6 +50,8 @@ public final class ImageDownloader: Sendable {
     let failedURLCount = Atomic<Int>(0)
     let resumableCount = Atomic<Int>(0)
     let progressCallers = Atomic<Int>(0)
+    /// Callers waiting with a ``DownloadOptions/bodyObserver`` (progressive previews).
+    let bodyObservers = Atomic<Int>(0)
     /// Event observers, behind their own lock: emitting an event does not contend with scheduling.
     let observers = Observers()
 

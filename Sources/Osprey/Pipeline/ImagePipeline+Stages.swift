@@ -17,11 +17,13 @@ extension ImagePipeline {
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
     /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
     /// stage this request starts looks again only if anything was stored since.
+    /// `fetchKey`: the request's fetch key when the caller made it (to attach previews to it), else `nil`.
     func subscribeDelivery(
         _ request: ResolvedRequest, memoryMiss: MemoryMiss?, progress: JobProgressHandler?,
+        fetchKey: HashedKey<FetchJobKey>? = nil,
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
-        let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil)
+        let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil, fetchKey: fetchKey)
         let options = request.options
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
@@ -212,9 +214,21 @@ extension ImagePipeline {
         }
         switch context.source {
         case .network(let resource):
+            var options = context.options.downloadOptions()
+            // Progressive previews, when a request listens for them (ImagePipeline+Previews.swift).
+            let fetchKey = context.fetchKey
+            guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {
+                let download = downloader.download(
+                    resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
+                return job.setStep(.download(download))
+            }
+            options.bodyObserver = { body, expected in previewer.receive(body, expected: expected) }
             let download = downloader.download(
-                resource.url, options: context.options.downloadOptions(),
-                progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
+                resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil,
+                completion: { result in
+                    self.previews.downloadEnded(fetchKey, previewer)
+                    decoded(result)
+                })
             job.setStep(.download(download))
         case .provider(let provider):
             let read = Task {

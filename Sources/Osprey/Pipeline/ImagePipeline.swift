@@ -87,6 +87,8 @@ public final class ImagePipeline: Sendable {
     let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
+    /// The progressive previewers of downloads that requests listen to (``ProgressiveJPEG``).
+    let previews = PreviewRegistry()
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
     @usableFromInline let defaultOptionsBox: SharedOptions
     /// Whether the decoder runs inline (``SynchronousImageDecoding``, the benchmarks' decoder):
@@ -135,8 +137,10 @@ public final class ImagePipeline: Sendable {
 
     /// Steps 2-5 of the retrieve flow (``PipelineRequest``) for a resolved request, awaited.
     /// Cancelling the calling task cancels the request.
+    /// `preview` (default `nil`) gets each progressive preview, on the thread that made it.
     func retrieve(
-        _ request: ResolvedRequest, progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?
+        _ request: ResolvedRequest, progress: JobProgressHandler?, preview: (@Sendable (ImageResult) -> Void)? = nil,
+        refresh: (@Sendable (ImageResult?) -> Void)?
     ) async throws(OspreyError) -> ImageResult {
         let task = ImageTask(completed: false)
         let result = await withTaskCancellationHandler {
@@ -144,7 +148,7 @@ public final class ImagePipeline: Sendable {
             // ImageTask.StateMachine (ImageTask+StateMachine.swift).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<ImageResult, OspreyError>, Never>) in
                 PipelineRequest(
-                    pipeline: self, request: request, task: task, progress: progress, refresh: refresh,
+                    pipeline: self, request: request, task: task, progress: progress, refresh: refresh, preview: preview,
                     callbackQueue: .immediate
                 ) { continuation.resume(returning: $0) }.start()
             }
@@ -225,26 +229,39 @@ public final class ImagePipeline: Sendable {
     /// the image downloads. A request that joins a download already started by a request without
     /// a progress handler gets no progress reports, only its result.
     ///
+    /// `preview` (default `nil`) gets each progressive preview (``ImageResult/isPreview``) on the
+    /// callback queue before the result, when the options include
+    /// ``OspreyOption/progressiveJPEG(_:)`` and the source downloads as a progressive JPEG: what a
+    /// target shows while the image loads. On a serial callback queue (the default) no preview
+    /// comes after the result; on `.immediate` one may run while the result is delivered. A
+    /// request that joins a download after it started gets the previews from then on, if a
+    /// request listening for previews was there when it started.
+    ///
     /// - Returns: a task to cancel the request; a cancelled request completes with
     ///   ``OspreyError/PipelineReason/cancelled(source:)``.
     @discardableResult
     public func loadImage(
         with source: ImageSource, options items: [OspreyOption] = [],
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
     ) -> ImageTask {
         // Without per-call items the defaults are used in place, already boxed.
         if items.isEmpty {
             return loadImage(
-                with: source, options: configuration.defaultOptions, boxed: defaultOptionsBox, progress: progress, completion: completion)
+                with: source, options: configuration.defaultOptions, boxed: defaultOptionsBox, progress: progress, preview: preview,
+                completion: completion)
         }
-        return loadImage(with: source, options: configuration.defaultOptions.merging(items), boxed: nil, progress: progress, completion: completion)
+        return loadImage(
+            with: source, options: configuration.defaultOptions.merging(items), boxed: nil, progress: progress, preview: preview,
+            completion: completion)
     }
 
-    /// ``loadImage(with:options:progress:completion:)`` with its options resolved.
+    /// ``loadImage(with:options:progress:preview:completion:)`` with its options resolved.
     private func loadImage(
         with source: ImageSource, options: OspreyOptions, boxed: SharedOptions?,
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)?,
+        preview: (@Sendable (ImageResult) -> Void)?,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
     ) -> ImageTask {
         let queue = options.callbackQueue
@@ -266,7 +283,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         PipelineRequest(
-            pipeline: self, request: request, task: imageTask, progress: progressOnQueue, refresh: refresh,
+            pipeline: self, request: request, task: imageTask, progress: progressOnQueue, refresh: refresh, preview: preview,
             callbackQueue: queue, completion: completion
         ).start()
         return imageTask

@@ -24,8 +24,14 @@ public struct ImageResult: Sendable {
     /// How the original bytes were decoded for this result; `nil` (the default) when none were:
     /// a cache hit of the processed image, or an original found decoded in the memory cache.
     public var decoded: DecodeInfo?
+    /// For a progressive preview (``ProgressiveJPEG``): what it was made from. `nil` (the
+    /// default) for the final image and every cached one.
+    public var preview: PreviewInfo?
+    /// Whether this is a progressive preview delivered before the final image (``preview`` is
+    /// set): never cached, always ``CacheType/none``.
+    public var isPreview: Bool { preview != nil }
 
-    /// A result; `data` defaults to `nil`, `isRefresh` to `false`.
+    /// A result; `data` defaults to `nil`, `isRefresh` to `false`, ``preview`` to `nil`.
     public init(
         image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
         data: Data? = nil, isRefresh: Bool = false
@@ -72,6 +78,6 @@ public enum ImageEvent: Sendable {
     /// Bytes received so far and the expected total (`nil` when the server did not say).
     case progress(received: Int, expected: Int?)
     /// A result: once, or twice with ``OspreyOptions/refreshCached`` when the server had a new image.
-    /// (Progressive previews are not produced: libvips decodes whole files.)
+    /// Progressive previews come through ``ImagePipeline/images(for:options:)``, not here.
     case finished(ImageResult)
 }

@@ -72,6 +72,8 @@ public enum OspreyOption: Sendable {
     case refreshCached
     /// ``OspreyOptions/returnsData``.
     case returnsData
+    /// ``OspreyOptions/progressiveJPEG``: previews of a progressive JPEG while it downloads.
+    case progressiveJPEG(ProgressiveJPEG = .default)
 }
 
 extension OspreyOptions {
@@ -113,6 +115,7 @@ extension OspreyOptions {
             case .loadDiskFileSynchronously: loadDiskFileSynchronously = true
             case .refreshCached: refreshCached = true
             case .returnsData: returnsData = true
+            case .progressiveJPEG(let settings): progressiveJPEG = settings
             }
         }
     }

@@ -77,6 +77,9 @@ public struct OspreyOptions: Sendable {
     public var refreshCached = false
     /// Put the original bytes in the result (``ImageResult/data``) when they are at hand. Default `false`.
     public var returnsData = false
+    /// Decode previews of a progressive JPEG while it downloads and deliver them before the final
+    /// image (see ``ProgressiveJPEG``). Default `nil`: off, as in Kingfisher.
+    public var progressiveJPEG: ProgressiveJPEG?
 
     /// Options with every default.
     public init() {}

@@ -18,6 +18,11 @@ final class PipelineRequest: Sendable {
     let progress: JobProgressHandler?
     /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
     let refresh: (@Sendable (ImageResult?) -> Void)?
+    /// Gets each progressive preview (``ProgressiveJPEG``), before the result, on the callback
+    /// queue; `nil`: the request asked for none.
+    let preview: (@Sendable (ImageResult) -> Void)?
+    /// The request's place among the listeners of its download's previews, while it waits.
+    private let previewAttachment = Locked<PreviewRegistry.Attachment?>(nil)
     /// Where `completion` runs.
     private let callbackQueue: CallbackQueue
     private let completion: Completion
@@ -25,8 +30,10 @@ final class PipelineRequest: Sendable {
     init(
         pipeline: ImagePipeline, request: ResolvedRequest, task: ImageTask,
         progress: JobProgressHandler?, refresh: (@Sendable (ImageResult?) -> Void)?,
+        preview: (@Sendable (ImageResult) -> Void)? = nil,
         callbackQueue: CallbackQueue, completion: @escaping Completion
     ) {
+        self.preview = preview
         self.pipeline = pipeline
         self.request = request
         self.task = task
@@ -68,6 +75,7 @@ final class PipelineRequest: Sendable {
 
     /// The outcome of one try: the request's result, or the next alternative source.
     private func finished(_ attempt: Attempt, _ result: Result<ImageResult, OspreyError>) {
+        detachPreviews()
         switch result {
         case .success(var image):
             if attempt.index > 0 { image.originalSource = source }
@@ -85,6 +93,7 @@ final class PipelineRequest: Sendable {
     /// Delivers the request's result, once: ``ImageTask/StateMachine`` answers `true` to one
     /// `markCompleted` only.
     private func complete(_ result: Result<ImageResult, OspreyError>) {
+        detachPreviews()
         guard task.markCompleted() else { return }
         callbackQueue.deliver(result, to: completion)
     }
@@ -140,7 +149,10 @@ final class PipelineRequest: Sendable {
     /// target memory cache's token for this try's miss (`nil`: the last stage looks again).
     private func deliver(memoryMiss: MemoryMiss?, _ attempt: Attempt) {
         let request = attempt.request, candidate = request.source
-        let subscription = pipeline.subscribeDelivery(request, memoryMiss: memoryMiss, progress: progress) { [self] result in
+        let fetchKey = HashedKey(FetchJobKey(request))
+        if preview != nil { attachPreviews(request, fetchKey: fetchKey, source: candidate) }
+        let subscription = pipeline.subscribeDelivery(request, memoryMiss: memoryMiss, progress: progress, fetchKey: fetchKey) {
+            [self] result in
             switch result {
             case .success(let delivered):
                 refresh?(nil)
@@ -155,5 +167,35 @@ final class PipelineRequest: Sendable {
             }
         }
         if let (job, id) = subscription { task.setStep(.subscription(job, id: id)) }
+    }
+
+    // MARK: - Progressive previews
+
+    /// Listens for the previews of the download `fetchKey` names, when the options ask for them.
+    private func attachPreviews(_ request: ResolvedRequest, fetchKey: HashedKey<FetchJobKey>, source: ImageSource) {
+        let attachment = pipeline.attachPreviews(request, fetchKey: fetchKey) { [self] image, info in
+            self.deliverPreview(image, info: info, source: source)
+        }
+        previewAttachment.withLock { $0 = attachment }
+        // A cancellation that came meanwhile found nothing to detach.
+        if task.isCompleted || task.isCancelled { detachPreviews() }
+    }
+
+    /// Stops listening for previews (the request has its result, or tries another source).
+    private func detachPreviews() {
+        guard preview != nil, let attachment = previewAttachment.withLock({ $0.take() }) else { return }
+        pipeline.previews.detach(attachment)
+    }
+
+    /// Hands a preview to the request's handler on the callback queue, unless the request has
+    /// completed: checked again on the queue, so on a serial queue no preview follows the result.
+    private func deliverPreview(_ image: Image, info: PreviewInfo, source: ImageSource) {
+        guard let preview, !task.isCompleted else { return }
+        var result = ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .none, source: source)
+        result.preview = info
+        let delivered = result
+        callbackQueue.execute { [task] in
+            if !task.isCompleted { preview(delivered) }
+        }
     }
 }

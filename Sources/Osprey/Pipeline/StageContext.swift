@@ -18,10 +18,12 @@ final class StageContext: Sendable {
     /// progress handler (reporting it costs the downloader a lock per chunk).
     let reportsProgress: Bool
 
-    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool) {
+    /// `fetchKey`: the request's key when the caller made it already (a key is made once per
+    /// request: requests that cannot share work get a fresh one each time), else `nil`.
+    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool, fetchKey: HashedKey<FetchJobKey>? = nil) {
         self.request = request
         self.memoryMiss = memoryMiss
-        fetchKey = HashedKey(FetchJobKey(request))
+        self.fetchKey = fetchKey ?? HashedKey(FetchJobKey(request))
         self.reportsProgress = reportsProgress
     }
 }

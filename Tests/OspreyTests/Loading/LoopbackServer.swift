@@ -35,6 +35,11 @@ enum LoadingTestData {
 /// - `/hangup/<name>?times=<k>`: the first k hits close the connection without answering (as a
 ///   server closing a reused keep-alive connection), then the image.
 /// - `/auth/…`: the image when `Authorization` is `Basic dXNlcjpwYXNz` (user:pass), else `401`.
+/// - `/paced/<name>/…`: the body set with ``setBody(_:_:cuts:)`` with `Content-Length`, in pieces
+///   cut at `cuts`: the head at once, piece `i` (from 0) once gate `<name>-<i>` is opened.
+///   Deterministic: the test decides when each piece goes.
+/// - `/slow/<name>/…?chunk=<bytes>&pause=<ms>`: that body with `Content-Length`, `chunk` bytes
+///   (default 4096) at a time with a pause of `pause` ms (default 50) after each: a slow link.
 final class LoopbackServer: Sendable {
     struct Snapshot: Sendable {
         /// Requests per URI (path and query).
@@ -58,6 +63,8 @@ final class LoopbackServer: Sendable {
         var gateWaiters: [String: [@Sendable () -> Void]] = [:]
         var waiters: [(id: Int, predicate: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
         var nextWaiter = 0
+        /// Bodies of `/paced` and `/slow`, by name, with the offsets `/paced` cuts them at.
+        var bodies: [String: (body: Data, cuts: [Int])] = [:]
     }
 
     private let state = Locked(State())
@@ -100,6 +107,16 @@ final class LoopbackServer: Sendable {
 
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
     func hits(_ uri: String) -> Int { snapshot.hits[uri, default: 0] }
+
+    /// Sets the body `/paced/<name>` and `/slow/<name>` serve; `/paced` cuts it at `cuts`
+    /// (ascending offsets inside the body).
+    func setBody(_ name: String, _ body: Data, cuts: [Int] = []) {
+        state.withLock { $0.bodies[name] = (body, cuts.filter { $0 > 0 && $0 < body.count }) }
+    }
+
+    fileprivate func body(_ name: String) -> (body: Data, cuts: [Int])? {
+        state.withLock { $0.bodies[name] }
+    }
 
     /// Opens a gate: gated responses waiting on it send the rest of their body.
     func openGate(_ name: String) {
@@ -309,8 +326,54 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
             } else {
                 send(context, status: 401, headers: [("WWW-Authenticate", "Basic realm=\"osprey\"")], body: Data("no".utf8))
             }
+        case "paced":
+            guard parts.count > 1, let entry = server.body(parts[1]) else { return notFound(context) }
+            let body = entry.body
+            writeHead(context, status: 200, headers: jpeg + [("Content-Length", "\(body.count)")])
+            context.flush()
+            let edges = [0] + entry.cuts + [body.count]
+            sendPiece(context, name: parts[1], index: 0, edges: edges, body: body, uri: uri)
+        case "slow":
+            guard parts.count > 1, let body = server.body(parts[1])?.body else { return notFound(context) }
+            writeHead(context, status: 200, headers: jpeg + [("Content-Length", "\(body.count)")])
+            let chunk = max(1, Int(query["chunk"] ?? "4096") ?? 4096)
+            let pause = TimeAmount.milliseconds(Int64(query["pause"] ?? "50") ?? 50)
+            sendSlowly(context, body: body, from: 0, chunk: chunk, pause: pause, uri: uri)
         default:
-            send(context, status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found".utf8))
+            notFound(context)
+        }
+    }
+
+    private func notFound(_ context: ChannelHandlerContext) {
+        send(context, status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found".utf8))
+    }
+
+    /// Sends piece `index` of `body` (between `edges[index]` and `edges[index + 1]`) once gate
+    /// `<name>-<index>` opens, then the next; ends the response after the last.
+    private func sendPiece(_ context: ChannelHandlerContext, name: String, index: Int, edges: [Int], body: Data, uri: String) {
+        guard index + 1 < edges.count else { return end(context, uri: uri) }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        server.whenOpen("\(name)-\(index)") {
+            bound.eventLoop.execute {
+                let (handler, context) = bound.value
+                guard handler.inProgress == uri else { return }
+                handler.writeBody(context, body[edges[index]..<edges[index + 1]], flush: true)
+                handler.sendPiece(context, name: name, index: index + 1, edges: edges, body: body, uri: uri)
+            }
+        }
+    }
+
+    /// Sends `body` from `offset`, `chunk` bytes with a pause after each, while the request is in
+    /// progress (a client that hangs up stops it).
+    private func sendSlowly(_ context: ChannelHandlerContext, body: Data, from offset: Int, chunk: Int, pause: TimeAmount, uri: String) {
+        guard inProgress == uri else { return }
+        guard offset < body.count else { return end(context, uri: uri) }
+        let next = min(body.count, offset + chunk)
+        writeBody(context, body[offset..<next], flush: true)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: pause) {
+            let (handler, context) = bound.value
+            handler.sendSlowly(context, body: body, from: next, chunk: chunk, pause: pause, uri: uri)
         }
     }
 

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Progressive previews (``ProgressiveJPEG``): a request that asks for them listens to the
+/// previews of its download, which a ``ProgressivePreviewer`` makes once for every request
+/// coalesced on that download (``PreviewRegistry``).
+extension ImagePipeline {
+    /// Previews, then the final image, for `source` (the final image alone for a cache hit, a
+    /// source that is not a progressive JPEG, or without ``OspreyOption/progressiveJPEG(_:)`` in
+    /// `items` or the pipeline's default options). Each preview has ``ImageResult/isPreview`` set
+    /// and the final image's size; the stream ends after the final image, or throws the
+    /// request's ``OspreyError``. No preview follows the final image. Ending the iteration (or
+    /// cancelling its task) cancels the request and its previews.
+    ///
+    /// ```swift
+    /// for try await result in pipeline.images(for: .url(url), options: [.progressiveJPEG()]) {
+    ///     show(result.image)
+    /// }
+    /// ```
+    public func images(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageResult, any Error> {
+        var miss: ResolvedRequest?
+        let hit = resolve(source, items: items, miss: &miss)
+        let request = miss
+        return AsyncThrowingStream { continuation in
+            guard let request else {
+                if let hit { continuation.yield(hit) }
+                return continuation.finish()
+            }
+            // Previews arrive on the processing threads, the result on the request's task: the
+            // flag, set with the result under the same lock, keeps every preview before it.
+            let finalSent = SharedLocked(false)
+            let task = Task {
+                do throws(OspreyError) {
+                    let result = try await self.retrieve(
+                        request, progress: nil,
+                        preview: { preview in
+                            finalSent.withLock { sent in if !sent { continuation.yield(preview) } }
+                        },
+                        refresh: nil)
+                    finalSent.withLock { sent in
+                        sent = true
+                        continuation.yield(result)
+                    }
+                    continuation.finish()
+                } catch {
+                    finalSent.withLock { $0 = true }
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Attaches `deliver` to the previews of the download `fetchKey` names, when `request`'s
+    /// options ask for previews of a network source whose bytes are decoded as they come (no
+    /// response data modifier). `nil`: no previews for this request.
+    func attachPreviews(
+        _ request: ResolvedRequest, fetchKey: HashedKey<FetchJobKey>,
+        deliver: @escaping @Sendable (Image, PreviewInfo) -> Void
+    ) -> PreviewRegistry.Attachment? {
+        let options = request.options
+        guard let settings = options.progressiveJPEG, settings.isEnabled, case .network = request.source,
+            options.responseDataModifier == nil, !options.onlyFromCache
+        else { return nil }
+        let processors = Self.stages(of: options.processor)
+        let plan = DecodePlan(processors: processors, decoding: options.decodingOptions)
+        let queue = options.processingQueue ?? configuration.processingQueue
+        return previews.attach(
+            fetchKey,
+            make: {
+                ProgressivePreviewer(
+                    settings: settings, decoder: configuration.decoder, decoding: options.decodingOptions, queue: queue,
+                    logger: configuration.logger, key: request.key)
+            },
+            listener: { id in
+                ProgressivePreviewer.Listener(
+                    id: id, processorIdentifier: request.processorIdentifier, processors: processors, plan: plan, deliver: deliver)
+            })
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Osprey
+
+/// Progressive previews through the pipeline, from a loopback origin that sends a progressive
+/// JPEG one scan at a time: each piece ends just after the marker that ends a scan, and the next
+/// piece goes only when the test opens its gate (`/paced`), after the preview of the previous
+/// one came. Nothing depends on timing: the interval is 0 and every step waits for an event.
+@Suite("Progressive previews", .timeLimit(.minutes(5)))
+struct ProgressivePreviewTests {
+    /// The progressive test image and the cuts that send it a scan at a time (each cut two bytes
+    /// past a scan's end, where the scanner sees the marker that ends it).
+    static func pacedBody() throws -> (data: Data, cuts: [Int]) {
+        let data = try ProgressiveTestData.progressive()
+        let cuts = ProgressiveTestData.boundaries(data).boundaries.map { $0 + 2 }.filter { $0 < data.count }
+        return (data, cuts)
+    }
+
+    /// Every scan boundary makes a preview: no interval, no cost limit.
+    static let previews: [OspreyOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
+
+    @Test("a scan at a time: a preview per scan, each at the final size and closer to it than the last, then the final image; never cached")
+    func previewsThenFinal() async throws {
+        try await PipelineFixture.run { f in
+            let (data, cuts) = try Self.pacedBody()
+            #expect(cuts.count >= 3)
+            f.server.setBody("prog", data, cuts: cuts)
+            let source = f.source("/paced/prog/a")
+            var iterator = f.pipeline.images(for: source, options: Self.previews).makeAsyncIterator()
+            f.server.openGate("prog-0")
+            var previews: [ImageResult] = []
+            for gate in 1...cuts.count {
+                let preview = try #require(try await iterator.next())
+                #expect(preview.isPreview)
+                #expect(preview.cacheType == .none)
+                #expect(preview.preview?.index == gate && preview.preview?.scans == gate)
+                #expect(preview.preview?.receivedBytes == cuts[gate - 1] && preview.preview?.expectedBytes == data.count)
+                // While previews come, neither cache holds anything for the source.
+                #expect(f.pipeline.cachedImage(for: source) == nil)
+                #expect(f.pipeline.cachedType(for: source) == .none)
+                previews.append(preview)
+                f.server.openGate("prog-\(gate)")
+            }
+            let final = try #require(try await iterator.next())
+            #expect(!final.isPreview && final.preview == nil)
+            #expect(try await iterator.next() == nil)
+
+            let finalPixels = try final.image.rgbaPixels()
+            var differences: [Double] = []
+            for preview in previews {
+                #expect(preview.image.width == final.image.width && preview.image.height == final.image.height)
+                differences.append(Pixels.meanDifference(try preview.image.rgbaPixels(), finalPixels))
+            }
+            for index in differences.indices.dropFirst() {
+                #expect(differences[index] < differences[index - 1], "mean differences from the final image: \(differences)")
+            }
+            // The caches hold the final image, not a preview.
+            await f.cache.diskStorage.waitForPendingWork()
+            let cached = try #require(f.pipeline.cachedImage(for: source))
+            #expect(try cached.rgbaPixels() == finalPixels)
+            let key = f.pipeline.cacheKey(for: source)
+            let stored = try #require(await f.cache.diskStorage.value(forKey: key))
+            #expect(stored == data, "the disk cache holds the downloaded bytes")
+            #expect(f.server.hits("/paced/prog/a") == 1)
+            #expect(f.pipeline.previews.count == 0)
+        }
+    }
+
+    @Test("with the cost limit (the default), each preview has twice the bytes of the last and together they decode no more than the body")
+    func costLimit() async throws {
+        try await PipelineFixture.run { f in
+            let (data, cuts) = try Self.pacedBody()
+            f.server.setBody("limit", data, cuts: cuts)
+            // The previews the rule allows, by the bytes received when each is made.
+            var expected: [Int] = []
+            var last = 0, decoded = 0
+            for cut in cuts where cut - 2 >= 2 * last && decoded + cut <= data.count {
+                expected.append(cut)
+                last = cut - 2
+                decoded += cut
+            }
+            #expect(expected.count >= 2 && expected.count < cuts.count, "expected previews at \(expected) of \(cuts)")
+            let queue = DispatchQueue(label: "previews.limit")
+            let received = AsyncStream<Int>.makeStream()
+            let previews = AsyncStream<ImageResult>.makeStream()
+            let done = AsyncStream<Result<ImageResult, OspreyError>>.makeStream()
+            f.pipeline.loadImage(
+                with: f.source("/paced/limit/a"), options: [.progressiveJPEG(ProgressiveJPEG(interval: 0)), .callbackQueue(.dispatch(queue))],
+                progress: { bytes, _ in received.continuation.yield(bytes) },
+                preview: { previews.continuation.yield($0) },
+                completion: { done.continuation.yield($0) })
+            f.server.openGate("limit-0")
+            var progress = received.stream.makeAsyncIterator()
+            var previewIterator = previews.stream.makeAsyncIterator()
+            var made: [Int] = []
+            for (index, cut) in cuts.enumerated() {
+                // The piece is in (and was shown to the previewer) before the next one goes.
+                while let bytes = await progress.next(), bytes < cut {}
+                if expected.contains(cut), let preview = await previewIterator.next() {
+                    made.append(preview.preview?.receivedBytes ?? 0)
+                }
+                f.server.openGate("limit-\(index + 1)")
+            }
+            var results = done.stream.makeAsyncIterator()
+            let final = try #require(await results.next())
+            #expect(try final.get().isPreview == false)
+            queue.sync {}
+            previews.continuation.finish()
+            while let extra = await previewIterator.next() { made.append(extra.preview?.receivedBytes ?? 0) }
+            #expect(made == expected)
+        }
+    }
+
+    @Test("coalesced requests share the download and its previews: each gets them through its own processors, at its final size")
+    func coalesced() async throws {
+        try await PipelineFixture.run { f in
+            let (data, cuts) = try Self.pacedBody()
+            f.server.setBody("shared", data, cuts: cuts)
+            let source = f.source("/paced/shared/a")
+            let thumbnail = Self.previews + [.processor(ImageProcessors.Resize(width: 200, height: 200, contentMode: .fit))]
+            var full = f.pipeline.images(for: source, options: Self.previews).makeAsyncIterator()
+            var small = f.pipeline.images(for: source, options: thumbnail).makeAsyncIterator()
+            let gray = Self.previews + [.processor(ImageProcessors.Grayscale())]
+            // A request through the completion handlers, counting its previews.
+            let counted = Atomic<Int>(0)
+            let done = AsyncStream<Result<ImageResult, OspreyError>>.makeStream()
+            let queue = DispatchQueue(label: "previews.test")
+            f.pipeline.loadImage(
+                with: source, options: gray + [.callbackQueue(.dispatch(queue))],
+                preview: { result in
+                    if result.isPreview { counted.add(1, ordering: .relaxed) }
+                },
+                completion: { done.continuation.yield($0) })
+            // The first piece goes once all three listen, so that each gets every preview.
+            #expect(await Self.waitFor { f.pipeline.previews.listenerCount == 3 })
+            f.server.openGate("shared-0")
+            var smallSizes: Set<String> = []
+            for gate in 1...cuts.count {
+                let a = try #require(try await full.next())
+                let b = try #require(try await small.next())
+                #expect(a.isPreview && b.isPreview)
+                #expect(a.preview?.index == gate && b.preview?.index == gate)
+                smallSizes.insert("\(b.image.width)x\(b.image.height)")
+                f.server.openGate("shared-\(gate)")
+            }
+            let finalFull = try #require(try await full.next())
+            let finalSmall = try #require(try await small.next())
+            #expect(!finalFull.isPreview && !finalSmall.isPreview)
+            #expect(smallSizes == ["\(finalSmall.image.width)x\(finalSmall.image.height)"], "previews at the final size")
+            #expect(max(finalSmall.image.width, finalSmall.image.height) == 200)
+            var results = done.stream.makeAsyncIterator()
+            let grayResult = try #require(await results.next())
+            #expect(try grayResult.get().image.width == finalFull.image.width)
+            queue.sync {}
+            #expect(counted.load(ordering: .relaxed) >= 1, "the request through completion handlers got previews")
+            #expect(f.server.hits("/paced/shared/a") == 1, "one download for all three")
+        }
+    }
+
+    @Test("a baseline JPEG served in the same pieces yields no preview, only the final image")
+    func baselineNone() async throws {
+        try await PipelineFixture.run { f in
+            let data = try ProgressiveTestData.baseline()
+            let cuts = stride(from: 4096, to: data.count, by: 8192).map { $0 }
+            f.server.setBody("base", data, cuts: cuts)
+            for gate in 0...cuts.count { f.server.openGate("base-\(gate)") }
+            var results: [ImageResult] = []
+            for try await result in f.pipeline.images(for: f.source("/paced/base/a"), options: Self.previews) {
+                results.append(result)
+            }
+            #expect(results.count == 1)
+            #expect(results.first?.isPreview == false)
+            #expect(f.pipeline.previews.count == 0)
+        }
+    }
+
+    @Test("cancelling mid-download stops the previews: none after the cancellation, the download stops")
+    func cancelStops() async throws {
+        try await PipelineFixture.run { f in
+            let (data, cuts) = try Self.pacedBody()
+            f.server.setBody("cancel", data, cuts: cuts)
+            let queue = DispatchQueue(label: "previews.cancel")
+            let previews = Atomic<Int>(0)
+            let first = AsyncStream<Void>.makeStream()
+            let done = AsyncStream<Result<ImageResult, OspreyError>>.makeStream()
+            let task = f.pipeline.loadImage(
+                with: f.source("/paced/cancel/a"), options: Self.previews + [.callbackQueue(.dispatch(queue))],
+                preview: { _ in
+                    previews.add(1, ordering: .relaxed)
+                    first.continuation.yield()
+                },
+                completion: { done.continuation.yield($0) })
+            f.server.openGate("cancel-0")
+            var firstIterator = first.stream.makeAsyncIterator()
+            _ = await firstIterator.next()
+            task.cancel()
+            var results = done.stream.makeAsyncIterator()
+            let result = try #require(await results.next())
+            guard case .failure(.pipeline(.cancelled)) = result else {
+                Issue.record("expected a cancellation, got \(result)")
+                return
+            }
+            let atCancel = previews.load(ordering: .relaxed)
+            for gate in 1...cuts.count { f.server.openGate("cancel-\(gate)") }
+            #expect(await f.server.waitUntil { $0.aborted.contains("/paced/cancel/a") || $0.completed["/paced/cancel/a"] != nil })
+            queue.sync {}
+            #expect(previews.load(ordering: .relaxed) == atCancel, "no preview after the cancellation")
+            #expect(f.server.snapshot.aborted.contains("/paced/cancel/a"), "the download stopped")
+            #expect(f.pipeline.previews.count == 0)
+        }
+    }
+
+    /// Polls `condition` every 10 ms until it holds (`true`) or 30 s pass (`false`): a safety net,
+    /// no test relies on the time.
+    static func waitFor(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<3000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+}
