@@ -90,7 +90,9 @@ final class GalleryWindow {
     }
 
     private static func quoted(_ string: String) -> String {
-        let data = (try? JSONEncoder().encode(string)) ?? Data("\"\"".utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = (try? encoder.encode(string)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 }
