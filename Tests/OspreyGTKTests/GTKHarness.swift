@@ -3,12 +3,11 @@ import Foundation
 import OspreyGTK
 
 /// GTK for the tests: an X display (Xvfb on a free display number when `DISPLAY` is not set; it
-/// ends when the test process, its only client, disconnects (`-terminate`), or is killed at exit), GTK initialised once on the main actor, and a pump that
+/// ends when the test process, its only client, disconnects at exit: `-terminate`), GTK initialised once on the main actor, and a pump that
 /// runs GLib's main context until a condition holds.
 @MainActor
 enum GTKHarness {
     private static var started = false
-    nonisolated(unsafe) private static var xvfbPID: pid_t = 0  // written once, before any reader, on the main actor
 
     /// Starts the display and GTK once; throws when neither a display nor Xvfb is available.
     static func start() throws {
@@ -38,10 +37,6 @@ enum GTKHarness {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        xvfbPID = process.processIdentifier
-        atexit {
-            if GTKHarness.xvfbPID > 0 { kill(GTKHarness.xvfbPID, SIGTERM) }
-        }
         // Xvfb is ready when its socket exists (bounded: 20 s).
         for _ in 0..<400 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
             guard process.isRunning else { throw HarnessError(message: "Xvfb :\(number) exited at start") }
