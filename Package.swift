@@ -8,7 +8,10 @@ let package = Package(
     products: [
         .library(name: "Osprey", targets: ["Osprey"]),
         .library(name: "OspreyServer", targets: ["OspreyServer"]),
-        .executable(name: "osprey", targets: ["OspreyCLI"])
+        .executable(name: "osprey", targets: ["OspreyCLI"]),
+        // GTK 4 widgets as targets; a program depending on `Osprey` alone never needs GTK.
+        .library(name: "OspreyGTK", targets: ["OspreyGTK"]),
+        .executable(name: "osprey-gallery", targets: ["OspreyGallery"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -74,6 +77,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio")
             ]
         ),
+        // GTK 4, found through pkg-config (apt: libgtk-4-dev, Homebrew: gtk4).
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"]), .brew(["gtk4"])]
+        ),
+        .target(name: "OspreyGTK", dependencies: ["Osprey", "CGtk"]),
+        // A scrolling grid of remote images, with a scripted mode for tests and screenshots.
+        .executableTarget(
+            name: "OspreyGallery",
+            dependencies: ["OspreyGTK", "Osprey", "CGtk", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/osprey-gallery"
+        ),
         .executableTarget(
             name: "OspreyCLI",
             dependencies: [
@@ -97,6 +113,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio")
             ]
+        ),
+        // GTK targets under Xvfb (started by the tests when there is no display), asserting on pixels.
+        .testTarget(
+            name: "OspreyGTKTests",
+            dependencies: ["OspreyGTK", "Osprey", "CGtk", "OspreyTestSupport", .product(name: "Hummingbird", package: "hummingbird")]
         ),
         .testTarget(
             name: "OspreyServerTests",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes a fresh Debian/Ubuntu machine ready to build Osprey: installs libvips (and pkg-config)
-# through apt when missing and puts a Swift toolchain on PATH. Sourced by demo.sh and test.sh.
+# Makes a fresh Debian/Ubuntu machine ready to build Osprey: installs libvips (and pkg-config),
+# GTK 4 and Xvfb through apt when missing and puts a Swift toolchain on PATH. Sourced by demo.sh and test.sh.
 set -euo pipefail
 
 if ! command -v swift >/dev/null 2>&1; then
@@ -10,10 +10,15 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 command -v swift >/dev/null 2>&1 || { echo "error: no Swift toolchain found (install Swift 6 from swift.org)" >&2; exit 1; }
 
-if ! pkg-config --exists vips 2>/dev/null; then
-    echo "==> installing libvips-dev and pkg-config with apt" >&2
+# libvips for Osprey; GTK 4 for OspreyGTK and the gallery; Xvfb for their tests without a display.
+packages=()
+pkg-config --exists vips 2>/dev/null || packages+=(libvips-dev pkg-config)
+pkg-config --exists gtk4 2>/dev/null || packages+=(libgtk-4-dev)
+command -v Xvfb >/dev/null 2>&1 || packages+=(xvfb)
+if [ "${#packages[@]}" -gt 0 ]; then
+    echo "==> installing ${packages[*]} with apt" >&2
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends libvips-dev pkg-config >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi

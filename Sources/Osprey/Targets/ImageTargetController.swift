@@ -1,0 +1,79 @@
+import Synchronization
+
+/// One main-actor widget's request state (Nuke's per-view `ImageViewController`): the widget's
+/// latest request, its indicator, and what to keep running when it is replaced. Each widget
+/// stores its own controller, so nothing is shared between widgets and no lock is taken to set an
+/// image; releasing the widget releases the controller, which cancels its load.
+@MainActor
+public final class ImageTargetController {
+    /// The running request, apart from the isolated state so that `deinit` can cancel it.
+    private let task = Mutex<ImageTask?>(nil)
+    /// Issued per `setImage`; a result is shown only while its number is still this one.
+    public private(set) var generation: UInt64 = 0
+    /// The source of the latest request (`nil` after a cancel or a `nil` source).
+    public private(set) var source: ImageSource?
+    private var indicator: (any MainActorImageIndicator)?
+    /// Keeps the running download going at low priority when the request is cancelled.
+    private var keepDownload: (@Sendable () -> Void)?
+
+    /// An idle controller.
+    public nonisolated init() {}
+
+    /// Whether a request is running (memory hits never run).
+    public var isLoading: Bool { task.withLock { $0 != nil } }
+
+    /// Starts a new request: ends the previous one (see ``cancel(finishingDownload:)``) and
+    /// returns the new request's number.
+    func begin(_ source: ImageSource?) -> UInt64 {
+        cancel()
+        self.source = source
+        return generation
+    }
+
+    /// Records the running request of generation `number` and its indicator.
+    func attach(
+        _ running: ImageTask, number: UInt64, indicator: (any MainActorImageIndicator)?, keepDownload: (@Sendable () -> Void)?
+    ) {
+        guard number == generation else { return running.cancel() }
+        task.withLock { $0 = running }
+        self.indicator = indicator
+        self.keepDownload = keepDownload
+    }
+
+    /// Whether generation `number` is still the latest request; when it is and `finish` is set,
+    /// the request ends (its indicator stops).
+    func isCurrent(_ number: UInt64, finish: Bool) -> Bool {
+        guard number == generation else { return false }
+        if finish { end() }
+        return true
+    }
+
+    /// Cancels the latest request: its result is never shown, its indicator stops, and its
+    /// completion gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. A download it
+    /// started goes on into the cache at low priority when `finishingDownload` is `nil` (the
+    /// request's ``MainActorTargetSettings/finishesDownloadOnCancel``, default `true`) or `true`.
+    public func cancel(finishingDownload: Bool? = nil) {
+        generation &+= 1
+        source = nil
+        let running = task.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        if let running, !running.isCompleted {
+            if finishingDownload ?? true { keepDownload?() }
+            running.cancel()
+        }
+        end()
+    }
+
+    private func end() {
+        task.withLock { $0 = nil }
+        indicator?.stopAnimating()
+        indicator = nil
+        keepDownload = nil
+    }
+
+    deinit {
+        task.withLock { $0 }?.cancel()
+    }
+}

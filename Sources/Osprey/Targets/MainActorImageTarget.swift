@@ -1,0 +1,83 @@
+/// A widget that lives on the main actor and shows images: a GTK picture (OspreyGTK's
+/// `OspreyPicture`), a cell, any `@MainActor` view. Adopt it and call
+/// `widget.osprey.setImage(with:…)` from the main actor (Kingfisher 8's `@MainActor` `kf`
+/// extensions and Nuke's `ImageViewExtensions` are the models).
+///
+/// Everything Osprey does to the widget (placeholder, result, failure image, indicator,
+/// transition) runs on the main actor, and the check "is this still the widget's latest request?"
+/// runs in the same main-actor turn as the set. A memory-cache hit is shown before `setImage`
+/// returns, with no placeholder first. The per-widget state is the widget's own
+/// ``ImageTargetController``: releasing the widget releases it, which cancels its load.
+///
+/// What the widget shows is its ``Content`` (a texture, a pixmap), made from an ``Image`` by
+/// ``makeContent(_:)`` off the main actor for loaded images, so no pixel work lands on the main
+/// thread; only memory hits and placeholders are converted on the main actor, so the conversion
+/// must be cheap (wrap the pixels, do not copy them).
+///
+/// Non-UI targets (a model object, a server-side record) keep the ``ImageTarget`` protocol, whose
+/// setter Osprey calls from the callback queue.
+@MainActor
+public protocol MainActorImageTarget: AnyObject, Sendable {
+    /// What the widget shows, made from an image off the main actor.
+    associatedtype Content: Sendable
+
+    /// The widget's request state; keep one per widget, stored with it (`let` property).
+    var ospreyController: ImageTargetController { get }
+
+    /// The size, in device pixels, to decode images at when ``MainActorTargetSettings/sizedToTarget``
+    /// is on (allocated size times scale factor); `nil` when unknown (no downsampling).
+    var ospreyPixelSize: (width: Int, height: Int)? { get }
+
+    /// Whether the widget shows something (used by ``MainActorTargetSettings/keepCurrentImageWhileLoading``).
+    var ospreyHasContent: Bool { get }
+
+    /// Makes what the widget shows from `image`. Called off the main actor for loaded images and
+    /// on it for memory hits and placeholders; returns `nil` when the image cannot be shown.
+    nonisolated static func makeContent(_ image: Image) -> Content?
+
+    /// Shows `content` (`nil` clears the widget).
+    func display(_ content: Content?)
+}
+
+/// The `osprey` namespace on a main-actor target (``MainActorImageTarget``).
+@MainActor
+public struct MainActorOspreyWrapper<Base: MainActorImageTarget> {
+    /// The wrapped widget.
+    public let base: Base
+
+    /// Wraps `base`.
+    public init(_ base: Base) {
+        self.base = base
+    }
+}
+
+extension MainActorImageTarget {
+    /// Osprey's target API: `widget.osprey.setImage(with: url)`.
+    public var osprey: MainActorOspreyWrapper<Self> { MainActorOspreyWrapper(self) }
+}
+
+/// A loading indicator shown on a main-actor target while its request runs (Kingfisher's
+/// `Indicator`); both calls come on the main actor.
+@MainActor
+public protocol MainActorImageIndicator: AnyObject {
+    /// The request started (not called for memory hits).
+    func startAnimating()
+    /// The request finished, failed, was cancelled or replaced.
+    func stopAnimating()
+}
+
+/// How a loaded image replaces what a main-actor target shows, e.g. a fade; called on the main
+/// actor instead of ``MainActorImageTarget/display(_:)`` for images not from the memory cache
+/// (or for all with ``forced``).
+public struct MainActorImageTransition<Target: MainActorImageTarget>: Sendable {
+    /// Shows `content` on `target`, animated as the transition likes.
+    public let apply: @MainActor @Sendable (Target, Target.Content) -> Void
+    /// Run the transition for memory-cache hits too (Kingfisher's `forceTransition`). Default `false`.
+    public let forced: Bool
+
+    /// A transition running `apply`; `forced` defaults to `false`.
+    public init(forced: Bool = false, apply: @escaping @MainActor @Sendable (Target, Target.Content) -> Void) {
+        self.apply = apply
+        self.forced = forced
+    }
+}

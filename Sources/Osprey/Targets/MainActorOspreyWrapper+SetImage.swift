@@ -1,0 +1,119 @@
+import Foundation
+
+extension MainActorOspreyWrapper {
+    /// Loads `source` into the widget (Kingfisher's `kf.setImage`), on the main actor.
+    ///
+    /// Ends the widget's previous request first (its result is never shown). A memory-cache hit
+    /// (and, with ``OspreyOptions/loadDiskFileSynchronously``, a disk hit) is displayed before this
+    /// returns, with no placeholder first and no transition (unless forced). Otherwise the
+    /// placeholder is shown at once (unless ``MainActorTargetSettings/keepCurrentImageWhileLoading``
+    /// and the widget shows something), the indicator starts, and the image is loaded, decoded,
+    /// processed and turned into the widget's content off the main actor; back on the main actor,
+    /// in one turn, the result is shown only if this is still the widget's latest request. A failure
+    /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. A `nil` source shows the
+    /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
+    /// held weakly: releasing it cancels the load.
+    ///
+    /// - Parameters:
+    ///   - source: what to load; `nil` shows the placeholder and loads nothing.
+    ///   - placeholder: shown while the image loads. Default `nil` (the widget is cleared).
+    ///   - options: per-call pipeline options (see ``OspreyOption``). Default none.
+    ///   - settings: target settings. Default: ``MainActorTargetSettings`` defaults (sized to the
+    ///     widget, a running download finishes into the cache on cancel).
+    ///   - pipeline: the pipeline to load with. Default ``ImagePipeline/shared``.
+    ///   - progress: bytes received and expected while downloading, on the main actor. Default `nil`.
+    ///   - completion: called on the main actor, once per request (memory hits before this returns);
+    ///     a replaced request gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. Default `nil`.
+    /// - Returns: the request's task (already completed for a cache hit), or `nil` for a `nil` source.
+    @discardableResult
+    public func setImage(
+        with source: ImageSource?, placeholder: Image? = nil, options: [OspreyOption] = [],
+        settings: MainActorTargetSettings<Base> = MainActorTargetSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
+        let target = base
+        let controller = target.ospreyController
+        let number = controller.begin(source)
+        guard let source else {
+            target.display(placeholder.flatMap(Base.makeContent))
+            completion?(.failure(.pipeline(.emptySource)))
+            return nil
+        }
+        let items = sizedOptions(options, settings: settings, pipeline: pipeline)
+        let resolved = pipeline.resolvedOptions(items)
+        let hit =
+            resolved.loadDiskFileSynchronously
+            ? pipeline.synchronousCachedImage(for: source, options: resolved) : pipeline.memoryImage(source, options: resolved)
+        if let hit {
+            let content = Base.makeContent(hit)
+            if let transition = settings.transition, transition.forced, let content {
+                transition.apply(target, content)
+            } else {
+                target.display(content)
+            }
+            completion?(.success(ImageResult(image: hit, cacheType: .memory, source: source, originalSource: source)))
+            return ImageTask(completed: true)
+        }
+        if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {
+            target.display(placeholder.flatMap(Base.makeContent))
+        }
+        let indicator = settings.indicator?(target)
+        indicator?.startAnimating()
+        let failure = settings.failureImage
+        let transition = settings.transition
+        let awaitsRefreshes = resolved.refreshCached
+        var onProgress: (@Sendable (Int, Int?) -> Void)?
+        if let progress {
+            onProgress = { received, expected in Task { @MainActor in progress(received, expected) } }
+        }
+        let task = pipeline.loadImage(with: source, options: items, progress: onProgress) { [weak target] result in
+            // Off the main actor: the pixels become the widget's content here.
+            let value = try? result.get()
+            let content: Base.Content?
+            switch result {
+            case .success(let value): content = Base.makeContent(value.image)
+            case .failure(let error): content = error.isCancellation ? nil : failure.flatMap(Base.makeContent)
+            }
+            let finish = !(awaitsRefreshes && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false)
+            let widget = target
+            Task { @MainActor in
+                guard let target = widget, target.ospreyController.isCurrent(number, finish: finish) else {
+                    completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
+                    return
+                }
+                if let value, let content, let transition, value.cacheType != .memory || transition.forced {
+                    transition.apply(target, content)
+                } else if content != nil {
+                    target.display(content)
+                }
+                completion?(result)
+            }
+        }
+        var keep: (@Sendable () -> Void)?
+        if settings.finishesDownloadOnCancel {
+            let lowPriority = items + [.downloadPriority(.low), .callbackQueue(.immediate)]
+            keep = { @Sendable in _ = pipeline.loadImage(with: source, options: lowPriority) { _ in } }
+        }
+        controller.attach(task, number: number, indicator: indicator, keepDownload: keep)
+        return task
+    }
+
+    /// Cancels the widget's running load (see ``ImageTargetController/cancel(finishingDownload:)``).
+    public func cancelDownloadTask() {
+        base.ospreyController.cancel()
+    }
+
+    /// Whether a load is running for the widget.
+    public var isLoading: Bool { base.ospreyController.isLoading }
+
+    /// `options` with a downsample to the widget's pixel size placed first in the processor chain,
+    /// when ``MainActorTargetSettings/sizedToTarget`` is on and the widget knows its size.
+    private func sizedOptions(_ options: [OspreyOption], settings: MainActorTargetSettings<Base>, pipeline: ImagePipeline) -> [OspreyOption] {
+        guard settings.sizedToTarget, let size = base.ospreyPixelSize, size.width > 0, size.height > 0 else { return options }
+        let downsample = ImageProcessors.Downsample(width: size.width, height: size.height)
+        let current = pipeline.resolvedOptions(options).processor
+        let processor: any ImageProcessing = current.identifier.isEmpty ? downsample : downsample |> current
+        return options + [.processor(processor)]
+    }
+}

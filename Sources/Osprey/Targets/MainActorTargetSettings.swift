@@ -1,0 +1,35 @@
+/// Target-only settings of ``MainActorOspreyWrapper/setImage(with:placeholder:options:settings:pipeline:progress:completion:)``.
+public struct MainActorTargetSettings<Target: MainActorImageTarget>: Sendable {
+    /// Keep what the widget shows instead of the placeholder while loading
+    /// (Kingfisher's `keepCurrentImageWhileLoading`). Default `false`.
+    public var keepCurrentImageWhileLoading: Bool
+    /// Shown when the request fails (not when it is cancelled). Default `nil`: leave the widget as it is.
+    public var failureImage: Image?
+    /// Made per request on the main actor and shown while it runs (not for memory hits).
+    /// Default `nil`: no indicator.
+    public var indicator: (@MainActor @Sendable (Target) -> (any MainActorImageIndicator)?)?
+    /// Used instead of a plain display for images not from the memory cache. Default `nil`.
+    public var transition: MainActorImageTransition<Target>?
+    /// Decode at the widget's size (``MainActorImageTarget/ospreyPixelSize``): a downsample to that
+    /// box runs first in the processor chain, so decode planning shrinks on load and a 4000×3000
+    /// photo in a 200×150 cell costs a 200×150 image. Default `true`.
+    public var sizedToTarget: Bool
+    /// On cancel or rebind, let a download already running finish into the cache at low
+    /// priority (its result is never shown), so that coming back to the image does not download it
+    /// again. Default `true`.
+    public var finishesDownloadOnCancel: Bool
+
+    /// Settings; every argument has the default documented on its property.
+    public init(
+        keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil,
+        indicator: (@MainActor @Sendable (Target) -> (any MainActorImageIndicator)?)? = nil,
+        transition: MainActorImageTransition<Target>? = nil, sizedToTarget: Bool = true, finishesDownloadOnCancel: Bool = true
+    ) {
+        self.keepCurrentImageWhileLoading = keepCurrentImageWhileLoading
+        self.failureImage = failureImage
+        self.indicator = indicator
+        self.transition = transition
+        self.sizedToTarget = sizedToTarget
+        self.finishesDownloadOnCancel = finishesDownloadOnCancel
+    }
+}

@@ -1,0 +1,42 @@
+import CGtk
+import Glibc
+
+/// Runs Swift's main actor inside GLib's main loop.
+///
+/// A GTK program runs GLib's loop (`g_main_loop_run`, `g_application_run`), which on Linux does not
+/// drain libdispatch's main queue, where the main actor's jobs wait: `Task { @MainActor in … }`,
+/// `await MainActor.run`, and every image OspreyGTK delivers would never run. ``install()`` adds a
+/// GLib source that wakes when libdispatch signals work on its main queue (the eventfd returned by
+/// `_dispatch_get_main_queue_handle_4CF`) and drains it there (`_dispatch_main_queue_callback_4CF`),
+/// as swift-corelibs-foundation's `RunLoop` does. No polling timer: the loop sleeps until work comes.
+public enum GLibMainActor {
+    /// The GLib source id, 0 until installed.
+    @MainActor private static var sourceID: guint = 0
+
+    /// Whether ``install()`` ran.
+    @MainActor public static var isInstalled: Bool { sourceID != 0 }
+
+    /// Makes the main actor's jobs run on the default GLib main context. Call once, on the main
+    /// thread, before running the loop (top-level code of `main.swift` is on it); later calls do
+    /// nothing. ``OspreyApplication/initialize()`` calls it for you.
+    @MainActor public static func install() {
+        guard sourceID == 0 else { return }
+        let handle = _dispatch_get_main_queue_handle_4CF()
+        sourceID = g_unix_fd_add(
+            handle, G_IO_IN,
+            { fd, _, _ in
+                // Clear the eventfd first, so work queued while draining wakes the loop again.
+                var count: UInt64 = 0
+                _ = read(fd, &count, MemoryLayout<UInt64>.size)
+                _dispatch_main_queue_callback_4CF(nil)
+                return 1  // G_SOURCE_CONTINUE
+            }, nil)
+        // Jobs queued before the handle existed did not signal it: drain once at the loop's start.
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT,
+            { _ in
+                _dispatch_main_queue_callback_4CF(nil)
+                return 0  // G_SOURCE_REMOVE
+            }, nil, nil)
+    }
+}

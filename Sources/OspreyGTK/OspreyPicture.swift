@@ -1,0 +1,175 @@
+import CGtk
+import Osprey
+
+/// A GTK widget that shows images loaded by Osprey: a `GtkPicture` (default) or a `GtkImage`,
+/// with a `GtkSpinner` overlaid while loading. Use it like any ``Osprey/MainActorImageTarget``:
+///
+/// ```swift
+/// let picture = OspreyPicture()
+/// gtk_box_append(box, picture.widget)
+/// picture.osprey.setImage(with: .url(url), placeholder: placeholder,
+///                         settings: .init(failureImage: broken, indicator: OspreyPicture.spinner, transition: .fade()))
+/// ```
+///
+/// The GTK widget owns this object: it lives as long as ``widget`` (the widget's data holds it),
+/// and when the widget is finalised its load is cancelled. Make one per widget: ``init(kind:)``
+/// for a new widget, ``attached(to:)`` for a `GtkPicture` or `GtkImage` you already have.
+@MainActor
+public final class OspreyPicture: MainActorImageTarget {
+    /// Which GTK widget shows the image.
+    public enum Kind: Sendable {
+        /// A `GtkPicture`, the image fitted inside its allocation, aspect kept, centred.
+        case picture
+        /// A `GtkImage`, an icon-sized image.
+        case image
+    }
+
+    /// What the widget shows: a texture made off the main actor.
+    public typealias Content = Texture
+
+    /// The widget to put in a container: a `GtkOverlay` holding ``picture`` for ``init(kind:)``,
+    /// ``picture`` itself for ``attached(to:)``.
+    public let widget: UnsafeMutablePointer<GtkWidget>
+    /// The `GtkPicture` or `GtkImage` showing the image.
+    public let picture: UnsafeMutablePointer<GtkWidget>
+    /// Which widget ``picture`` is.
+    public let kind: Kind
+    /// The request state of this widget.
+    public let ospreyController = ImageTargetController()
+    /// The texture shown, `nil` when the widget is empty.
+    public private(set) var texture: Texture?
+    /// Whether the GTK widget still exists (it was not finalised).
+    public private(set) var isAlive = true
+    private var spinnerWidget: UnsafeMutablePointer<GtkWidget>?
+
+    private static let dataKey = "osprey-picture"
+
+    /// A new `GtkOverlay` with a `GtkPicture` (or `GtkImage`, `kind` default `.picture`) inside.
+    /// The overlay is floating, as new GTK widgets are: adding it to a container takes it.
+    public init(kind: Kind = .picture) {
+        self.kind = kind
+        let overlay = gtk_overlay_new()!
+        picture = kind == .picture ? gtk_picture_new()! : gtk_image_new()!
+        gtk_overlay_set_child(OpaquePointer(overlay), picture)
+        widget = overlay
+        configure()
+    }
+
+    private init(existing: UnsafeMutablePointer<GtkWidget>, kind: Kind) {
+        self.kind = kind
+        picture = existing
+        widget = existing
+        configure()
+    }
+
+    /// The `OspreyPicture` of a `GtkPicture` or `GtkImage` (or of a widget made by ``init(kind:)``),
+    /// made on first use.
+    public static func attached(to existing: UnsafeMutablePointer<GtkWidget>) -> OspreyPicture {
+        if let found = of(existing) { return found }
+        let isImage =
+            g_type_check_instance_is_a(UnsafeMutableRawPointer(existing).assumingMemoryBound(to: GTypeInstance.self), gtk_image_get_type()) != 0
+        return OspreyPicture(existing: existing, kind: isImage ? .image : .picture)
+    }
+
+    /// The `OspreyPicture` attached to `widget`, if any.
+    public static func of(_ widget: UnsafeMutablePointer<GtkWidget>) -> OspreyPicture? {
+        guard let data = g_object_get_data(GObjectSupport.object(widget), dataKey) else { return nil }
+        return Unmanaged<OspreyPicture>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    private func configure() {
+        if kind == .picture {
+            gtk_picture_set_content_fit(OpaquePointer(picture), GTK_CONTENT_FIT_CONTAIN)
+            gtk_picture_set_can_shrink(OpaquePointer(picture), 1)
+        }
+        // The widget holds this object; finalising the widget cancels the load and releases it.
+        g_object_set_data_full(
+            GObjectSupport.object(widget), Self.dataKey, Unmanaged.passRetained(self).toOpaque(),
+            { data in
+                let picture = Unmanaged<OspreyPicture>.fromOpaque(data!)
+                MainActor.assumeIsolated { picture.takeUnretainedValue().widgetFinalised() }
+                picture.release()
+            })
+    }
+
+    private func widgetFinalised() {
+        isAlive = false
+        ospreyController.cancel(finishingDownload: false)
+        texture = nil
+    }
+
+    // MARK: - MainActorImageTarget
+
+    /// The allocated size (or, before allocation, the size request) times the scale factor.
+    public var ospreyPixelSize: (width: Int, height: Int)? {
+        guard isAlive else { return nil }
+        var width = Int(gtk_widget_get_width(widget))
+        var height = Int(gtk_widget_get_height(widget))
+        if width <= 0 || height <= 0 {
+            var requestWidth: Int32 = 0
+            var requestHeight: Int32 = 0
+            gtk_widget_get_size_request(widget, &requestWidth, &requestHeight)
+            (width, height) = (Int(requestWidth), Int(requestHeight))
+        }
+        guard width > 0, height > 0 else { return nil }
+        let scale = Int(max(1, gtk_widget_get_scale_factor(widget)))
+        return (width * scale, height * scale)
+    }
+
+    /// Whether a texture is shown.
+    public var ospreyHasContent: Bool { texture != nil }
+
+    /// A texture sharing the image's pixels (see ``Texture/init(image:frame:)``).
+    public nonisolated static func makeContent(_ image: Image) -> Texture? {
+        Texture(image: image)
+    }
+
+    /// Shows `content` (`nil` clears), at full opacity.
+    public func display(_ content: Texture?) {
+        guard isAlive else { return }
+        texture = content
+        gtk_widget_set_opacity(picture, 1)
+        switch kind {
+        case .picture: gtk_picture_set_paintable(OpaquePointer(picture), content?.paintable)
+        case .image: gtk_image_set_from_paintable(OpaquePointer(picture), content?.paintable)
+        }
+    }
+
+    // MARK: - Indicator
+
+    /// An indicator setting for ``Osprey/MainActorTargetSettings/indicator``: a `GtkSpinner` over
+    /// the picture (pictures made by ``init(kind:)`` only; others show none).
+    public static let spinner: @MainActor @Sendable (OspreyPicture) -> (any MainActorImageIndicator)? = { $0.spinnerIndicator() }
+
+    private func spinnerIndicator() -> (any MainActorImageIndicator)? {
+        guard isAlive, widget != picture else { return nil }
+        if spinnerWidget == nil {
+            let spinner = gtk_spinner_new()!
+            gtk_widget_set_halign(spinner, GTK_ALIGN_CENTER)
+            gtk_widget_set_valign(spinner, GTK_ALIGN_CENTER)
+            gtk_widget_set_visible(spinner, 0)
+            gtk_overlay_add_overlay(OpaquePointer(widget), spinner)
+            spinnerWidget = spinner
+        }
+        return SpinnerIndicator(picture: self)
+    }
+
+    fileprivate func setSpinning(_ on: Bool) {
+        guard isAlive, let spinnerWidget else { return }
+        gtk_widget_set_visible(spinnerWidget, on ? 1 : 0)
+        if on { gtk_spinner_start(OpaquePointer(spinnerWidget)) } else { gtk_spinner_stop(OpaquePointer(spinnerWidget)) }
+    }
+}
+
+/// The `GtkSpinner` of one ``OspreyPicture``, shown while its request runs.
+@MainActor
+final class SpinnerIndicator: MainActorImageIndicator {
+    private weak var picture: OspreyPicture?
+
+    init(picture: OspreyPicture) {
+        self.picture = picture
+    }
+
+    func startAnimating() { picture?.setSpinning(true) }
+    func stopAnimating() { picture?.setSpinning(false) }
+}

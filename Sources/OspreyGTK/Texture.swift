@@ -1,0 +1,51 @@
+import CGtk
+import Osprey
+
+/// A `GdkTexture` made from an ``Osprey/Image`` without copying its pixels: a `GdkMemoryTexture`
+/// over `GBytes` that keep the image's pixel buffer alive (``Osprey/Image/pixelBuffer(frame:)``).
+/// Made off the main actor for loaded images (textures are immutable, so any thread may hold one).
+public final class Texture: @unchecked Sendable {
+    // @unchecked: a GdkTexture is immutable after creation and its reference count is atomic, so
+    // passing it between threads and releasing it from any thread is safe; GTK draws it on the
+    // main thread only.
+    /// The texture (a `GdkTexture *`), owned by this object.
+    public let pointer: OpaquePointer
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+
+    /// Wraps frame `frame` (default 0) of `image`; `nil` when the frame does not exist. Images
+    /// whose pixels cannot be shared (grey) are converted to RGBA in a new buffer instead.
+    public init?(image: Image, frame: Int = 0) {
+        if let buffer = image.pixelBuffer(frame: frame) {
+            let owner = Unmanaged.passRetained(buffer.owner).toOpaque()
+            let bytes = g_bytes_new_with_free_func(
+                buffer.base, gsize(buffer.count), { owner in Unmanaged<AnyObject>.fromOpaque(owner!).release() }, owner)
+            let format = buffer.bands == 4 ? GDK_MEMORY_R8G8B8A8 : GDK_MEMORY_R8G8B8
+            pointer = gdk_memory_texture_new(Int32(buffer.width), Int32(buffer.height), format, bytes, gsize(buffer.rowBytes))
+            g_bytes_unref(bytes)
+        } else {
+            guard let still = image.frame(at: frame), let pixels = try? still.rgbaPixels() else { return nil }
+            let bytes = pixels.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+            pointer = gdk_memory_texture_new(Int32(still.width), Int32(still.height), GDK_MEMORY_R8G8B8A8, bytes, gsize(still.width * 4))
+            g_bytes_unref(bytes)
+        }
+        width = image.width
+        height = image.height
+    }
+
+    /// Takes ownership of `texture` (a `GdkTexture *` whose reference this object now holds).
+    public init(taking texture: OpaquePointer) {
+        pointer = texture
+        width = Int(gdk_texture_get_width(texture))
+        height = Int(gdk_texture_get_height(texture))
+    }
+
+    /// The texture as a `GdkPaintable *`, to hand to GTK.
+    public var paintable: OpaquePointer { pointer }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(pointer))
+    }
+}
