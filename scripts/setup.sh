@@ -20,5 +20,7 @@ if [ "${#packages[@]}" -gt 0 ]; then
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+    # With recommends: the configuration the GTK tests were run in (Xvfb's fonts and xauth, GTK's
+    # icon theme for the spinner).
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
