@@ -13,7 +13,7 @@ final class ColorOrigin: Sendable {
         var port = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(state.withLock { $0.port })\(path)")! }
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One main-actor widget's request state (Nuke's per-view `ImageViewController`): the widget's
 /// latest request, its indicator, and what to keep running when it is replaced. Each widget
 /// stores its own controller, so nothing is shared between widgets and no lock is taken to set an
@@ -7,7 +5,7 @@ import Synchronization
 @MainActor
 public final class ImageTargetController {
     /// The running request, apart from the isolated state so that `deinit` can cancel it.
-    private let task = Mutex<ImageTask?>(nil)
+    private let task = Locked<ImageTask?>(nil)
     /// Issued per `setImage`; a result is shown only while its number is still this one.
     public private(set) var generation: UInt64 = 0
     /// The source of the latest request (`nil` after a cancel or a `nil` source).
