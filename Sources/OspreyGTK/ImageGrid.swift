@@ -105,7 +105,8 @@ public final class ImageGrid {
     /// Scrolls so that item `index` is in the top row (or as far as the grid scrolls).
     public func scroll(toItem index: Int) {
         let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(widget))!
-        let rowHeight = self.rowHeight(adjustment)
+        let columns = self.columns
+        let rowHeight = self.rowHeight(adjustment, columns: columns)
         let target = Double(max(0, min(index, urls.count - 1)) / columns) * rowHeight
         gtk_adjustment_set_value(adjustment, min(target, gtk_adjustment_get_upper(adjustment) - gtk_adjustment_get_page_size(adjustment)))
     }
@@ -121,7 +122,7 @@ public final class ImageGrid {
         return max(1, Int(gtk_widget_get_width(gridView)) / cellWidth)
     }
 
-    private func rowHeight(_ adjustment: UnsafeMutablePointer<GtkAdjustment>) -> Double {
+    private func rowHeight(_ adjustment: UnsafeMutablePointer<GtkAdjustment>, columns: Int) -> Double {
         let rows = max(1, (urls.count + columns - 1) / columns)
         let upper = gtk_adjustment_get_upper(adjustment)
         return upper > 0 ? upper / Double(rows) : Double(cellHeight)
@@ -185,11 +186,12 @@ public final class ImageGrid {
         let direction = value - lastScrollValue
         lastScrollValue = value
         guard direction != 0 else { return }
-        let rowHeight = self.rowHeight(adjustment)
+        // Measured once: `columns` reads the bounds of every bound cell.
+        let columns = self.columns
+        let rowHeight = self.rowHeight(adjustment, columns: columns)
         let firstRow = Int(value / rowHeight)
         let lastRow = Int((value + gtk_adjustment_get_page_size(adjustment)) / rowHeight)
         let rows = direction > 0 ? (lastRow + 1)...(lastRow + prefetchRows) : max(0, firstRow - prefetchRows)...max(0, firstRow - 1)
-        let columns = self.columns
         let wanted = Set(rows.flatMap { row in min(urls.count, row * columns)..<min(urls.count, (row + 1) * columns) })
         let items = cellOptions + [.downloadPriority(.low)]
         for (index, prefetch) in prefetches where !wanted.contains(index) {

@@ -101,9 +101,6 @@ final class ProgressivePreviewer: Sendable {
         }
     }
 
-    /// How many listeners wait (for tests).
-    var listenerCount: Int { state.withLock { $0.listeners.count } }
-
     // MARK: - Bytes
 
     /// Looks at the body so far (after each chunk, on the download's thread) and starts a

@@ -42,17 +42,14 @@ extension MainActorOspreyWrapper {
         }
         let items = sizedOptions(options, settings: settings, pipeline: pipeline)
         let resolved = pipeline.resolvedOptions(items)
-        let hit =
-            resolved.loadDiskFileSynchronously
-            ? pipeline.synchronousCachedImage(for: source, options: resolved) : pipeline.memoryImage(source, options: resolved)
-        if let hit {
-            let content = Base.makeContent(hit)
+        if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
+            let content = Base.makeContent(hit.image)
             if let transition = settings.transition, transition.forced, let content {
                 transition.apply(target, content)
             } else {
                 target.display(content)
             }
-            completion?(.success(ImageResult(image: hit, cacheType: .memory, source: source, originalSource: source)))
+            completion?(.success(ImageResult(image: hit.image, cacheType: hit.cacheType, source: source, originalSource: source)))
             return ImageTask(completed: true)
         }
         if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {

@@ -77,13 +77,14 @@ extension OspreyWrapper {
         let resolved = pipeline.resolvedOptions(options)
         let synchronousHit = resolved.loadDiskFileSynchronously ? pipeline.synchronousCachedImage(for: source, options: resolved) : nil
         let (identifier, previous, previousIndicator) = TargetRegistry.shared.begin(target, key: key, indicator: settings.indicator) { target in
-            if let synchronousHit { target.image = synchronousHit } else { showPlaceholder(target) }
+            if let synchronousHit { target.image = synchronousHit.image } else { showPlaceholder(target) }
         }
         if !settings.keepsPreviousLoad { previous?.cancel() }
         previousIndicator?.stopAnimating()
         if let synchronousHit {
             _ = TargetRegistry.shared.endIfCurrent(target, key: key, identifier: identifier, finish: true)
-            let result = ImageResult(image: synchronousHit, cacheType: .disk, source: source, originalSource: source)
+            let result = ImageResult(
+                image: synchronousHit.image, cacheType: synchronousHit.cacheType, source: source, originalSource: source)
             if let completion { resolved.callbackQueue.execute { completion(.success(result)) } }
             return ImageTask(completed: true)
         }
@@ -140,11 +141,12 @@ extension OspreyWrapper {
 }
 
 extension ImagePipeline {
-    /// The processed image from memory, else read from the disk cache on this thread
-    /// (``OspreyOptions/loadDiskFileSynchronously``): decoded here, then put in memory.
-    func synchronousCachedImage(for source: ImageSource, options: OspreyOptions) -> Image? {
-        if let image = memoryImage(source, options: options) { return image }
-        guard !options.forceRefresh, !options.fromMemoryCacheOrRefresh else { return nil }
+    /// The processed image from memory, else, with ``OspreyOptions/loadDiskFileSynchronously``,
+    /// read from the disk cache on this thread (decoded here, then put in memory); with the cache
+    /// it came from.
+    func synchronousCachedImage(for source: ImageSource, options: OspreyOptions) -> (image: Image, cacheType: CacheType)? {
+        if let image = memoryImage(source, options: options) { return (image, .memory) }
+        guard options.loadDiskFileSynchronously, !options.forceRefresh, !options.fromMemoryCacheOrRefresh else { return nil }
         let cache = options.targetCache ?? configuration.cache
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
@@ -155,6 +157,6 @@ extension ImagePipeline {
         _ = try? cache.memoryStorage.store(
             image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
             expiration: options.memoryCacheExpiration)
-        return options.imageModifier?(image) ?? image
+        return (options.imageModifier?(image) ?? image, .disk)
     }
 }
