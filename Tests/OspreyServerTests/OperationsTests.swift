@@ -79,12 +79,13 @@ struct OperationsTests {
         _ = try? await impatient.value
         // The only request left: its job is cancelled (the origin is still sleeping).
         var waited = 0
-        while (service.coalescer.count > 0 || service.sources.validationsInFlight > 0) && waited < 200 {
+        let downloader = service.pipeline.configuration.downloader
+        while (service.jobs.count > 0 || downloader.runningCount + downloader.queuedCount > 0) && waited < 200 {
             try await Task.sleep(for: .milliseconds(50))
             waited += 1
         }
-        #expect(service.coalescer.count == 0)
-        #expect(service.sources.validationsInFlight == 0, "the origin fetch is cancelled too")
+        #expect(service.jobs.count == 0)
+        #expect(downloader.runningCount + downloader.queuedCount == 0, "the origin fetch is cancelled too")
         await server.stop()
         await origin.stop()
     }

@@ -63,7 +63,7 @@ struct RevalidationTests {
         await origin.stop()
     }
 
-    @Test("a restarted server with a disk cache revalidates its cached originals instead of downloading them")
+    @Test("a restarted server with a disk cache uses its cached originals: fresh ones without asking, stale ones revalidated (304)")
     func afterRestart() async throws {
         let origin = try await TestOrigin.start()
         origin.set("/photo.jpg", Self.resource(TestImages.photo, ["ETag": "\"v1\""]))
@@ -73,13 +73,21 @@ struct RevalidationTests {
         #expect(try await first.get("/unsafe/70x70/\(origin.url("/photo.jpg"))").status == 200)
         await first.server.flushCaches()
         await first.stop()
+        // The original's age is kept with it on disk: still fresh after the restart.
         let second = try await ServerHarness.start { $0.cacheDirectory = directory }
-        // A size not made before: its source is validated (304), its original read from disk.
         let reply = try await second.get("/unsafe/35x35/\(origin.url("/photo.jpg"))")
         #expect(reply.status == 200 && reply.image?.width == 35)
+        #expect(origin.hits("/photo.jpg", status: 200) == 1 && origin.hits("/photo.jpg", status: 304) == 0)
+        await second.stop()
+        // Stale for a server whose origin TTL is 0: validated (304), its original read from disk.
+        let third = try await ServerHarness.start {
+            $0.cacheDirectory = directory
+            $0.originTTL = 0
+        }
+        #expect(try await third.get("/unsafe/36x36/\(origin.url("/photo.jpg"))").image?.width == 36)
         #expect(origin.hits("/photo.jpg", status: 200) == 1)
         #expect(origin.hits("/photo.jpg", status: 304) == 1)
-        await second.stop()
+        await third.stop()
         await origin.stop()
     }
 }

@@ -196,6 +196,12 @@ extension DiskStorage {
             valueNow(forKey: key, extendingExpiration: extendingExpiration)
         }
 
+        /// ``value(forKey:extendingExpiration:)`` with the entry's `meta` and the time it was stored
+        /// (seconds since 1970), for the data stage.
+        func entry(forKey key: String) -> (data: Data, meta: Data, created: TimeInterval)? {
+            entryNow(forKey: key, extendingExpiration: nil).map { ($0.data, $0.file.meta, $0.file.created) }
+        }
+
         /// Whether an unexpired, valid entry exists for `key`: the index plus one `stat` of its file
         /// (its trailer too when the index did not know the file). Synchronous; records no access.
         public func isCached(forKey key: String) -> Bool {

@@ -48,6 +48,12 @@ extension DiskStorage.Backend {
     }
 
     func valueNow(forKey key: String, extendingExpiration: ExpirationExtending?) -> Data? {
+        entryNow(forKey: key, extendingExpiration: extendingExpiration)?.data
+    }
+
+    /// ``valueNow(forKey:extendingExpiration:)`` with the entry's trailer (its `meta` and the time
+    /// it was stored).
+    func entryNow(forKey key: String, extendingExpiration: ExpirationExtending?) -> (data: Data, file: DiskEntryFile)? {
         let hash = Self.hash(key)
         let known = state.withLock { $0.index[hash] }
         let name = known?.fileName ?? fileName(hash: hash, key: key)
@@ -94,7 +100,7 @@ extension DiskStorage.Backend {
             extendedExpiry = .some(DiskEntryFile.expiry(sealSeconds: DiskEntryFile.sealSeconds(expiry: DiskEntryFile.expiry(of: policy, from: now))))
         }
         recordAccess(hash: hash, entry: entry, path: path, at: now, extendedTo: extendedExpiry, policy: extendedPolicy)
-        return contents.data(count: file.dataSize)
+        return (contents.data(count: file.dataSize), file)
     }
 
     func isCachedNow(forKey key: String) -> Bool {

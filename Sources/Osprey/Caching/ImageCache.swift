@@ -66,7 +66,7 @@ public final class ImageCache: Sendable {
     }
 
     /// ``store(_:original:forKey:processorIdentifier:options:toDisk:)`` with the download's HTTP
-    /// validators kept in the disk entry (for ``OspreyOptions/refreshCached``).
+    /// validators kept in the disk entry (for ``CachePolicy/revalidate``).
     @discardableResult
     func store(
         _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,

@@ -111,7 +111,7 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Why a pipeline request failed.
     public enum PipelineReason: Sendable, Equatable {
-        /// ``OspreyOptions/onlyFromCache`` was set and nothing is cached under `key` (the computed key).
+        /// ``CachePolicy/cacheOnly`` was set and nothing is cached under `key` (the computed key).
         case imageNotExisting(key: String)
         /// The request was cancelled (its task, or a newer request on the same target).
         case cancelled(source: String)

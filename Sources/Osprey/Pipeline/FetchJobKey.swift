@@ -10,19 +10,21 @@ struct FetchJobKey: Hashable, Sendable {
     var url: String?
     var isProvider: Bool
     var decoding: DecodingOptions
-    var forceRefresh: Bool
-    var onlyFromCache: Bool
-    var memoryOnlyLookup: Bool
+    /// How caches are read (``CachePolicy/forFetch``).
+    var cachePolicy: CachePolicy
     var headers: [String: String]
     var user: String?
-    /// The original bytes go to the original cache's disk as soon as they are loaded (the
-    /// processed requests of ``OspreyOptions/cacheOriginalImage`` that store to disk).
+    /// The original bytes go to the original cache's disk as soon as they are loaded
+    /// (``ResolvedRequest/storesOriginalSeparately``).
     var storesOriginal: Bool
     /// Non-zero for requests with a modifier, redirect handler or retry strategy: closures cannot
     /// be compared, so such requests share nothing.
     var unshared: UInt64
 
     private static let nextUnshared = Atomic<UInt64>(0)
+
+    /// A number no other request has: the key of work that is not shared.
+    static func makeUnshared() -> UInt64 { nextUnshared.add(1, ordering: .relaxed).newValue }
 
     /// Hashes what usually tells fetches apart: the cache key, the URL when it differs, and the
     /// unshared number. Keys that are equal hash equally; the rest is left to `==`.
@@ -41,16 +43,14 @@ struct FetchJobKey: Hashable, Sendable {
         self.url = url == key ? nil : url
         isProvider = source.url == nil
         decoding = options.decodingOptions
-        forceRefresh = options.forceRefresh
-        onlyFromCache = options.onlyFromCache
-        memoryOnlyLookup = options.fromMemoryCacheOrRefresh
+        cachePolicy = options.cachePolicy.forFetch
         headers = options.requestHeaders
         user = options.credentials?.user
-        storesOriginal = options.cacheOriginalImage && !options.cacheMemoryOnly && !request.processorIdentifier.isEmpty
+        storesOriginal = request.storesOriginalSeparately
         let hasClosures =
             options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil
-        unshared = hasClosures ? Self.nextUnshared.add(1, ordering: .relaxed).newValue : 0
+        unshared = hasClosures ? Self.makeUnshared() : 0
     }
 }
 
@@ -67,7 +67,7 @@ struct DeliverJobKey: Hashable, Sendable {
     var processor: String
     var cache: ObjectIdentifier
     var originalCache: ObjectIdentifier
-    var memoryOnly: Bool
-    var waitForCache: Bool
-    var cacheOriginal: Bool
+    var storage: CacheStorage
+    var cacheWrites: CacheWrites
+    var originalStorage: OriginalStorage
 }

@@ -9,7 +9,7 @@ struct FetchedSource: Sendable {
     var data: Data?
     /// Where it came from: ``CacheType/none`` when loaded, else the original cache's level.
     var cacheType: CacheType
-    /// The validators of the response, for ``OspreyOptions/refreshCached``.
+    /// The validators of the response, for ``CachePolicy/revalidate``.
     var validator: CacheValidator?
     /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
     var decodes: SourceDecodes?

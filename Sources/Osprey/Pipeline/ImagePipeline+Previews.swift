@@ -59,7 +59,7 @@ extension ImagePipeline {
     ) -> PreviewRegistry.Attachment? {
         let options = request.options
         guard let settings = options.progressiveJPEG, settings.isEnabled, case .network = request.source,
-            options.responseDataModifier == nil, !options.onlyFromCache
+            options.responseDataModifier == nil, options.cachePolicy != .cacheOnly
         else { return nil }
         let processors = Self.stages(of: options.processor)
         let plan = DecodePlan(processors: processors, decoding: options.decodingOptions)

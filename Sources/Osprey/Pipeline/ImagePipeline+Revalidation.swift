@@ -1,10 +1,10 @@
 import Foundation
 
-/// ``OspreyOptions/refreshCached``: revalidating a cached image with its stored validators.
+/// ``CachePolicy/revalidate``: revalidating a cached image with its stored validators.
 ///
 /// The validators (ETag, Last-Modified) of a download are kept in the trailer of the disk entries
 /// written from it (``DiskEntryFile``'s `meta`): the processed image's and, with
-/// ``OspreyOptions/cacheOriginalImage``, the original's. A processed entry made from a cached
+/// ``OriginalStorage/disk``, the original's. A processed entry made from a cached
 /// original has none of its own and is revalidated with the original's.
 extension ImagePipeline {
     /// Revalidates in the background. `refresh` gets the new result when the server sent new bytes,
@@ -39,10 +39,12 @@ extension ImagePipeline {
             return nil
         }
         let newValidator = download.response.validator
-        await cache.store(
-            image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
-            options: options.cacheOptions, toDisk: !options.cacheMemoryOnly, validator: newValidator)
-        if options.cacheOriginalImage, !identifier.isEmpty, !options.cacheMemoryOnly {
+        if options.storage != .none {
+            await cache.store(
+                image, original: identifier.isEmpty ? download.data : nil, forKey: key, processorIdentifier: identifier,
+                options: options.cacheOptions, toDisk: options.storage.toDisk, validator: newValidator)
+        }
+        if request.storesOriginalSeparately {
             _ = try? await request.originalCache.storeToDisk(download.data, forKey: key, validator: newValidator)
         }
         return ImageResult(

@@ -27,8 +27,8 @@ extension ImagePipeline {
         let options = request.options
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
-            originalCache: ObjectIdentifier(request.originalCache), memoryOnly: options.cacheMemoryOnly,
-            waitForCache: options.waitForCache, cacheOriginal: options.cacheOriginalImage)
+            originalCache: ObjectIdentifier(request.originalCache), storage: options.storage,
+            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context)
         }
@@ -39,7 +39,7 @@ extension ImagePipeline {
         // A request that missed the memory cache just before an earlier job stored the image
         // (and left the registry) must not download again.
         let request = context.request
-        if !context.options.forceRefresh,
+        if context.options.cachePolicy.readsCache,
             let image = request.cache.memoryStorage.value(forKey: request.computedKey, ifStoredSince: context.memoryMiss)
         {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
@@ -153,12 +153,12 @@ extension ImagePipeline {
     /// one the deliver stage starting this one has just looked up, and missed.
     private func fetch(_ job: FetchJob, _ context: StageContext, originalMemoryLookedUp: Bool) {
         // Shared by every processor: the original may already be cached (step 3 of the flow).
-        if !context.options.forceRefresh {
+        if context.options.cachePolicy.readsCache {
             if !originalMemoryLookedUp, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
                 configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
                 return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
-            if !context.options.fromMemoryCacheOrRefresh {
+            if context.options.cachePolicy.readsDisk {
                 let lookup = Task {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
@@ -177,11 +177,11 @@ extension ImagePipeline {
     }
 
     /// Downloads (or reads the provider of) the source, unless only caches may be used. With
-    /// ``OspreyOptions/cacheOriginalImage`` the bytes are written to the original cache before the
+    /// ``OriginalStorage/disk`` the bytes are written to the original cache before the
     /// job finishes: a request for another size that comes after the job has left the registry then
     /// finds them on disk instead of downloading them again.
     private func load(_ job: FetchJob, _ context: StageContext) {
-        if context.options.onlyFromCache {
+        if context.options.cachePolicy == .cacheOnly {
             return job.finish(.failure(.pipeline(.imageNotExisting(key: context.request.computedKey))))
         }
         let downloader = context.request.downloader

@@ -3,10 +3,10 @@ import Logging
 
 extension ImagePipeline {
     /// The last step of the deliver stage: stores the processed image, with the download's
-    /// validators in its disk entry (the original bytes of ``OspreyOptions/cacheOriginalImage``
+    /// validators in its disk entry (the original bytes of ``OriginalStorage/disk``
     /// were stored by the fetch), then finishes `job` with `CacheCallbackCoordinator`'s
     /// timing: after the memory write at once; after the disk writes with
-    /// ``OspreyOptions/waitForCache``, else while they run in the background.
+    /// ``CacheWrites/beforeDelivery``, else while they run in the background.
     func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
@@ -15,13 +15,13 @@ extension ImagePipeline {
             "store",
             metadata: [
                 "osprey.key": "\(key)", "osprey.processor": "\(context.request.processorIdentifier)",
-                "osprey.toDisk": "\(!context.options.cacheMemoryOnly)",
-                "osprey.waitForCache": "\(context.options.waitForCache)"
+                "osprey.storage": "\(context.options.storage)",
+                "osprey.cacheWrites": "\(context.options.cacheWrites)"
             ])
         let plan = StorePlan(
             fetched: fetched, identifier: context.request.processorIdentifier, cache: cache,
             originalCache: originalCache, options: context.options)
-        if context.options.waitForCache {
+        if context.options.cacheWrites == .beforeDelivery {
             guard plan.needsStore else { return job.finish(.success(delivered)) }
             // The encode and the writes run on the processing queue (in place after a decode or a
             // processor), and go on if every request leaves meanwhile: the entries are complete either way.
@@ -56,8 +56,9 @@ extension ImagePipeline {
 
         init(fetched: FetchedSource, identifier: String, cache: ImageCache, originalCache: ImageCache, options: OspreyOptions) {
             self.identifier = identifier
-            toDisk = !options.cacheMemoryOnly
-            needsStore = !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
+            toDisk = options.storage.toDisk
+            needsStore =
+                options.storage != .none && !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
             validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
             original = identifier.isEmpty ? fetched.data : nil
         }

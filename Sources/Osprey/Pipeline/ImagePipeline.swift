@@ -7,13 +7,13 @@ import Synchronization
 /// `SDWebImageManager`, Nuke's `ImagePipeline`).
 ///
 /// The retrieve flow (seed 000):
-/// 1. with ``OspreyOptions/forceRefresh``, load and cache;
+/// 1. with ``CachePolicy/reload``, load and cache;
 /// 2. otherwise the processed image in the target cache: memory, then disk (unless
-///    ``OspreyOptions/fromMemoryCacheOrRefresh``);
+///    ``CachePolicy/memoryOrLoad``);
 /// 3. otherwise the original in the original cache, processed and stored under the processed key;
-/// 4. otherwise, with ``OspreyOptions/onlyFromCache``, fail with ``OspreyError/PipelineReason/imageNotExisting(key:)``;
+/// 4. otherwise, with ``CachePolicy/cacheOnly``, fail with ``OspreyError/PipelineReason/imageNotExisting(key:)``;
 /// 5. otherwise load, decode, process and cache; the result is delivered at once, or after the
-///    cache writes with ``OspreyOptions/waitForCache``.
+///    cache writes with ``CacheWrites/beforeDelivery``.
 ///
 /// Work is shared between requests, as in Nuke: requests for one source share one download and
 /// one decode, and requests whose processors share a prefix (`[resize]`, `[resize, blur]`) share
@@ -36,7 +36,7 @@ public final class ImagePipeline: Sendable {
         /// drop the signature of an expiring URL. Default `nil`: the absolute string.
         public var cacheKeyFilter: (@Sendable (URL) -> String)?
         /// Where decoding and processing run when the options name no queue, and the cache writes a
-        /// request waits for (the original's, and the result's with ``OspreyOptions/waitForCache``).
+        /// request waits for (the original's, and the result's with ``CacheWrites/beforeDelivery``).
         /// A stage that follows another on this queue runs in place, on the same thread. Default: a
         /// concurrent queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
         public var processingQueue: DispatchQueue
@@ -85,6 +85,8 @@ public final class ImagePipeline: Sendable {
     let fetchJobs = JobRegistry<HashedKey<FetchJobKey>, FetchedSource>()
     let processJobs = JobRegistry<HashedKey<ProcessJobKey>, ProcessedImage>()
     let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
+    /// The data stage's jobs (``data(for:options:maxAge:honoringOriginMaxAge:)``).
+    let dataJobs = JobRegistry<DataJobKey, ImageData>()
     /// How many downloaded images were decoded (for tests of shared work).
     let decodeCount = Atomic<Int>(0)
     /// The progressive previewers of downloads that requests listen to (``ProgressiveJPEG``).
@@ -112,7 +114,7 @@ public final class ImagePipeline: Sendable {
     /// Loads the image for `source`. Cancelling the calling task cancels this request (shared work
     /// goes on while other requests need it).
     ///
-    /// With ``OspreyOptions/refreshCached`` this returns the cached image; the revalidation runs in
+    /// With ``CachePolicy/revalidate`` this returns the cached image; the revalidation runs in
     /// the background and updates the cache (use ``imageEvents(for:options:)`` or the
     /// completion-handler form to receive the second result).
     ///
@@ -178,7 +180,7 @@ public final class ImagePipeline: Sendable {
     }
 
     /// A stream of progress and results for `source`: one ``ImageEvent/finished(_:)``, or two with
-    /// ``OspreyOptions/refreshCached`` when the server had a new image. Ending the iteration (or
+    /// ``CachePolicy/revalidate`` when the server had a new image. Ending the iteration (or
     /// cancelling its task) cancels the request.
     public func imageEvents(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
         var miss: ResolvedRequest?
@@ -204,7 +206,7 @@ public final class ImagePipeline: Sendable {
                             refreshed.continuation.finish()
                         })
                     continuation.yield(.finished(result))
-                    if request.options.refreshCached && result.cacheType != .none {
+                    if request.options.cachePolicy == .revalidate && result.cacheType != .none {
                         for await new in refreshed.stream {
                             if let new { continuation.yield(.finished(new)) }
                         }
@@ -221,7 +223,7 @@ public final class ImagePipeline: Sendable {
     // MARK: - Completion handlers
 
     /// Loads the image for `source` and calls `completion` on the options' callback queue
-    /// (default ``CallbackQueue/default``, a shared serial queue): once, or a second time with ``OspreyOptions/refreshCached``
+    /// (default ``CallbackQueue/default``, a shared serial queue): once, or a second time with ``CachePolicy/revalidate``
     /// when the server had a new image (``ImageResult/isRefresh``). A memory hit completes before
     /// this returns when the callback queue is `.immediate`.
     ///
@@ -277,7 +279,7 @@ public final class ImagePipeline: Sendable {
             progressOnQueue = { received, expected in queue.execute { progress(received, expected) } }
         }
         var refresh: (@Sendable (ImageResult?) -> Void)?
-        if options.refreshCached {
+        if options.cachePolicy == .revalidate {
             refresh = { refreshed in
                 if let refreshed, !imageTask.isCancelled { queue.execute { completion(.success(refreshed)) } }
             }
@@ -304,7 +306,7 @@ public final class ImagePipeline: Sendable {
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.
     func memoryImage(_ source: ImageSource, options: OspreyOptions) -> Image? {
-        guard !options.forceRefresh else { return nil }
+        guard options.cachePolicy.readsCache else { return nil }
         let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
         guard case .hit(let image) = memoryLookup(key, options: options) else { return nil }
         guard let modifier = options.imageModifier else { return image }

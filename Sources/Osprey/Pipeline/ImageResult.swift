@@ -19,7 +19,7 @@ public struct ImageResult: Sendable {
     private var requestedSource: ImageSource?
     /// The original bytes, when ``OspreyOptions/returnsData`` is set and they were at hand.
     public var data: Data?
-    /// `true` for the second result of ``OspreyOptions/refreshCached``: the server had a new image.
+    /// `true` for the second result of ``CachePolicy/revalidate``: the server had a new image.
     public var isRefresh: Bool
     /// How the original bytes were decoded for this result; `nil` (the default) when none were:
     /// a cache hit of the processed image, or an original found decoded in the memory cache.
@@ -77,7 +77,7 @@ public struct DecodeInfo: Sendable, Hashable {
 public enum ImageEvent: Sendable {
     /// Bytes received so far and the expected total (`nil` when the server did not say).
     case progress(received: Int, expected: Int?)
-    /// A result: once, or twice with ``OspreyOptions/refreshCached`` when the server had a new image.
+    /// A result: once, or twice with ``CachePolicy/revalidate`` when the server had a new image.
     /// Progressive previews come through ``ImagePipeline/images(for:options:)``, not here.
     case finished(ImageResult)
 }

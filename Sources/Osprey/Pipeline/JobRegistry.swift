@@ -1,11 +1,17 @@
-/// The jobs in flight, by key. A finished or abandoned job is forgotten, so the next request for
-/// its key starts new work (which usually finds the result in a cache).
+/// The jobs in flight, by key: Osprey's one way to share work. A finished or abandoned job is
+/// forgotten, so the next request for its key starts new work (which usually finds the result in
+/// a cache). The pipeline's stages subscribe with callbacks
+/// (``subscribe(_:progress:completion:work:)``); the data stage and the server await a job's value
+/// (``value(for:work:)``).
 ///
 /// Lock order: the registry's lock, then a job's. A job never holds its own lock while calling
 /// the registry (``SharedJob`` calls ``forget(_:_:)`` after releasing it), so the two cannot
 /// deadlock.
-final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
+
+    /// An empty registry.
+    package init() {}
 
     /// How a request joined the job for its key.
     private enum Joined {
@@ -54,8 +60,8 @@ final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// How many jobs are in flight (for tests).
-    var count: Int { jobs.withLock { $0.count } }
+    /// How many jobs are in flight.
+    package var count: Int { jobs.withLock { $0.count } }
 
     /// The subscribers of the first job in flight whose key matches, or 0 (for tests).
     func subscribers(where matches: (Key) -> Bool) -> Int {

@@ -16,17 +16,25 @@ public enum OspreyOption: Sendable {
     case cacheSerializer(any CacheSerializer)
     /// ``OspreyOptions/imageModifier``.
     case imageModifier(@Sendable (Image) -> Image)
-    /// ``OspreyOptions/forceRefresh``.
+    /// ``OspreyOptions/cachePolicy``.
+    case cachePolicy(CachePolicy)
+    /// ``OspreyOptions/storage``.
+    case storage(CacheStorage)
+    /// ``OspreyOptions/originalStorage``.
+    case originalStorage(OriginalStorage)
+    /// ``OspreyOptions/cacheWrites``.
+    case cacheWrites(CacheWrites)
+    /// Kingfisher's name for ``CachePolicy/reload`` in ``OspreyOptions/cachePolicy``.
     case forceRefresh
-    /// ``OspreyOptions/onlyFromCache``.
+    /// Kingfisher's name for ``CachePolicy/cacheOnly`` in ``OspreyOptions/cachePolicy``.
     case onlyFromCache
-    /// ``OspreyOptions/fromMemoryCacheOrRefresh``.
+    /// Kingfisher's name for ``CachePolicy/memoryOrLoad`` in ``OspreyOptions/cachePolicy``.
     case fromMemoryCacheOrRefresh
-    /// ``OspreyOptions/cacheMemoryOnly``.
+    /// Kingfisher's name for ``CacheStorage/memory`` in ``OspreyOptions/storage``.
     case cacheMemoryOnly
-    /// ``OspreyOptions/waitForCache``.
+    /// Kingfisher's name for ``CacheWrites/beforeDelivery`` in ``OspreyOptions/cacheWrites``.
     case waitForCache
-    /// ``OspreyOptions/cacheOriginalImage``.
+    /// Kingfisher's name for ``OriginalStorage/disk`` in ``OspreyOptions/originalStorage``.
     case cacheOriginalImage
     /// ``OspreyOptions/memoryCacheExpiration``.
     case memoryCacheExpiration(StorageExpiration)
@@ -66,9 +74,9 @@ public enum OspreyOption: Sendable {
     case scaleDownLargeImages(limitBytes: Int = DecodingOptions.defaultScaleDownLimitBytes)
     /// Sets ``DecodingOptions/firstFrameOnly``.
     case onlyLoadFirstFrame
-    /// ``OspreyOptions/loadDiskFileSynchronously``.
+    /// Kingfisher's name for ``DiskLookup/synchronous`` in ``OspreyOptions/diskLookup``.
     case loadDiskFileSynchronously
-    /// ``OspreyOptions/refreshCached``.
+    /// Kingfisher's name for ``CachePolicy/revalidate`` in ``OspreyOptions/cachePolicy``.
     case refreshCached
     /// ``OspreyOptions/returnsData``.
     case returnsData
@@ -87,12 +95,16 @@ extension OspreyOptions {
             case .processor(let processor): self.processor = processor
             case .cacheSerializer(let serializer): cacheSerializer = serializer
             case .imageModifier(let modifier): imageModifier = modifier
-            case .forceRefresh: forceRefresh = true
-            case .onlyFromCache: onlyFromCache = true
-            case .fromMemoryCacheOrRefresh: fromMemoryCacheOrRefresh = true
-            case .cacheMemoryOnly: cacheMemoryOnly = true
-            case .waitForCache: waitForCache = true
-            case .cacheOriginalImage: cacheOriginalImage = true
+            case .cachePolicy(let policy): cachePolicy = policy
+            case .storage(let storage): self.storage = storage
+            case .originalStorage(let storage): originalStorage = storage
+            case .cacheWrites(let writes): cacheWrites = writes
+            case .forceRefresh: cachePolicy = .reload
+            case .onlyFromCache: cachePolicy = .cacheOnly
+            case .fromMemoryCacheOrRefresh: cachePolicy = .memoryOrLoad
+            case .cacheMemoryOnly: storage = .memory
+            case .waitForCache: cacheWrites = .beforeDelivery
+            case .cacheOriginalImage: originalStorage = .disk
             case .memoryCacheExpiration(let expiration): memoryCacheExpiration = expiration
             case .memoryCacheAccessExtendingExpiration(let extending): memoryCacheAccessExtendingExpiration = extending
             case .diskCacheExpiration(let expiration): diskCacheExpiration = expiration
@@ -112,8 +124,8 @@ extension OspreyOptions {
             case .thumbnail(let thumbnail): decodingOptions.thumbnail = thumbnail
             case .scaleDownLargeImages(let limit): decodingOptions.scaleDownLimitBytes = limit
             case .onlyLoadFirstFrame: decodingOptions.firstFrameOnly = true
-            case .loadDiskFileSynchronously: loadDiskFileSynchronously = true
-            case .refreshCached: refreshCached = true
+            case .loadDiskFileSynchronously: diskLookup = .synchronous
+            case .refreshCached: cachePolicy = .revalidate
             case .returnsData: returnsData = true
             case .progressiveJPEG(let settings): progressiveJPEG = settings
             }

@@ -18,19 +18,16 @@ public struct OspreyOptions: Sendable {
     public var cacheSerializer: (any CacheSerializer)?
     /// Applied to every delivered image after the cache (the result is not cached). Default `nil`.
     public var imageModifier: (@Sendable (Image) -> Image)?
-    /// Skip cache lookups: always load, then cache. Default `false`.
-    public var forceRefresh = false
-    /// Never load: fail with ``OspreyError/PipelineReason/imageNotExisting(key:)`` on a cache miss. Default `false`.
-    public var onlyFromCache = false
-    /// Look in memory only, then load (skip the disk lookup). Default `false`.
-    public var fromMemoryCacheOrRefresh = false
-    /// Store in memory only, never on disk. Default `false`.
-    public var cacheMemoryOnly = false
-    /// Deliver the result only after the cache writes finish (Kingfisher's `waitForCache`). Default `false`: at once.
-    public var waitForCache = false
-    /// Also store the downloaded original bytes (under the source key, no processor), so another
-    /// processor can reuse them without downloading. Default `false` (the CLI turns it on).
-    public var cacheOriginalImage = false
+    /// How cached images are used before loading. Default ``CachePolicy/useCached``: memory, disk, then load.
+    public var cachePolicy: CachePolicy = .useCached
+    /// Where the processed image is stored. Default ``CacheStorage/memoryAndDisk``.
+    public var storage: CacheStorage = .memoryAndDisk
+    /// Whether the original bytes are stored too, so another processor can reuse them without
+    /// downloading. Default ``OriginalStorage/none`` (the CLI and the server store them on disk).
+    public var originalStorage: OriginalStorage = .none
+    /// When the result is delivered relative to the cache writes. Default
+    /// ``CacheWrites/inBackground``: at once.
+    public var cacheWrites: CacheWrites = .inBackground
     /// Memory expiration for stored images. Default `nil`: the memory storage's (300 s).
     public var memoryCacheExpiration: StorageExpiration?
     /// What a memory hit does to the expiration. Default `nil`: the storage's (extend to the cache's time).
@@ -68,13 +65,9 @@ public struct OspreyOptions: Sendable {
     /// How downloaded and cached bytes are decoded (thumbnail, scale-down limit, first frame only…).
     /// Default ``DecodingOptions/default``.
     public var decodingOptions: DecodingOptions = .default
-    /// For targets: look in the disk cache synchronously before returning from `setImage`, so a
-    /// disk hit shows without a placeholder flash. Default `false`.
-    public var loadDiskFileSynchronously = false
-    /// Deliver a cached image at once, then revalidate it with the stored ETag / Last-Modified: a
-    /// `304` extends the entry, a `200` replaces it and delivers the new image as a second result.
-    /// Default `false`.
-    public var refreshCached = false
+    /// For targets: whether the disk cache is read before `setImage` returns. Default
+    /// ``DiskLookup/asynchronous``.
+    public var diskLookup: DiskLookup = .asynchronous
     /// Put the original bytes in the result (``ImageResult/data``) when they are at hand. Default `false`.
     public var returnsData = false
     /// Decode previews of a progressive JPEG while it downloads and deliver them before the final

@@ -16,7 +16,7 @@ final class PipelineRequest: Sendable {
     var options: OspreyOptions { _read { yield request.sharedOptions.value } }
     let task: ImageTask
     let progress: JobProgressHandler?
-    /// Gets the revalidated result with ``OspreyOptions/refreshCached`` (or `nil`: none comes).
+    /// Gets the revalidated result with ``CachePolicy/revalidate`` (or `nil`: none comes).
     let refresh: (@Sendable (ImageResult?) -> Void)?
     /// Gets each progressive preview (``ProgressiveJPEG``), before the result, on the callback
     /// queue; `nil`: the request asked for none.
@@ -101,7 +101,7 @@ final class PipelineRequest: Sendable {
     /// Steps 2-5 of the retrieve flow for one source.
     private func retrieveOne(_ attempt: Attempt) {
         let request = attempt.request
-        guard !options.forceRefresh else { return deliver(memoryMiss: nil, attempt) }
+        guard options.cachePolicy.readsCache else { return deliver(memoryMiss: nil, attempt) }
         var memoryMiss = request.memoryMiss
         if memoryMiss == nil {
             switch pipeline.memoryLookup(request.computedKey, options: options) {
@@ -112,7 +112,7 @@ final class PipelineRequest: Sendable {
         let logger = pipeline.configuration.logger
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard !options.fromMemoryCacheOrRefresh else { return deliver(memoryMiss: memoryMiss, attempt) }
+        guard options.cachePolicy.readsDisk else { return deliver(memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own.
@@ -137,7 +137,7 @@ final class PipelineRequest: Sendable {
         // The cached result is handed on before the revalidation starts, so that it comes first
         // on a serial callback queue.
         finished(attempt, .success(result))
-        if options.refreshCached, case .network = candidate {
+        if options.cachePolicy == .revalidate, case .network = candidate {
             pipeline.startRevalidation(request, refresh: refresh)
         } else {
             refresh?(nil)

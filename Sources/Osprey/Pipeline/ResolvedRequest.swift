@@ -26,7 +26,7 @@ final class ResolvedRequest: Sendable {
     /// The key of the processed image in `cache`.
     let computedKey: String
     /// The target memory cache's token for the resolution's miss of `computedKey`; `nil` when it
-    /// was not looked up (``OspreyOptions/forceRefresh``, ``OspreyOptions/refreshCached``,
+    /// was not looked up (``CachePolicy/reload``, ``CachePolicy/revalidate``,
     /// alternative sources): ``PipelineRequest`` then looks up itself.
     let memoryMiss: MemoryMiss?
 
@@ -43,6 +43,15 @@ final class ResolvedRequest: Sendable {
         self.processorIdentifier = processorIdentifier
         self.computedKey = computedKey
         self.memoryMiss = memoryMiss
+    }
+
+    /// Whether the original bytes are written to the original cache apart from the processed
+    /// image: with ``OriginalStorage/disk``, unless the processed image's own disk entry is the
+    /// original (no processor, stored to disk, in the same cache).
+    var storesOriginalSeparately: Bool {
+        let options = options
+        guard options.originalStorage == .disk else { return false }
+        return !processorIdentifier.isEmpty || !options.storage.toDisk || originalCache !== cache
     }
 
     /// The same request for an alternative source: its own keys, not looked up in memory yet.
@@ -67,7 +76,7 @@ extension ImagePipeline {
 
     /// The one resolution of a request with its resolved `options` (`boxed`: the same options
     /// already boxed, else they are boxed on a miss): the memory hit, or `nil` with `miss` set.
-    /// ``OspreyOptions/refreshCached`` does not answer here: its hit also starts the revalidation
+    /// ``CachePolicy/revalidate`` does not answer here: its hit also starts the revalidation
     /// (``PipelineRequest`` looks memory up for it).
     @inline(__always)
     func resolve(_ source: ImageSource, options: OspreyOptions, boxed: SharedOptions?, miss: inout ResolvedRequest?) -> ImageResult? {
@@ -75,7 +84,7 @@ extension ImagePipeline {
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
         var token: MemoryMiss?
-        if !options.forceRefresh && !options.refreshCached {
+        if options.cachePolicy != .reload && options.cachePolicy != .revalidate {
             switch memoryLookup(computed, options: options) {
             case .hit(let image): return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
             case .miss(let missed): token = missed

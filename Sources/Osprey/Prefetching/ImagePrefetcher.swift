@@ -4,7 +4,7 @@ import Synchronization
 /// Loads a list of sources into the caches ahead of use (Kingfisher's `ImagePrefetcher`,
 /// SDWebImage's `SDWebImagePrefetcher`).
 ///
-/// Sources already cached are skipped (unless ``OspreyOptions/forceRefresh``); a disk hit can be
+/// Sources already cached are skipped (unless ``CachePolicy/reload``); a disk hit can be
 /// promoted into memory. At most ``maxConcurrentRequests`` run at once (default 5) at
 /// ``DownloadPriority/low`` priority unless the options say otherwise. ``stop()`` cancels what is
 /// running and skips the rest.
@@ -128,7 +128,7 @@ public final class ImagePrefetcher: Sendable {
 
     private func prefetch(_ source: ImageSource, resolved: OspreyOptions) async -> Outcome {
         if isStopped || Task.isCancelled { return .skipped }
-        if !resolved.forceRefresh {
+        if resolved.cachePolicy.readsCache {
             switch pipeline.cachedType(for: source, options: options) {
             case .memory: return .skipped
             case .disk where !promotesDiskHitsToMemory: return .skipped

@@ -4,7 +4,7 @@ extension MainActorOspreyWrapper {
     /// Loads `source` into the widget (Kingfisher's `kf.setImage`), on the main actor.
     ///
     /// Ends the widget's previous request first (its result is never shown). A memory-cache hit
-    /// (and, with ``OspreyOptions/loadDiskFileSynchronously``, a disk hit) is displayed before this
+    /// (and, with ``DiskLookup/synchronous``, a disk hit) is displayed before this
     /// returns, with no placeholder first and no transition (unless forced). Otherwise the
     /// placeholder is shown at once (unless ``MainActorTargetSettings/keepCurrentImageWhileLoading``
     /// and the widget shows something), the indicator starts, and the image is loaded, decoded,
@@ -59,7 +59,7 @@ extension MainActorOspreyWrapper {
         indicator?.startAnimating()
         let failure = settings.failureImage
         let transition = settings.transition
-        let awaitsRefreshes = resolved.refreshCached
+        let awaitsRefreshes = resolved.cachePolicy == .revalidate
         var onProgress: (@Sendable (Int, Int?) -> Void)?
         if let progress {
             onProgress = { received, expected in Task { @MainActor in progress(received, expected) } }

@@ -50,7 +50,7 @@ extension OspreyWrapper {
     ///   - settings: target settings. Default ``TargetLoadSettings/init(keepCurrentImageWhileLoading:failureImage:indicator:transition:keepsPreviousLoad:operationKey:)`` defaults.
     ///   - pipeline: the pipeline to load with. Default ``ImagePipeline/shared``.
     ///   - progress: called with the bytes received and expected while downloading. Default `nil`.
-    ///   - completion: called on the options' callback queue; with ``OspreyOptions/refreshCached``
+    ///   - completion: called on the options' callback queue; with ``CachePolicy/revalidate``
     ///     possibly twice. Default `nil`.
     /// - Returns: the request's task, or `nil` for a `nil` source.
     @discardableResult
@@ -75,7 +75,7 @@ extension OspreyWrapper {
             return nil
         }
         let resolved = pipeline.resolvedOptions(options)
-        let synchronousHit = resolved.loadDiskFileSynchronously ? pipeline.synchronousCachedImage(for: source, options: resolved) : nil
+        let synchronousHit = resolved.diskLookup == .synchronous ? pipeline.synchronousCachedImage(for: source, options: resolved) : nil
         let (identifier, previous, previousIndicator) = TargetRegistry.shared.begin(target, key: key, indicator: settings.indicator) { target in
             if let synchronousHit { target.image = synchronousHit.image } else { showPlaceholder(target) }
         }
@@ -98,7 +98,7 @@ extension OspreyWrapper {
             }
             // With refresh-cached a cached first result may be followed by a refreshed one.
             let value = try? result.get()
-            let awaitsRefresh = resolved.refreshCached && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
+            let awaitsRefresh = resolved.cachePolicy == .revalidate && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
             TargetRegistry.shared.applyIfCurrent(
                 target, key: key, identifier: identifier, finish: !awaitsRefresh,
                 { target in
@@ -141,12 +141,12 @@ extension OspreyWrapper {
 }
 
 extension ImagePipeline {
-    /// The processed image from memory, else, with ``OspreyOptions/loadDiskFileSynchronously``,
+    /// The processed image from memory, else, with ``DiskLookup/synchronous``,
     /// read from the disk cache on this thread (decoded here, then put in memory); with the cache
     /// it came from.
     func synchronousCachedImage(for source: ImageSource, options: OspreyOptions) -> (image: Image, cacheType: CacheType)? {
         if let image = memoryImage(source, options: options) { return (image, .memory) }
-        guard options.loadDiskFileSynchronously, !options.forceRefresh, !options.fromMemoryCacheOrRefresh else { return nil }
+        guard options.diskLookup == .synchronous, options.cachePolicy.readsDisk else { return nil }
         let cache = options.targetCache ?? configuration.cache
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier

@@ -83,7 +83,7 @@ final class ConnectionState: Sendable {
     }
 
     /// `body`'s result, or 499 as soon as the connection closes (`body` is then cancelled, which
-    /// leaves its shared job: see ``Coalescer``). Without a state, `body` just runs.
+    /// leaves its shared job in ``ImageService``'s job table). Without a state, `body` just runs.
     static func run<T: Sendable>(
         cancellingOnClose connection: ConnectionState?,
         _ body: @escaping @Sendable () async throws(ServerError) -> T

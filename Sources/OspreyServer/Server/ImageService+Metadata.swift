@@ -4,21 +4,15 @@ import Osprey
 extension ImageService {
     /// The answer to a thumbor `meta/` URL: the JSON of what the job does to its source
     /// (``ThumborMetadata``), from the source's header: the source is fetched when it is not
-    /// cached yet (decoded at 1x1), never processed. Runs under the worker limit like a miss.
+    /// cached yet, never decoded. Runs under the worker limit like a miss.
     func metadata(for prepared: PreparedJob) async throws(ServerError) -> Data {
         let job = prepared.job
         try await sourceGuard.check(job.source)
         return try await limiter.run { [self] () async throws(ServerError) in
-            let started = ContinuousClock.now
-            var (validation, _) = try await sources.validate(job.source)
-            if validation?.size == nil {
-                _ = try await sources.image(
-                    for: job.source, processor: SourceLoader.probe, firstFrameOnly: true, validation: nil, started: started)
-                (validation, _) = try await sources.validate(job.source)
-            }
-            guard let size = validation?.size else { throw .unprocessable("the size of \(job.source.absoluteString) cannot be read") }
+            let source = try await sources.source(job.source)
+            guard let size = source.size else { throw .unprocessable("the size of \(job.source.absoluteString) cannot be read") }
             return ThumborMetadata(
-                url: job.source, width: size.width, height: size.height, frames: validation?.frames ?? 1, processors: job.processors
+                url: job.source, width: size.width, height: size.height, frames: source.frames ?? 1, processors: job.processors
             ).encoded(callback: job.metadata?.callback)
         }
     }

@@ -3,9 +3,9 @@ import Logging
 import Osprey
 
 /// The one processing path behind both grammars: result cache → source guard → coalescing →
-/// worker slot → ``SourceLoader`` (the source validated with the origin when stale, its original
-/// cached once; decode and processors through the ``ImagePipeline``) → format choice → encode →
-/// result cache.
+/// worker slot → ``SourceLoader`` (the source's bytes from the pipeline's data stage, revalidated
+/// with the origin when stale; decode and processors through the ``ImagePipeline``) → format
+/// choice → encode → result cache.
 final class ImageService: Sendable {
     let configuration: ServerConfiguration
     let loader: DataLoader
@@ -14,13 +14,14 @@ final class ImageService: Sendable {
     let sourceGuard: SourceGuard
     let metrics: ServerMetrics
     let negotiator = FormatNegotiator()
-    let coalescer = Coalescer<ResultCache.Entry>()
+    /// The results being made, shared by identical requests (the library's job table).
+    let jobs = JobRegistry<String, Result<ResultCache.Entry, ServerError>>()
     let policies: OriginPolicies
     /// Sources through the pipeline, validated with the origin once stale.
     let sources: SourceLoader
     private let logger: Logger
 
-    /// The pipeline (originals, their validators and probes in its cache).
+    /// The pipeline (originals and their validators in its cache).
     var pipeline: ImagePipeline { sources.pipeline }
 
     init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
@@ -80,11 +81,20 @@ final class ImageService: Sendable {
         let quality = job.quality ?? configuration.quality
         let offer = negotiator.offer(accept: accept)
         let key = key(for: prepared, offer: offer)
-        let (entry, shared) = try await coalescer.value(for: key) { [self] () async throws(ServerError) in
-            try await produce(job, quality: quality, offer: offer, key: key)
+        let made: (Result<ResultCache.Entry, ServerError>, shared: Bool)
+        do throws(OspreyError) {
+            made = try await jobs.value(for: key) { [self] () async throws(OspreyError) in
+                do throws(ServerError) {
+                    return .success(try await produce(job, quality: quality, offer: offer, key: key))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } catch {
+            throw ServerError(status: 503, reason: "the request was cancelled while its result was made")
         }
-        if shared { metrics.coalesced.increment() }
-        return entry
+        if made.shared { metrics.coalesced.increment() }
+        return try made.0.get()
     }
 
     private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {
@@ -103,31 +113,19 @@ final class ImageService: Sendable {
                 let mark = try await watermarkImage(watermark.url, kind: watermark.kind)
                 processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
-            let started = ContinuousClock.now
-            var (validation, validated) = try await sources.validate(job.source)
-            var fetchedFirst = false
-            if validation?.size == nil, !job.skipProcessing.isEmpty || ResultSize.mayExceed(processors, limit: configuration.maxResultDimension) {
-                // A chain that may make an image over the result limit (or a source that may be
-                // answered unprocessed), of a source not yet cached: the source is fetched first
-                // (and decoded at 1x1), so that the checks below know its size before any real work.
-                _ = try await sources.image(
-                    for: job.source, processor: SourceLoader.probe, firstFrameOnly: true, validation: nil, started: started)
-                (validation, validated) = try await sources.validate(job.source)
-                fetchedFirst = true
-            }
-            if let size = validation?.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
+            let source = try await sources.source(job.source)
+            if let size = source.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
             let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
             // A still output format (named by the URL) needs the first frame only; an animated
             // output keeps every frame, up to the limit, checked from the header of a cached
             // source before decoding (and after decoding the first time).
             let still = job.format.map { !$0.supportsAnimation } ?? false
-            if !still, let frames = validation?.frames, frames > configuration.maxAnimationFrames {
+            if !still, let frames = source.frames, frames > configuration.maxAnimationFrames {
                 throw tooManyFrames(frames)
             }
-            // Over the pixel limit by its header: refused before the original is read from disk
-            // (megabytes per request for a decompression bomb) and before any decode.
-            if let size = validation?.size {
-                let frames = still ? 1 : validation?.frames ?? 1
+            // Over the pixel limit by its header: refused before any decode.
+            if let size = source.size {
+                let frames = still ? 1 : source.frames ?? 1
                 do throws(OspreyError) {
                     try DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
                         .checkSourcePixels(width: size.width, height: size.height, frames: frames)
@@ -143,18 +141,16 @@ final class ImageService: Sendable {
                         "result would be \(largest.width)x\(largest.height), larger than the limit of \(configuration.maxResultDimension) per side")
                 }
             }
-            if let original = await unprocessed(job) {
-                metrics.cache(fetchedFirst ? "miss" : "original")
-                return await kept(original, job: job, validation: validation, started: started, key: key)
+            if let original = unprocessed(source, job: job) {
+                metrics.cache(source.downloaded ? "miss" : "original")
+                return await kept(original, job: job, source: source, key: key)
             }
             let processStart = ContinuousClock.now
-            let result = try await sources.image(
-                for: job.source, processor: processor, firstFrameOnly: still,
-                validation: validation, started: started)
+            let result = try await sources.image(of: source, processor: processor, firstFrameOnly: still)
             metrics.record("process", ContinuousClock.now - processStart)
             if let decoded = result.decoded { metrics.decode(shrunkOnLoad: decoded.shrunkOnLoad) }
             // A miss: this request waited for the source's bytes to come from the origin.
-            metrics.cache(result.cacheType == .none || fetchedFirst || (validated && validation?.downloaded == true) ? "miss" : "original")
+            metrics.cache(source.downloaded ? "miss" : "original")
             let image = result.image
             if !still, image.frameCount > configuration.maxAnimationFrames { throw tooManyFrames(image.frameCount) }
             guard image.width <= configuration.maxResultDimension, image.height <= configuration.maxResultDimension else {
@@ -172,14 +168,14 @@ final class ImageService: Sendable {
                 try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
             }
             metrics.record("encode", ContinuousClock.now - encodeStart)
-            return await kept(ResultCache.Entry(data: data, format: format), job: job, validation: validation, started: started, key: key)
+            return await kept(ResultCache.Entry(data: data, format: format), job: job, source: source, key: key)
         }
     }
 
     /// `entry` with the origin's policy, stored in the result cache under `key` for as long as
     /// the source stays fresh (and the policy allows).
     private func kept(
-        _ entry: ResultCache.Entry, job: ImageJob, validation: SourceLoader.Validation?, started: ContinuousClock.Instant, key: String
+        _ entry: ResultCache.Entry, job: ImageJob, source: SourceLoader.Source, key: String
     ) async -> ResultCache.Entry {
         var entry = entry
         if configuration.respectOriginCacheControl, let policy = policies.policy(for: job.source) {
@@ -187,7 +183,7 @@ final class ImageService: Sendable {
         }
         // A result lives no longer than its source stays fresh: after that the source is
         // revalidated, and a changed source makes new results.
-        let fresh = (validation?.at ?? started) + sources.freshness(of: job.source) - ContinuousClock.now
+        let fresh = source.validatedAt + sources.freshness(of: job.source) - ContinuousClock.now
         let lifetime = min(
             Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
             Double(entry.policy.maxAge ?? .max))
@@ -199,9 +195,10 @@ final class ImageService: Sendable {
 
     /// imgproxy's `skp`: the source's own bytes, unprocessed, when its format is one of the job's
     /// ``ImageJob/skipProcessing`` and the URL names no other output format; else `nil`.
-    private func unprocessed(_ job: ImageJob) async -> ResultCache.Entry? {
-        guard !job.skipProcessing.isEmpty, let original = await sources.original(of: job.source),
-            let format = ImageFormat(sniffing: original), job.skipProcessing.contains(format), job.format == nil || job.format == format
+    private func unprocessed(_ source: SourceLoader.Source, job: ImageJob) -> ResultCache.Entry? {
+        let original = source.data.data
+        guard !job.skipProcessing.isEmpty, let format = ImageFormat(sniffing: original), job.skipProcessing.contains(format),
+            job.format == nil || job.format == format
         else { return nil }
         return ResultCache.Entry(data: original, format: format)
     }
@@ -231,11 +228,8 @@ final class ImageService: Sendable {
     private func watermarkImage(_ url: URL, kind: String) async throws(ServerError) -> Image {
         do throws(ServerError) {
             try await sourceGuard.check(url)
-            let started = ContinuousClock.now
-            let (validation, _) = try await sources.validate(url)
             return try await sources.image(
-                for: url, processor: ImageProcessors.Identity(), firstFrameOnly: true,
-                validation: validation, started: started
+                of: try await sources.source(url), processor: ImageProcessors.Identity(), firstFrameOnly: true
             ).image
         } catch {
             var failure = error
