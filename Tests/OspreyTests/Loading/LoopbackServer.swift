@@ -310,6 +310,14 @@ private final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHand
             } else {
                 send(context, status: 200, headers: jpeg + [("ETag", "\"v1\"")], body: image)
             }
+        case "maxage":
+            // /maxage/<seconds>/…: an ETag and `Cache-Control: max-age=<seconds>`; 304 to a match.
+            let headers = [("ETag", "\"v1\""), ("Cache-Control", "max-age=\(parts.count > 1 ? parts[1] : "0")")]
+            if requestHeaders["if-none-match"] == "\"v1\"" {
+                send(context, status: 304, headers: headers, body: Data())
+            } else {
+                send(context, status: 200, headers: jpeg + headers, body: image)
+            }
         case "drop":
             writeHead(context, status: 200, headers: jpeg + [("Content-Length", "\(image.count)")])
             writeBody(context, image.prefix(image.count / 2), flush: true)
