@@ -32,7 +32,7 @@ struct MetricsAndConnectionTests {
             #expect(text.contains(line), "\(line)")
         }
         // One decode per variant made: validating and caching a source decodes nothing.
-        #expect(server.server.service.pipeline.decodeCount.load(ordering: .relaxed) == 3)
+        #expect(try await server.decodes() == 3)
         for phase in ["queue", "download", "process", "encode", "total"] {
             #expect(text.contains("osprey_request_duration_seconds_count{phase=\"\(phase)\"}"), "\(phase)")
         }

@@ -1,16 +1,11 @@
 import Foundation
-@_spi(Benchmarking) import Osprey
+import Osprey
 
-/// A loader that answers every request at once, in process, with the same bytes (Nuke's
-/// benchmark shape for the pipeline's own overhead).
-/// It answers at once (`immediateResponse`), as an in-memory loader does, so the downloader
-/// completes each download on the calling thread.
-struct InstantLoader: ImmediateDataLoading {
+/// A loader that answers every request in process with the same bytes (Nuke's benchmark shape
+/// for the pipeline's own overhead), through the public ``DataLoading`` protocol alone.
+struct InstantLoader: DataLoading {
     let data: Data
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
-        answer(request)
-    }
-    func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse? {
         answer(request)
     }
     private func answer(_ request: DownloadRequest) -> DataLoadingResponse {
@@ -25,9 +20,9 @@ func tinyPNG() throws -> Data {
     try Image(rgba: [200, 100, 50, 255], width: 1, height: 1).encoded(as: .png)
 }
 
-/// Nuke's "empty decoder": hands back one prebuilt image without looking at the bytes.
-/// Nuke's `ImageDecoders.Empty` is synchronous too: no hop to the processing queue.
-struct EmptyDecoder: SynchronousImageDecoding {
+/// Nuke's "empty decoder": hands back one prebuilt image without looking at the bytes (run on
+/// the pipeline's processing queue, as every decoder is).
+struct EmptyDecoder: ImageDecoding {
     let image: Image
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image { image }
 }

@@ -8,14 +8,6 @@ public protocol ImageDecoding: Sendable {
     func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image
 }
 
-/// A decoder the pipeline runs inline, not on its processing queue: the benchmarks' decoder that
-/// returns a prepared image, to measure the pipeline's own overhead. Not a user feature: a real
-/// decode is CPU-bound work that must not run on the calling thread. (A protocol of its own, not
-/// a requirement of ``ImageDecoding``: a requirement behind an SPI would stop every other
-/// module's decoder from conforming.)
-@_spi(Benchmarking)
-public protocol SynchronousImageDecoding: ImageDecoding {}
-
 extension ImageDecoder: ImageDecoding {
     /// Decodes `data` with `options` (this decoder's own ``options`` are replaced for the call).
     public func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image {

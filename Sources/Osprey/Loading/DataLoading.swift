@@ -15,26 +15,6 @@ public protocol DataLoading: Sendable {
     func send(_ request: DownloadRequest) async throws -> DataLoadingResponse
 }
 
-/// A loader that can answer some requests at once, without waiting: the benchmarks' in-process
-/// loader, to measure the downloader's own overhead. Not a user feature: an answer given here is
-/// the one ``DataLoading/send(_:)`` would give, only without a task hop, and it changes where the
-/// caller's completion runs. (A protocol of its own, not a requirement of ``DataLoading``: a
-/// requirement behind an SPI would stop every other module's loader from conforming.)
-@_spi(Benchmarking)
-public protocol ImmediateDataLoading: DataLoading {
-    /// The answer to `request` when the loader has it at once, or `nil` to have it sent through
-    /// ``DataLoading/send(_:)``. Must not block.
-    ///
-    /// The downloader asks this once for every caller, before queueing its download. A final
-    /// answer (not a redirect) with its whole body given at once (``DataChunks/init(data:)``),
-    /// and not a failure the retry strategy would retry, is checked like a sent one and completes
-    /// that caller on the calling thread: it takes no download slot and is not coalesced with
-    /// other callers (there is no transfer to wait for or to share). Any other answer goes into
-    /// the caller's network task, which goes on from it in a Swift task (the request is not sent
-    /// again).
-    func immediateResponse(to request: DownloadRequest) -> DataLoadingResponse?
-}
-
 /// A response head and its body, as chunks that arrive while iterating.
 public struct DataLoadingResponse: Sendable {
     /// The response metadata.

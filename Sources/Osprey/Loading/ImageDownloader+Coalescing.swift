@@ -38,11 +38,6 @@ extension ImageDownloader {
     }
 
     /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
-    ///
-    /// An answer the loader has at once (``ImmediateDataLoading/immediateResponse(to:)``) goes to this
-    /// caller before anything is queued: there is no transfer to wait for or to share, so a final
-    /// answer takes no slot, no queue entry and no table entry. An answer that needs waiting goes
-    /// into the network task this caller creates (a caller joining a running task drops its own).
     func register(
         _ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
         progress: ProgressHandler?, completion: @escaping Completion
@@ -55,20 +50,6 @@ extension ImageDownloader {
         let settings = TransferSettings(
             redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
             retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
-        var preloaded: DataLoadingResponse?
-        if let request, !task.isCancelled {
-            let answer = answerAtOnce(request, settings: settings) { received, expected in
-                if let progress { options.callbackQueue.execute { progress(received, expected) } }
-            }
-            switch answer {
-            case .none: break
-            case .pending(let response): preloaded = response
-            case .final(let outcome, let metrics):
-                if needsRecord(outcome) { state.withLock { record(outcome, url: request.url, &$0) } }
-                emit(.didFinish(url: request.url, result: outcome.map(\.response), metrics: metrics))
-                return deliver(outcome, metrics: metrics, url: request.url, options: options, to: completion)
-            }
-        }
         // Hashed once, outside the lock.
         let key = request.map(RequestKey.init)
         var starts: [WorkerStart] = []
@@ -84,7 +65,7 @@ extension ImageDownloader {
                 requeueIfReprioritised(&state, request, from: before)
             } else {
                 state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request, settings: settings, caller: caller, preloaded: preloaded)
+                state.tasks[request] = NetworkTask(id: state.nextID, request: request, settings: settings, caller: caller)
                 if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
                     // A free slot and nothing waiting: straight to a worker, not through the queue.
                     direct = startWorker(with: state.tasks[request]!, &state)

@@ -128,7 +128,7 @@ extension ImageDownloader {
     /// waiting: ``finishImmediately(_:worker:)``.) Called with the lock held.
     func assign(_ task: NetworkTask, to worker: UInt64, _ state: inout State) -> Transfer {
         state.tasks[task.request]!.worker = worker
-        return Transfer(id: task.id, request: task.request, settings: task.settings, preloaded: task.preloaded)
+        return Transfer(id: task.id, request: task.request, settings: task.settings)
     }
 
     /// Stops the network task `worker` runs by cancelling the worker's Swift task; the worker ends

@@ -33,49 +33,6 @@ extension ImageDownloader {
         return .next(finish(id: job.id, request: job.request, outcome: outcome, metrics: metrics, worker: worker))
     }
 
-    /// What the loader answered at once (``ImmediateDataLoading/immediateResponse(to:)``).
-    enum ImmediateAnswer {
-        /// No answer: the request is queued and sent.
-        case none
-        /// A final answer, checked: the download is over.
-        case final(Result<Fetched, OspreyError>, DownloadMetrics)
-        /// An answer that needs waiting (a redirect to follow, a failure to retry, a streamed
-        /// body): a transfer goes on from it.
-        case pending(DataLoadingResponse)
-    }
-
-    /// Asks the loader for an answer at once and checks a final one as a transfer would
-    /// (status, content type, size, image bytes), reporting progress through `progress`.
-    /// Partial data kept for resuming needs a range request: no answer is asked for then.
-    func answerAtOnce(
-        _ request: DownloadRequest, settings: TransferSettings,
-        progress: (_ received: Int, _ expected: Int?) -> Void
-    ) -> ImmediateAnswer {
-        guard !hasResumableData(for: request.url) else { return .none }
-        let clock = ContinuousClock()
-        let start = clock.now
-        guard var answer = immediateLoader?.immediateResponse(to: request) else { return .none }
-        answer.response.url = request.url
-        guard let body = answer.body.wholeData, !Self.isRedirect(answer.response.statusCode) else { return .pending(answer) }
-        let response = answer.response
-        var metrics = DownloadMetrics()
-        let outcome = Result { () throws(OspreyError) -> Fetched in
-            if response.statusCode == 304 { return Fetched(data: Data(), response: response, notModified: true) }
-            var data = Data()
-            let expected = try checkHead(response, url: request.url, resumed: 0)
-            if !body.isEmpty { try receive(body, into: &data, url: request.url, expected: expected, metrics: &metrics, progress: progress) }
-            try validateBody(data, response: response, url: request.url)
-            return Fetched(data: data, response: response, notModified: false)
-        }
-        if case .failure(let error) = outcome, settings.retryStrategy != nil, RetryContext.retriability(of: error) != nil {
-            return .pending(answer)
-        }
-        metrics.duration = clock.now - start
-        emit(.willDownload(request))
-        emit(.didReceiveResponse(response, request: request))
-        return .final(outcome, metrics)
-    }
-
     /// Runs `job` on `worker` in the worker's Swift task under its timeout, then finishes it;
     /// returns the worker's next transfer, if any.
     ///
@@ -87,30 +44,26 @@ extension ImageDownloader {
         let clock = ContinuousClock()
         let start = clock.now
         var metrics = DownloadMetrics()
-        let outcome = await transfer(id: id, request: request, settings: settings, preloaded: job.preloaded, metrics: &metrics)
+        let outcome = await transfer(id: id, request: request, settings: settings, metrics: &metrics)
         metrics.duration = clock.now - start
         return finish(id: id, request: job.request, outcome: outcome, metrics: metrics, worker: worker)
     }
 
-    /// Loads `request`, retrying retriable failures as the retry strategy says. The first
-    /// attempt starts from `preloaded` when given.
+    /// Loads `request`, retrying retriable failures as the retry strategy says.
     func transfer(
-        id: UInt64, request: DownloadRequest, settings: TransferSettings, preloaded: DataLoadingResponse?,
-        metrics: inout DownloadMetrics
+        id: UInt64, request: DownloadRequest, settings: TransferSettings, metrics: inout DownloadMetrics
     ) async -> Result<Fetched, OspreyError> {
         var retryCount = 0
-        var preloaded = preloaded
         while true {
             let error: OspreyError
             do {
                 return .success(
-                    try await attempt(id: id, request: request, preloaded: preloaded, redirectHandler: settings.redirectHandler, metrics: &metrics))
+                    try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, metrics: &metrics))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
                 return .failure(.download(.transport(url: request.url, message: "\(error)")))
             }
-            preloaded = nil
             if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
             guard
                 let delay = RetryContext.delayBeforeRetry(
@@ -136,7 +89,7 @@ extension ImageDownloader {
 
     /// One attempt: follows redirects, validates the response and streams the body.
     func attempt(
-        id: UInt64, request original: DownloadRequest, preloaded: DataLoadingResponse?, redirectHandler: RedirectHandler,
+        id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler,
         metrics: inout DownloadMetrics
     ) async throws -> Fetched {
         let resumeKey = original.url.absoluteString
@@ -151,17 +104,10 @@ extension ImageDownloader {
 
         var redirects = 0
         var loaded: DataLoadingResponse
-        // An immediate answer is for the request as it was, without a range.
-        var preloaded = resume == nil ? preloaded : nil
         while true {
             emit(.willDownload(request))
             do {
-                if let answer = preloaded {
-                    loaded = answer
-                    preloaded = nil
-                } else {
-                    loaded = try await loader.send(request)
-                }
+                loaded = try await loader.send(request)
             } catch {
                 if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
                 throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))

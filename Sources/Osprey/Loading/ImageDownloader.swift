@@ -14,9 +14,6 @@ import Synchronization
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
 ///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
 ///   queued tasks one after another, so a burst of downloads costs a few Swift tasks, not one each.
-/// - **Answers at once** (the benchmarks' in-process loader, `ImmediateDataLoading`, an
-///   `@_spi(Benchmarking)` protocol): a final answer completes its caller on the calling thread,
-///   outside the queue (nothing to wait for or to share).
 /// - **Delivery.** Every caller is called back on its own ``DownloadOptions/callbackQueue`` with its
 ///   own ``DownloadOptions/responseDataModifier``.
 /// - **Schemes.** `http` and `https` through the ``DataLoading`` loader; `file` and `data` URLs are
@@ -37,9 +34,6 @@ public final class ImageDownloader: Sendable {
     public let configuration: Configuration
     /// The loader performing HTTP exchanges.
     public let loader: any DataLoading
-    /// The loader, when it can answer at once (``ImmediateDataLoading``, the benchmarks' loader):
-    /// cast once here, not on every download.
-    let immediateLoader: (any ImmediateDataLoading)?
 
     let state: Locked<State>
     /// ``Configuration/headers`` as a request holds them (fields whose names differ only in case
@@ -82,16 +76,12 @@ public final class ImageDownloader: Sendable {
         var worker: UInt64?
         /// The highest priority of its callers (kept up to date as callers come, go and change).
         private(set) var priority: DownloadPriority
-        /// The loader's immediate answer that needs waiting, for the transfer to go on from.
-        let preloaded: DataLoadingResponse?
-
-        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller, preloaded: DataLoadingResponse?) {
+        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller) {
             self.id = id
             self.request = request
             self.settings = settings
             self.callers = [caller]
             self.priority = caller.priority
-            self.preloaded = preloaded
         }
     }
 
@@ -140,7 +130,6 @@ public final class ImageDownloader: Sendable {
     public init(configuration: Configuration = Configuration(), loader: any DataLoading = DataLoader.shared) {
         self.configuration = configuration
         self.loader = loader
-        immediateLoader = loader as? any ImmediateDataLoading
         self.state = Locked(State(queue: DownloadQueue(executionOrder: configuration.executionOrder)))
         defaultHeaders = DownloadRequest(url: URL(fileURLWithPath: "/"), headers: configuration.headers).headers
     }

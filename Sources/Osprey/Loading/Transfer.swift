@@ -12,9 +12,6 @@ struct Transfer: Sendable {
     let id: UInt64
     let request: RequestKey
     let settings: TransferSettings
-    /// The loader's immediate answer to go on from, when it had one that needs waiting (a
-    /// redirect to follow, a failure to retry, a streamed body): the request is not sent again.
-    let preloaded: DataLoadingResponse?
 }
 
 /// The per-task choices a caller may override: how redirects and retries are handled.

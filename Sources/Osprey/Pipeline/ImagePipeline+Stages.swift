@@ -242,10 +242,9 @@ extension ImagePipeline {
         }
     }
 
-    /// Decodes the fetched bytes (in full, or with `plan` folded in) and calls `completion`:
-    /// inline for a synchronous decoder, else on the processing queue.
+    /// Decodes the fetched bytes (in full, or with `plan` folded in) on the processing queue and
+    /// calls `completion` there.
     private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
-        decodeCount.add(1, ordering: .relaxed)
         let decoder = configuration.decoder, options = context.options.decodingOptions
         let logger = configuration.logger, key = context.key
         let decode: @Sendable () -> Void = {
@@ -261,8 +260,6 @@ extension ImagePipeline {
                     return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
                 })
         }
-        // A synchronous decoder runs here, with no hop to another thread.
-        guard !decodesInline else { return decode() }
         ProcessingThread.run(on: processingQueue(context), decode)
     }
 

@@ -87,21 +87,15 @@ public final class ImagePipeline: Sendable {
     let deliverJobs = JobRegistry<HashedKey<DeliverJobKey>, DeliveredImage>()
     /// The data stage's jobs (``data(for:options:maxAge:honoringOriginMaxAge:)``).
     let dataJobs = JobRegistry<DataJobKey, ImageData>()
-    /// How many downloaded images were decoded (for tests of shared work).
-    let decodeCount = Atomic<Int>(0)
     /// The progressive previewers of downloads that requests listen to (``ProgressiveJPEG``).
     let previews = PreviewRegistry()
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
     @usableFromInline let defaultOptionsBox: SharedOptions
-    /// Whether the decoder runs inline (``SynchronousImageDecoding``, the benchmarks' decoder):
-    /// cast once here, not on every decode.
-    let decodesInline: Bool
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         defaultOptionsBox = SharedOptions(configuration.defaultOptions)
-        decodesInline = configuration.decoder is any SynchronousImageDecoding
     }
 
     /// A pipeline with a cache and a downloader, other settings default.

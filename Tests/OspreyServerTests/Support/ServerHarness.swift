@@ -49,6 +49,14 @@ struct ServerHarness: Sendable {
         try await ServerHarnessClient(port: port).get(path, headers: headers, timeout: timeout)
     }
 
+    /// How many sources the server has decoded for results, from `/metrics`
+    /// (`osprey_decodes_total`, both labels).
+    func decodes() async throws -> Int {
+        let text = try await get("/metrics").text
+        return text.split(separator: "\n").filter { $0.hasPrefix("osprey_decodes_total{") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0) { $0 + Int($1) }
+    }
+
     func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value

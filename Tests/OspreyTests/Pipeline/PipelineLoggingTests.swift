@@ -30,18 +30,3 @@ struct PipelineLoggingTests {
         }
     }
 }
-
-/// Hands every message to a collector.
-private struct CollectingHandler: LogHandler {
-    let messages: Collector<String>
-    init(_ messages: Collector<String>) { self.messages = messages }
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        messages.append(event.message.description)
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -11,13 +12,22 @@ struct PipelineFixture {
     let cache: ImageCache
     let pipeline: ImagePipeline
     let directory: URL
+    /// The pipeline's log messages (debug and above).
+    let messages: Collector<String>
+
+    /// How many times the pipeline decoded bytes, from its `decode` log events.
+    var decodes: Int { messages.values.filter { $0 == "decode" }.count }
 
     static func run(_ body: (PipelineFixture) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-pipeline-\(UUID().uuidString)")
         try await withLoopback { server, loader in
             let cache = ImageCache(name: "test", diskConfig: DiskStorage.Config(name: "test", directory: directory))
-            let pipeline = ImagePipeline(cache: cache, downloader: makeDownloader(loader))
-            try await body(PipelineFixture(server: server, loader: loader, cache: cache, pipeline: pipeline, directory: directory))
+            let messages = Collector<String>()
+            var logger = Logger(label: "osprey.test") { _ in CollectingHandler(messages) }
+            logger.logLevel = .debug
+            let pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: makeDownloader(loader), logger: logger))
+            try await body(
+                PipelineFixture(server: server, loader: loader, cache: cache, pipeline: pipeline, directory: directory, messages: messages))
             await cache.diskStorage.waitForPendingWork()
         }
         try? FileManager.default.removeItem(at: directory)
@@ -84,4 +94,19 @@ final class TestIndicator: ImageIndicator {
     func stopAnimating() { counts.withLock { $0.stops += 1 } }
     var starts: Int { counts.withLock { $0.starts } }
     var stops: Int { counts.withLock { $0.stops } }
+}
+
+/// Hands every message to a collector.
+struct CollectingHandler: LogHandler {
+    let messages: Collector<String>
+    init(_ messages: Collector<String>) { self.messages = messages }
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        messages.append(event.message.description)
+    }
 }

@@ -24,7 +24,7 @@ struct SharedWorkTests {
             let results = try await [plain.value, counted.value, countedBlurred.value]
             #expect(results.allSatisfy { $0.cacheType == .none && $0.image.width == 128 })
             #expect(f.server.hits(path) == 1)
-            #expect(f.pipeline.decodeCount.load(ordering: .relaxed) == 1)
+            #expect(f.decodes == 1)
             #expect(common.count == 1, "the [count] stage ran once for [count] and [count, blur]")
         }
     }
