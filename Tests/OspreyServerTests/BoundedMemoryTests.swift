@@ -4,7 +4,7 @@ import Testing
 
 @testable import OspreyServer
 
-@Suite("Per-URL tables and the result cache stay within their bounds under unique URLs", .timeLimit(.minutes(1)))
+@Suite("Per-URL tables and the result cache stay within their bounds under unique URLs", .timeLimit(.minutes(3)))
 struct BoundedMemoryTests {
     @Test("an expiring table drops entries past their time as it grows, and keeps those within it")
     func expiringTable() {
@@ -63,7 +63,7 @@ struct BoundedMemoryTests {
     }
 }
 
-@Suite("Memory trimming: every interval in which jobs finished, busy or idle", .timeLimit(.minutes(1)))
+@Suite("Memory trimming: every interval in which jobs finished, busy or idle", .timeLimit(.minutes(3)))
 struct MemoryTrimTests {
     @Test("the limiter counts finished jobs")
     func finishedJobs() async throws {

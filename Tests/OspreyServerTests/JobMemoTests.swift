@@ -13,7 +13,7 @@ final class MemoTestClock: Sendable {
     func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
 }
 
-@Suite("Job memo: a repeated path skips its parse, never its verdict", .timeLimit(.minutes(1)))
+@Suite("Job memo: a repeated path skips its parse, never its verdict", .timeLimit(.minutes(3)))
 struct JobMemoTests {
     static let thumborKey = "memo-key"
     static let rest = "120x80/smart/http://example.com/a.jpg"

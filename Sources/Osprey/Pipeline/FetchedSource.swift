@@ -11,15 +11,16 @@ struct FetchedSource: Sendable {
     var cacheType: CacheType
     /// The validators of the response, for ``CachePolicy/revalidate``.
     var validator: CacheValidator?
-    /// The decodes of `data`, shared by every request that fetched it (`nil` without bytes).
-    var decodes: SourceDecodes?
+    /// The decodes of `data` by decode plan (`nil`: in full), shared by every request that
+    /// fetched it, each kept once made (`nil` without bytes).
+    var decodes: JobRegistry<DecodePlan?, ProcessedImage>?
 
     init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
         self.image = image
         self.data = data
         self.cacheType = cacheType
         self.validator = validator
-        decodes = image == nil && data != nil ? SourceDecodes() : nil
+        decodes = image == nil && data != nil ? JobRegistry(keepsFinished: true) : nil
     }
 }
 

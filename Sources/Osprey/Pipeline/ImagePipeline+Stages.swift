@@ -9,7 +9,7 @@ typealias DeliverJob = SharedJob<HashedKey<DeliverJobKey>, DeliveredImage>
 
 /// The stages of a miss, each a ``SharedJob`` in a registry of the pipeline: fetch (the original
 /// from the original cache's memory, or its bytes from its disk or loaded; the bytes are decoded
-/// once per decode size for all its requests, ``SourceDecodes``), process (one per processor
+/// once per decode size for all its requests, ``FetchedSource/decodes``), process (one per processor
 /// prefix; a first step that shrinks is folded into the decode, see ``DecodePlan``), deliver (the
 /// processed image, stored in the target cache once for all its requests).
 extension ImagePipeline {
@@ -113,7 +113,7 @@ extension ImagePipeline {
     }
 
     /// The original image: the memory cache's, or the bytes decoded in full.
-    private func original(_ source: FetchedSource, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
+    private func original(_ source: FetchedSource, _ context: StageContext, completion: @escaping ProcessJob.Completion) {
         if let image = source.image { return completion(.success(ProcessedImage(image: image))) }
         decoded(source, plan: nil, context, completion: completion)
     }
@@ -121,12 +121,15 @@ extension ImagePipeline {
     /// The bytes decoded with `plan` (`nil`: in full), once for every request that fetched them.
     private func decoded(
         _ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
-        completion: @escaping SourceDecodes.Completion
+        completion: @escaping ProcessJob.Completion
     ) {
         guard let decodes = source.decodes, let data = source.data else {
             return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
         }
-        decodes.result(for: plan, decode: { done in self.decode(data, plan: plan, context, completion: done) }, completion: completion)
+        // Not left when a request leaves: a decode under way finishes for the requests to come.
+        _ = decodes.subscribe(plan, progress: nil, completion: completion) { job in
+            self.decode(data, plan: plan, context, completion: job.finish)
+        }
     }
 
     /// A completion that runs `processor` over its input on the processing queue and finishes `job`.
@@ -159,6 +162,8 @@ extension ImagePipeline {
                 return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if context.options.cachePolicy.readsDisk {
+                // The lookup may start the download (a step of its own) before it is recorded.
+                let steps = job.steps
                 let lookup = Task {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
@@ -170,7 +175,7 @@ extension ImagePipeline {
                     }
                     if !Task.isCancelled { self.load(job, context) }
                 }
-                return job.setStep(.task(lookup))
+                return job.setStep(.task(lookup), ifStepsSince: steps)
             }
         }
         load(job, context)
@@ -244,7 +249,7 @@ extension ImagePipeline {
 
     /// Decodes the fetched bytes (in full, or with `plan` folded in) on the processing queue and
     /// calls `completion` there.
-    private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping SourceDecodes.Completion) {
+    private func decode(_ data: Data, plan: DecodePlan?, _ context: StageContext, completion: @escaping ProcessJob.Completion) {
         let decoder = configuration.decoder, options = context.options.decodingOptions
         let logger = configuration.logger, key = context.key
         let decode: @Sendable () -> Void = {

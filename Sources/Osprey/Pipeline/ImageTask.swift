@@ -25,6 +25,19 @@ public final class ImageTask: Sendable {
         }
     }
 
+    /// How many steps were recorded so far: pass it to ``setStep(_:ifStepsSince:)`` for a step
+    /// made after work that records steps of its own may have begun.
+    var steps: UInt64 { machine.withLock { $0.steps } }
+
+    /// Records `step` unless a newer step was recorded since `count` (a Swift task's body may
+    /// record its next step before the task itself is recorded).
+    func setStep(_ step: PendingStep, ifStepsSince count: UInt64) {
+        switch machine.withLock({ $0.setStep(step, ifStepsSince: count) }) {
+        case .none: return
+        case .cancel(let step): step.cancel()
+        }
+    }
+
     /// Marks the request completed. Returns `false` when it already was (its result is dropped).
     func markCompleted() -> Bool {
         machine.withLock { $0.markCompleted() }

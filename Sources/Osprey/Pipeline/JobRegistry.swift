@@ -9,9 +9,18 @@
 /// deadlock.
 package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
+    /// Whether a finished job stays in the registry, its outcome answering later subscribers at
+    /// once (an abandoned one is still forgotten). `true` for the decodes of one fetched source
+    /// (``FetchedSource/decodes``): the fetch stage hands the bytes to its subscribers one by one,
+    /// and a decode size that finished before the last of them asked must not run again; the
+    /// registry lives as long as the bytes. `false` everywhere else: a finished job's result is
+    /// in a cache, and the next request for its key must start afresh (a new download revalidates).
+    private let keepsFinished: Bool
 
-    /// An empty registry.
-    package init() {}
+    /// An empty registry; `keepsFinished` (default `false`): see ``keepsFinished``.
+    package init(keepsFinished: Bool = false) {
+        self.keepsFinished = keepsFinished
+    }
 
     /// How a request joined the job for its key.
     private enum Joined {
@@ -67,6 +76,11 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     func subscribers(where matches: (Key) -> Bool) -> Int {
         let job = jobs.withLock { jobs in jobs.first { matches($0.key) }?.value }
         return job?.subscriberCount ?? 0
+    }
+
+    /// Called by `job` when it finished: forgets it unless the registry keeps finished jobs.
+    func finished(_ key: Key, _ job: SharedJob<Key, Value>) {
+        if !keepsFinished { forget(key, job) }
     }
 
     /// Drops `job`, which ended, unless a newer job took its key.

@@ -115,7 +115,9 @@ final class PipelineRequest: Sendable {
         guard options.cachePolicy.readsDisk else { return deliver(memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
-        // The disk lookup reads a file: a task of its own.
+        // The disk lookup reads a file: a task of its own, which may record the next step
+        // (the delivery's subscription) before it is recorded itself.
+        let steps = task.steps
         let lookup = Task { [self] in
             // A disk entry that cannot be read counts as a miss (the cache removes it).
             let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
@@ -128,7 +130,7 @@ final class PipelineRequest: Sendable {
                 deliver(memoryMiss: nil, attempt)
             }
         }
-        task.setStep(.task(lookup))
+        task.setStep(.task(lookup), ifStepsSince: steps)
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {

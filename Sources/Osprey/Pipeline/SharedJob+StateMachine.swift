@@ -77,6 +77,8 @@ extension SharedJob {
         }
 
         private(set) var state: State
+        /// How many steps were recorded (see ``setStep(_:ifStepsSince:)``).
+        private(set) var steps: UInt64 = 0
 
         /// A running job with its first subscriber, id ``SharedJob/firstID``.
         init(progress: ProgressHandler?, completion: @escaping Completion) {
@@ -151,8 +153,17 @@ extension SharedJob {
 
         /// Records the step the work now waits on (it replaces the previous one, which is done).
         mutating func setStep(_ step: PendingStep) -> SetStepAction {
+            setStep(step, ifStepsSince: steps)
+        }
+
+        /// Records `step` unless another step was recorded since `count`: a Swift task's body
+        /// may record its next step (a download) before the task itself is recorded, and the
+        /// task, done, must not replace it (the job would then stop the wrong step).
+        mutating func setStep(_ step: PendingStep, ifStepsSince count: UInt64) -> SetStepAction {
             switch state {
             case .running(let subscribers, _):
+                guard steps == count else { return .none }
+                steps += 1
                 state = .running(subscribers, step: step)
                 return .none
             case .cancelled:

@@ -61,6 +61,17 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
         }
     }
 
+    /// How many steps were recorded so far (for ``setStep(_:ifStepsSince:)``).
+    var steps: UInt64 { machine.withLock { $0.steps } }
+
+    /// Records `step` unless a newer step was recorded since `count`.
+    func setStep(_ step: PendingStep, ifStepsSince count: UInt64) {
+        switch machine.withLock({ $0.setStep(step, ifStepsSince: count) }) {
+        case .none: return
+        case .cancel(let step): step.cancel()
+        }
+    }
+
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
     /// Does nothing when the job was abandoned or has finished.
     func finish(_ outcome: Result<Value, OspreyError>) {
@@ -68,7 +79,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
         case .none:
             return
         case .deliver(let subscribers, let outcome):
-            registry.forget(key, self)
+            registry.finished(key, self)
             subscribers.forEach { $0.completion(outcome) }
         }
     }

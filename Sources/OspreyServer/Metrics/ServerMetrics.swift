@@ -29,7 +29,8 @@ import Prometheus
 /// - `osprey_memory_cache_bytes{cache}` and `osprey_memory_cache_limit_bytes{cache}`: what each
 ///   memory cache holds (the cost it charges against its limit) and that limit, read when
 ///   `/metrics` is rendered: `results` (encoded results, each charged its bytes, key and a fixed
-///   overhead) and `sources` (the pipeline's decoded images: the 1x1 validation probes).
+///   overhead) and `sources` (the pipeline's memory cache: empty, since the server keeps originals on disk and
+///   results encoded).
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Osprey
 
-@Suite("libvips' vector paths and liborc's code-memory race", .timeLimit(.minutes(1)))
+@Suite("libvips' vector paths and liborc's code-memory race", .timeLimit(.minutes(3)))
 struct OrcRaceTests {
     @Test("liborc before 0.4.34 frees JIT code unlocked; later versions and unreadable ones do not count")
     func versions() {

@@ -91,3 +91,26 @@ struct JobRegistryTests {
         #expect(ran == 1)
     }
 }
+
+@Suite("Steps recorded late do not replace newer ones", .timeLimit(.minutes(1)))
+struct LateStepTests {
+    @Test("a Swift task recorded after its body recorded the next step: cancelling stops the next step")
+    func lateTaskStep() async throws {
+        let registry = JobRegistry<String, Int>()
+        let inner = JobRegistry<String, Int>()
+        let subscription = registry.subscribe("outer", progress: nil, completion: { _ in }) { job in
+            let steps = job.steps
+            // The body has already moved on to the next step (a subscription of its own) when
+            // the task that ran it is recorded: the order a fast disk lookup produces.
+            let next = inner.subscribe("inner", progress: nil, completion: { _ in }) { _ in }
+            if let (innerJob, id) = next { job.setStep(.subscription(innerJob, id: id)) }
+            let finished = Task<Void, Never> {}
+            job.setStep(.task(finished), ifStepsSince: steps)
+        }
+        let (job, id) = try #require(subscription)
+        #expect(inner.count == 1)
+        job.unsubscribe(id)
+        // The last subscriber left: the recorded step is the inner subscription, which is left too.
+        #expect(inner.count == 0)
+    }
+}

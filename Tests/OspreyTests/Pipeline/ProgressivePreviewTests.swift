@@ -203,6 +203,11 @@ struct ProgressivePreviewTests {
                 return
             }
             let atCancel = previews.load(ordering: .relaxed)
+            // The cancellation reaches the transfer asynchronously: the rest of the body is sent
+            // only once the download has stopped, so the server sees the connection close first.
+            let downloader = f.pipeline.configuration.downloader
+            #expect(await Self.waitFor { downloader.runningCount == 0 }, "the download stopped")
+            #expect(await Self.waitFor { f.pipeline.previews.count == 0 }, "the previewer was dropped")
             for gate in 1...cuts.count { f.server.openGate("cancel-\(gate)") }
             #expect(await f.server.waitUntil { $0.aborted.contains("/paced/cancel/a") || $0.completed["/paced/cancel/a"] != nil })
             queue.sync {}
