@@ -161,19 +161,19 @@ struct UploadTests {
         let (process, client) = try await ServeCommandTests.launch(arguments)
         defer { if process.isRunning { process.terminate() } }
         let uploads = Task {
-            try await withThrowingTaskGroup(of: Int.self) { group in
+            await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<16 {
                     group.addTask { (try? await client.send("POST", "/image", body: photo, timeout: .seconds(20)).status) ?? 0 }
                 }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
         // Killed while uploads are being received, validated and written.
         while ServerLoad.listed(directory).isEmpty { try await Task.sleep(for: .milliseconds(2)) }
         kill(process.processIdentifier, SIGKILL)
-        let statuses = try await uploads.value
-        #expect(statuses.contains(201))
+        let statuses = await uploads.value
         let listed = ServerLoad.listed(directory)
+        // Uploads answered 201 are listed; others may be listed too (written, killed before answering).
         #expect(!listed.isEmpty && listed.count >= statuses.filter { $0 == 201 }.count, "every 201 is listed")
         for id in listed {
             let bytes = try Data(contentsOf: directory.path(id))

@@ -82,22 +82,23 @@ struct LocalSource: Sendable {
         return encoded.removingPercentEncoding ?? encoded
     }
 
-    /// The file `url` names, resolved and checked; 404 (logged) when it is refused or missing.
-    func file(for url: URL) throws(ServerError) -> File {
+    /// The file `url` names, resolved and checked; 404 when it is refused (logged unless `quiet`)
+    /// or missing.
+    func file(for url: URL, quiet: Bool = false) throws(ServerError) -> File {
         let text = Self.pathText(of: url)
         let isUpload = url.scheme == Self.uploadScheme
         guard let root = isUpload ? self.uploads : self.root else {
-            throw refused(text, why: isUpload ? "uploads are not enabled (--upload)" : "local sources are not enabled (--local-root)")
+            throw refused(text, quiet: quiet, why: isUpload ? "uploads are not enabled (--upload)" : "local sources are not enabled (--local-root)")
         }
-        if let why = Self.traversal(in: text) { throw refused(text, why: why) }
-        if isUpload, !UploadStore.isID(String(text.dropFirst())) { throw refused(text, why: "not an upload id") }
+        if let why = Self.traversal(in: text) { throw refused(text, quiet: quiet, why: why) }
+        if isUpload, !UploadStore.isID(String(text.dropFirst())) { throw refused(text, quiet: quiet, why: "not an upload id") }
         guard let resolved = Self.realPath(root + text) else {
             throw ServerError.notFound("source \(Self.sourceName(url)) does not exist")
         }
-        guard resolved.hasPrefix(root + "/") else { throw refused(text, why: "resolves outside the root, to \(resolved)") }
+        guard resolved.hasPrefix(root + "/") else { throw refused(text, quiet: quiet, why: "resolves outside the root, to \(resolved)") }
         var info = stat()
         guard stat(resolved, &info) == 0, (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFREG) else {
-            throw refused(text, why: "not a regular file")
+            throw refused(text, quiet: quiet, why: "not a regular file")
         }
         return File(path: resolved, stat: info)
     }
@@ -105,7 +106,7 @@ struct LocalSource: Sendable {
     /// The version of the file `url` names, for cache keys; `"-"` when it cannot be read (the
     /// request then gets its 404 from ``file(for:)``).
     func version(of url: URL) -> String {
-        (try? file(for: url).version) ?? "-"
+        (try? file(for: url, quiet: true).version) ?? "-"
     }
 
     /// The bytes of `file`, at most `maxBytes` (413 beyond); the file is opened without following
@@ -156,9 +157,11 @@ struct LocalSource: Sendable {
         return nil
     }
 
-    private func refused(_ text: String, why: String) -> ServerError {
-        logger.warning(
-            "local source refused", metadata: ["path": .string(text.debugDescription), "reason": .string(why)])
+    private func refused(_ text: String, quiet: Bool, why: String) -> ServerError {
+        if !quiet {
+            logger.warning(
+                "local source refused", metadata: ["path": .string(text.debugDescription), "reason": .string(why)])
+        }
         return .notFound("source not found")
     }
 
