@@ -21,7 +21,8 @@ struct LocalSourceTests {
             try TestImages.transparentPNG.write(to: root.appendingPathComponent("sub/inner.png"))
             try TestImages.photo.write(to: directory.path("secret.jpg"))
             try Data((Self.canary + "\n").utf8).write(to: directory.path("canary.txt"))
-            try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link.jpg").path, withDestinationPath: directory.path("secret.jpg").path)
+            try FileManager.default.createSymbolicLink(
+                atPath: root.appendingPathComponent("link.jpg").path, withDestinationPath: directory.path("secret.jpg").path)
             try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("up").path, withDestinationPath: directory.url.path)
         }
     }
@@ -88,7 +89,7 @@ struct LocalSourceTests {
                 "/unsafe/sub/%2e%2e/%2e%2e/\(image)",
                 "/unsafe/up/\(image)",
                 "/info/unsafe/../\(image)",
-                "/unsafe/filters:format(png)/../\(image)",
+                "/unsafe/filters:format(png)/../\(image)"
             ]
         }
         paths += [
@@ -107,7 +108,7 @@ struct LocalSourceTests {
             "/unsafe/80x60/link.jpg",
             "/imgproxy/_/plain/local:///sub",
             "/imgproxy/_/plain/local:///",
-            "/unsafe/sub",
+            "/unsafe/sub"
         ]
         for path in paths {
             let answer = try await server.client.raw(path)
@@ -134,7 +135,9 @@ struct LocalSourceTests {
         let first = try await server.get(path)
         let again = try await server.get(path)
         #expect(first.status == 200 && again.header("etag") == first.header("etag"))
-        let red = try Image(rgba: [UInt8](repeating: 0, count: 400 * 300 * 4).enumerated().map { $0.offset % 4 == 0 || $0.offset % 4 == 3 ? 255 : 0 }, width: 400, height: 300)
+        let red = try Image(
+            rgba: [UInt8](repeating: 0, count: 400 * 300 * 4).enumerated().map { $0.offset % 4 == 0 || $0.offset % 4 == 3 ? 255 : 0 }, width: 400,
+            height: 300)
         try red.encoded(as: .jpeg, quality: 90).write(to: layout.root.appendingPathComponent("photo.jpg"))
         let changed = try await server.get(path)
         #expect(changed.status == 200)

@@ -54,7 +54,8 @@ final class ImageService: Sendable {
         if configuration.upload {
             try? FileManager.default.createDirectory(at: configuration.resolvedUploadDirectory, withIntermediateDirectories: true)
         }
-        local = LocalSource(root: configuration.localRoot, uploads: configuration.upload ? configuration.resolvedUploadDirectory : nil, logger: logger)
+        local = LocalSource(
+            root: configuration.localRoot, uploads: configuration.upload ? configuration.resolvedUploadDirectory : nil, logger: logger)
     }
 
     /// The bytes of `url`: a file (``LocalSource``) or a remote source (checked by the source
