@@ -25,7 +25,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // `swift package generate-documentation` for the DocC catalog (Sources/Osprey/Osprey.docc).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // multipart/form-data bodies of the server's upload API (`POST /image` with a `media` field).
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0")
     ],
     targets: [
         // libvips, found through pkg-config (apt: libvips-dev, Homebrew: vips).
@@ -74,7 +76,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio")
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit")
             ]
         ),
         // GTK 4, found through pkg-config (apt: libgtk-4-dev, Homebrew: gtk4).

@@ -108,6 +108,25 @@ struct ServeCommand: AsyncParsableCommand {
     var drainSeconds: Double?
     @Option(help: "The instance's name, sent as X-Osprey-Instance [OSPREY_INSTANCE_NAME] (default: the host name).")
     var instanceName: String?
+    @Option(
+        help: ArgumentHelp(
+            "Serve files under DIR: imgproxy local:///path sources, thumbor image parts without a scheme (http(s):// ones still fetched); paths leaving DIR are 404 [OSPREY_LOCAL_ROOT] (default: none).",
+            valueName: "DIR"))
+    var localRoot: String?
+    @Flag(
+        help:
+            "thumbor's upload API: POST /image (body + Slug, or multipart field media) -> 201 + Location /image/<id>/<name>; GET/HEAD /image/<id>; ids usable as thumbor images and imgproxy upload:///<id> sources [OSPREY_UPLOAD=1] (default off)."
+    )
+    var upload = false
+    @Option(
+        help: ArgumentHelp(
+            "Directory of uploads, shareable by several instances [OSPREY_UPLOAD_DIR] (default: uploads/ under --cache-dir, else a temporary directory).",
+            valueName: "DIR"))
+    var uploadDir: String?
+    @Flag(help: "Allow PUT /image/<id> to replace an upload (else 405) [OSPREY_UPLOAD_PUT=1] (default off).")
+    var uploadPut = false
+    @Flag(help: "Allow DELETE /image/<id> to remove an upload (else 405) [OSPREY_UPLOAD_DELETE=1] (default off).")
+    var uploadDelete = false
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -178,6 +197,17 @@ struct ServeCommand: AsyncParsableCommand {
         config.drainTimeout = seconds(drainSeconds, "DRAIN_SECONDS") ?? config.drainTimeout
         config.instanceName = instanceName ?? env("INSTANCE_NAME") ?? config.instanceName
         config.respectOriginCacheControl = !flag(ignoreOriginCacheControl, "IGNORE_ORIGIN_CACHE_CONTROL")
+        config.localRoot = (localRoot ?? env("LOCAL_ROOT")).map { URL(fileURLWithPath: $0) }
+        if let root = config.localRoot {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--local-root \(root.path) is not a directory")
+            }
+        }
+        config.upload = flag(upload, "UPLOAD")
+        config.uploadDirectory = (uploadDir ?? env("UPLOAD_DIR")).map { URL(fileURLWithPath: $0) }
+        config.uploadPut = flag(uploadPut, "UPLOAD_PUT")
+        config.uploadDelete = flag(uploadDelete, "UPLOAD_DELETE")
         guard (1...100).contains(config.quality) else { throw ValidationError("--quality must be 1...100") }
         guard config.maxAnimationFrames > 0 else { throw ValidationError("--max-animation-frames must be > 0") }
         guard config.workers > 0, config.queue >= 0 else { throw ValidationError("--workers must be > 0 and --queue >= 0") }

@@ -50,7 +50,8 @@ struct ServeCommandTests {
             "--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
             "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY",
             "--max-animation-frames", "OSPREY_MAX_ANIMATION_FRAMES", "default 100", "--allow-private-sources",
-            "OSPREY_ALLOW_PRIVATE_SOURCES", "--origin-ttl"
+            "OSPREY_ALLOW_PRIVATE_SOURCES", "--origin-ttl", "--local-root", "OSPREY_LOCAL_ROOT", "--upload", "--upload-dir",
+            "--upload-put", "--upload-delete", "OSPREY_UPLOAD_DIR"
         ] {
             #expect(output.contains(flag), "\(flag)")
         }

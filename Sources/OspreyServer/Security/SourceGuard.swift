@@ -71,8 +71,9 @@ public struct SourceGuard: Sendable {
     }
 
     /// Whether `url` matches the allow-list (always, when it is empty).
+    /// Files (``LocalSource``) are not subject to it: they are checked against their root.
     public func isAllowListed(_ url: URL) -> Bool {
-        guard !allowedSources.isEmpty else { return true }
+        guard !allowedSources.isEmpty, !LocalSource.isFile(url) else { return true }
         guard let host = url.host?.lowercased() else { return false }
         for entry in allowedSources.map({ $0.lowercased() }) {
             if entry.contains("://") {

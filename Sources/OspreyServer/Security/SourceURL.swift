@@ -2,8 +2,14 @@ import Foundation
 
 /// Validation of a source URL's syntax, shared by both grammars.
 enum SourceURL {
-    /// `text` as an `http`/`https` URL with a host; 400 otherwise.
+    /// `text` as an `http`/`https` URL with a host, or a file source: `local:///path` (under the
+    /// local root) or `upload:///<id>` (``LocalSource``, which checks the path when it is read);
+    /// 400 otherwise.
     static func parse(_ text: String) throws(ServerError) -> URL {
+        for scheme in [LocalSource.localScheme, LocalSource.uploadScheme] where text.lowercased().hasPrefix(scheme + "://") {
+            let path = String(text.dropFirst(scheme.count + 3))
+            return LocalSource.url(path: path.hasPrefix("/") ? path : "/" + path, scheme: scheme)
+        }
         // As received first; then percent-decoded, for clients that encoded the authority too
         // (`%5B::1%5D` for an IPv6 literal).
         let candidates = [text] + (text.removingPercentEncoding.map { [$0] } ?? [])

@@ -5,7 +5,8 @@ import Osprey
 /// (``ThumborURLParser``, ``ImgproxyURLParser``) produce this and the one processing path
 /// (``ImageService``) runs it.
 public struct ImageJob: Sendable {
-    /// The source image URL (already checked to be `http` or `https`).
+    /// The source image URL: `http` or `https`, or a file (`local:///path`, `upload:///<id>`,
+    /// read by the server's `LocalSource`).
     public var source: URL
     /// The processor chain, run in order through ``ImagePipeline``; a resize step comes first
     /// whenever the URL asks for one, so that the pipeline can plan the decode from it.
@@ -49,6 +50,9 @@ public struct ImageJob: Sendable {
             self.callback = callback
         }
     }
+
+    /// `/info`: JSON describing the source (``ImageInfo``) instead of the image. Default `false`.
+    public var info = false
 
     /// Source formats answered with the source's own bytes, unprocessed, when the URL names no
     /// other output format (imgproxy's `skp`). Default none.
@@ -107,7 +111,7 @@ public struct ImageJob: Sendable {
     var processingIdentifier: String {
         ([processor.identifier] + watermarks.map(\.identifier)).joined(separator: "|")
             + (skipProcessing.isEmpty ? "" : "|skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
-            + (metadata == nil ? "" : "|meta")
+            + (metadata == nil ? "" : "|meta") + (info ? "|info" : "")
     }
 }
 

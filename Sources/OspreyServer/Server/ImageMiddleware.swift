@@ -11,6 +11,8 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
     let service: ImageService
     let jobs: JobResolver
     let configuration: ServerConfiguration
+    /// thumbor's upload API, with ``ServerConfiguration/upload``.
+    var uploads: UploadHandler?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -19,13 +21,27 @@ struct ImageMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
         var response: Response
+        if let uploads, uploads.handles(path) {
+            response = await uploads.respond(to: request)
+            service.metrics.request(status: Int(response.status.code))
+            return response
+        }
         do throws(ServerError) {
             guard request.method == .get || request.method == .head else {
                 throw ServerError(status: 405, reason: "method \(request.method) is not allowed; use GET")
             }
             let job = try jobs.job(path: path, query: request.uri.query)
             let accept = request.headers[.accept]
-            if let metadata = job.job.metadata {
+            if job.job.info {
+                let service = self.service
+                let body = try await Deadline.run(configuration.requestTimeout) { () async throws(ServerError) in
+                    try await service.info(for: job)
+                }
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json"
+                headers[.cacheControl] = "public, max-age=\(job.job.maxAge ?? configuration.maxAge)"
+                response = Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            } else if let metadata = job.job.metadata {
                 let service = self.service
                 let body = try await Deadline.run(configuration.requestTimeout) { () async throws(ServerError) in
                     try await service.metadata(for: job)

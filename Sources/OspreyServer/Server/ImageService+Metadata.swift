@@ -7,9 +7,9 @@ extension ImageService {
     /// cached yet, never decoded. Runs under the worker limit like a miss.
     func metadata(for prepared: PreparedJob) async throws(ServerError) -> Data {
         let job = prepared.job
-        try await sourceGuard.check(job.source)
+        try await checkRemote(job.source)
         return try await limiter.run { [self] () async throws(ServerError) in
-            let source = try await sources.source(job.source)
+            let source = try await source(of: job.source)
             guard let size = source.size else { throw .unprocessable("the size of \(job.source.absoluteString) cannot be read") }
             return ThumborMetadata(
                 url: job.source, width: size.width, height: size.height, frames: source.frames ?? 1, processors: job.processors

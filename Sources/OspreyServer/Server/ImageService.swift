@@ -19,7 +19,9 @@ final class ImageService: Sendable {
     let policies: OriginPolicies
     /// Sources through the pipeline, validated with the origin once stale.
     let sources: SourceLoader
-    private let logger: Logger
+    /// Files under the local root and the upload directory.
+    let local: LocalSource
+    let logger: Logger
 
     /// The pipeline (originals and their validators in its cache).
     var pipeline: ImagePipeline { sources.pipeline }
@@ -49,12 +51,31 @@ final class ImageService: Sendable {
                 base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
                 metrics: metrics, policies: policies))
         sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
+        if configuration.upload {
+            try? FileManager.default.createDirectory(at: configuration.resolvedUploadDirectory, withIntermediateDirectories: true)
+        }
+        local = LocalSource(
+            root: configuration.localRoot, uploads: configuration.upload ? configuration.resolvedUploadDirectory : nil, logger: logger)
+    }
+
+    /// The bytes of `url`: a file (``LocalSource``) or a remote source (checked by the source
+    /// guard first, see ``checkRemote(_:)``).
+    func source(of url: URL) async throws(ServerError) -> SourceLoader.Source {
+        if LocalSource.isFile(url) { return try await sources.source(.file(local.file(for: url)), local: local) }
+        return try await sources.source(.remote(url), local: local)
+    }
+
+    /// The source guard's check of a remote source (files are checked by ``LocalSource``).
+    func checkRemote(_ url: URL) async throws(ServerError) {
+        if !LocalSource.isFile(url) { try await sourceGuard.check(url) }
     }
 
     /// The result-cache key of `job` for a request with `accept` (parsed only when the job
-    /// names no format).
+    /// names no format). A file source's key ends with the file's version (one `stat`), so a changed, replaced or
+    /// deleted file is never answered from a result made of its old bytes.
     private func key(for job: PreparedJob, offer: @autoclosure () -> FormatNegotiator.Offer) -> String {
-        job.resultKey(quality: job.job.quality ?? configuration.quality, offer: offer)
+        let key = job.resultKey(quality: job.job.quality ?? configuration.quality, offer: offer)
+        return LocalSource.isFile(job.job.source) ? key + "|v:" + local.version(of: job.job.source) : key
     }
 
     /// The result for `job` in the memory cache, if any, counted as a `result_memory` hit; it
@@ -98,7 +119,7 @@ final class ImageService: Sendable {
     }
 
     private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {
-        try await sourceGuard.check(job.source)
+        try await checkRemote(job.source)
         let enqueued = ContinuousClock.now
         metrics.queued.increment()
         // A job refused (429) or cancelled while waiting never reaches the body: leave the gauge then too.
@@ -113,7 +134,7 @@ final class ImageService: Sendable {
                 let mark = try await watermarkImage(watermark.url, kind: watermark.kind)
                 processors.insert(watermark.processor(mark: mark), at: min(watermark.index, processors.count))
             }
-            let source = try await sources.source(job.source)
+            let source = try await source(of: job.source)
             if let size = source.size { processors = Self.planned(processors, sourceWidth: size.width, sourceHeight: size.height) }
             let processor: any ImageProcessing = processors.isEmpty ? ImageProcessors.Identity() : ImageProcessors.Composition(processors)
             // A still output format (named by the URL) needs the first frame only; an animated
@@ -227,9 +248,9 @@ final class ImageService: Sendable {
     /// A watermark's image: fetched, cached and revalidated like a source, under the same rules.
     private func watermarkImage(_ url: URL, kind: String) async throws(ServerError) -> Image {
         do throws(ServerError) {
-            try await sourceGuard.check(url)
+            try await checkRemote(url)
             return try await sources.image(
-                of: try await sources.source(url), processor: ImageProcessors.Identity(), firstFrameOnly: true
+                of: try await source(of: url), processor: ImageProcessors.Identity(), firstFrameOnly: true
             ).image
         } catch {
             var failure = error

@@ -34,7 +34,15 @@ struct JobResolver: Sendable {
         return job
     }
 
+    /// `PREFIX/info/…` (either grammar's prefix) is the `/info` of the URL that follows
+    /// (``ImageJob/info``): imgproxy's `/info/SIGNATURE/OPTIONS/plain/SOURCE`, thumbor's
+    /// `/info/unsafe/IMAGE` or `/info/SIGNATURE/IMAGE`, signed as the URL without `info/`.
     private func parse(path: String, query: String?) throws(ServerError) -> ImageJob {
+        for prefix in [imgproxyPrefix, thumborPrefix] where path.hasPrefix(prefix + "/info/") && (prefix == thumborPrefix || !prefix.isEmpty) {
+            var job = try parse(path: prefix + String(path.dropFirst(prefix.count + 5)), query: query)
+            job.info = true
+            return job
+        }
         if !imgproxyPrefix.isEmpty, path.hasPrefix(imgproxyPrefix + "/") {
             return try imgproxy.parse(path: String(path.dropFirst(imgproxyPrefix.count)))
         }

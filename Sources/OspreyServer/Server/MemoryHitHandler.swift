@@ -74,7 +74,10 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         let uri = URI(target)
         let path = uri.path
-        guard !StatusRoutes.paths.contains(path), let job = try? jobs.job(path: path, query: uri.query), job.job.metadata == nil,
+        // The upload API's paths are Hummingbird's (UploadHandler), whatever the thumbor grammar makes of them.
+        let uploads = configuration.thumborPrefix + "/image"
+        guard !StatusRoutes.paths.contains(path), !configuration.upload || (path != uploads && !path.hasPrefix(uploads + "/")),
+            let job = try? jobs.job(path: path, query: uri.query), job.job.metadata == nil, !job.job.info,
             let entry = service.memoryResult(for: job, accept: request.headerFields[.accept])
         else { return nil }
         return ResultResponse(

@@ -36,7 +36,7 @@ public struct OspreyServer: Sendable {
         let router = Router(context: OspreyRequestContext.self)
         router.add(middleware: InstanceHeaderMiddleware(name: configuration.instanceName))
         let jobs = JobResolver(thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration, sourceGuard: service.sourceGuard)
-        router.add(middleware: ImageMiddleware(service: service, jobs: jobs, configuration: configuration))
+        router.add(middleware: ImageMiddleware(service: service, jobs: jobs, configuration: configuration, uploads: uploadHandler))
         StatusRoutes.add(to: router, service: service, drain: drain)
         // Per connection: a watcher, so requests learn of a client going away without reading
         // the connection (it stays alive), and the memory hits answered on the event loop.
@@ -57,9 +57,25 @@ public struct OspreyServer: Sendable {
     }
 
     var thumborParser: ThumborURLParser {
-        ThumborURLParser(
+        var parser = ThumborURLParser(
             signer: configuration.thumborKey.map { ThumborSigner(key: $0, sha256Length: configuration.thumborSHA256Length) },
             allowUnsafe: configuration.allowUnsafe)
+        parser.localFiles = configuration.localRoot != nil
+        parser.uploads = configuration.upload
+        return parser
+    }
+
+    /// The upload API's handler (``UploadHandler``), with ``ServerConfiguration/upload``; its
+    /// directory is made when missing (a failure to make it is logged and leaves the API off).
+    var uploadHandler: UploadHandler? {
+        guard configuration.upload else { return nil }
+        do throws(ServerError) {
+            let store = try UploadStore(directory: configuration.resolvedUploadDirectory, logger: logger)
+            return UploadHandler(store: store, configuration: configuration, service: service, base: configuration.thumborPrefix + "/image")
+        } catch {
+            logger.error("upload API off", metadata: ["reason": .string(error.reason)])
+            return nil
+        }
     }
 
     var imgproxyParser: ImgproxyURLParser {

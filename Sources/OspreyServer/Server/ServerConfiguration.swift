@@ -85,6 +85,33 @@ public struct ServerConfiguration: Sendable {
     /// How long SIGTERM drains before the graceful shutdown: `/health/ready` answers 503 while
     /// requests are still served, so a load balancer moves traffic away first. Default 0: none.
     public var drainTimeout: Duration = .zero
+    /// The directory local sources are read from: imgproxy's `local:///path/in/root.jpg` and, in
+    /// the thumbor grammar, image parts without a scheme (thumbor's file loader, `http(s)://` parts
+    /// still fetched: `file_loader_http_fallback`). Paths leaving it are refused with 404. `nil`:
+    /// no local sources (thumbor's bare parts are `http://` hosts). Default `nil`.
+    public var localRoot: URL?
+    /// thumbor's upload API (`POST /image`, `GET`/`HEAD /image/<id>`) under the thumbor prefix; the
+    /// ids then work as thumbor image parts and as `upload:///<id>` imgproxy sources. Default `false`.
+    public var upload = false
+    /// Where uploads are stored (several instances may share it); `nil` with ``upload``: a
+    /// `uploads` directory under ``cacheDirectory``, else under the temporary directory.
+    /// Default `nil`.
+    public var uploadDirectory: URL?
+    /// Whether `PUT /image/<id>` replaces an upload (thumbor's `UPLOAD_PUT_ALLOWED`); else 405.
+    /// Default `false`.
+    public var uploadPut = false
+    /// Whether `DELETE /image/<id>` removes an upload (thumbor's `UPLOAD_DELETE_ALLOWED`); else 405.
+    /// Default `false`.
+    public var uploadDelete = false
+
+    /// The upload directory in use: ``uploadDirectory``, else `uploads` under ``cacheDirectory`` or
+    /// the temporary directory.
+    public var resolvedUploadDirectory: URL {
+        if let uploadDirectory { return uploadDirectory }
+        if let cacheDirectory { return cacheDirectory.appendingPathComponent("uploads") }
+        return FileManager.default.temporaryDirectory.appendingPathComponent("osprey-uploads")
+    }
+
     /// The instance's name, sent as `X-Osprey-Instance` in every response. Default: the host name.
     public var instanceName = ProcessInfo.processInfo.hostName
 

@@ -82,6 +82,30 @@ final class SourceLoader: Sendable {
         return .seconds(max(0, seconds))
     }
 
+    /// Where a source's bytes come from.
+    enum Reference: Sendable {
+        /// An `http`/`https` origin, through the pipeline's data stage.
+        case remote(URL)
+        /// A file under the local root or the upload directory (``LocalSource``), read directly:
+        /// the page cache is its cache, and its inode, size and modification time its version.
+        case file(LocalSource.File)
+    }
+
+    /// The bytes of `reference`. A remote source is cached while fresh, revalidated when stale,
+    /// downloaded when missing (shared by every request that needs it at that moment); a file is
+    /// read (at most ``ServerConfiguration/maxSourceBytes``, 413 beyond) with its version as its
+    /// validator (`ETag` and `Last-Modified`), so its decodes are keyed by that version.
+    func source(_ reference: Reference, local: LocalSource) async throws(ServerError) -> Source {
+        switch reference {
+        case .remote(let url): return try await source(url)
+        case .file(let file):
+            let (bytes, read) = try local.read(file, maxBytes: configuration.maxSourceBytes)
+            let data = ImageData(data: bytes, validator: CacheValidator(etag: read.etag, lastModified: read.lastModified), provenance: .origin)
+            return Source(
+                data: data, validatedAt: .now, header: try? ImageDecoder().header(of: bytes), key: "file:\(read.path)#\(read.version)")
+        }
+    }
+
     /// The bytes of `url`: cached while fresh, revalidated when stale, downloaded when missing
     /// (shared by every request that needs them at that moment).
     func source(_ url: URL) async throws(ServerError) -> Source {

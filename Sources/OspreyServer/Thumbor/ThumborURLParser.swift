@@ -17,6 +17,13 @@ public struct ThumborURLParser: Sendable {
     public var signer: ThumborSigner?
     /// Whether `unsafe/` URLs are served although a key is configured. Default `false`.
     public var allowUnsafe: Bool
+    /// Whether image parts without a scheme are files under the local root (thumbor's file
+    /// loader; `http(s)://` parts are still fetched, its `file_loader_http_fallback`). Default
+    /// `false`: they are `http://` hosts, as thumbor's HTTP loader reads them.
+    public var localFiles = false
+    /// Whether an image part that is an upload id (32 lowercase hex digits, optionally followed by
+    /// `/file-name`, the `Location` of `POST /image`) names that upload. Default `false`.
+    public var uploads = false
 
     /// A parser verifying with `signer` (default none), serving `unsafe/` when no signer is set or
     /// `allowUnsafe` (default `false`).
@@ -118,7 +125,7 @@ public struct ThumborURLParser: Sendable {
             image = embedded.image
             adjustments.focal = embedded.focal
         }
-        var job = ImageJob(source: try Self.sourceURL(image))
+        var job = ImageJob(source: try source(image))
         job.metadata = metadata
         if step.mode != .fill, step.width > 0, step.height > 0 { adjustments.box = (step.width, step.height) }
         for filter in filters { try filter.apply(to: &job, adjustments: &adjustments, processors: &processors) }
@@ -205,6 +212,20 @@ public struct ThumborURLParser: Sendable {
         case (_, "bottom"): .bottom
         default: .center
         }
+    }
+
+    /// The image part as a source: an upload id (with ``uploads``), a file under the local root
+    /// (with ``localFiles``, when it has no scheme: percent-decoded once, kept exactly otherwise;
+    /// ``LocalSource`` refuses what leaves the root), else ``sourceURL(_:)``.
+    func source(_ text: String) throws(ServerError) -> URL {
+        if uploads {
+            let id = text.prefix { $0 != "/" }
+            if UploadStore.isID(id) { return LocalSource.url(upload: String(id)) }
+        }
+        if localFiles, !text.isEmpty, !text.contains("://"), !(text.removingPercentEncoding ?? "").contains("://") {
+            return LocalSource.url(path: "/" + (text.removingPercentEncoding ?? text))
+        }
+        return try Self.sourceURL(text)
     }
 
     /// The image part as a URL: percent-decoded when it is a quoted URL, `http://` added when it
