@@ -1,6 +1,6 @@
 import Foundation
 
-/// The original bytes of a source as ``ImagePipeline/data(for:options:maxAge:)`` returns them:
+/// The original bytes of a source as ``ImagePipeline/data(for:options:maxAge:honoringOriginMaxAge:)`` returns them:
 /// exactly as the origin sent them, with what the original cache knows about them.
 public struct ImageData: Sendable {
     /// Where the bytes came from in this call.
