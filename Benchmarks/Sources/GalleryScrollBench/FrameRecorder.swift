@@ -8,12 +8,15 @@ final class FrameRecorder {
     private let scroller: UnsafeMutablePointer<GtkWidget>
     private let speed: Double
     private let done: ([Double]) -> Void
+    private let started: () -> Void
     private var last: Int64 = 0
     private var deltas: [Double] = []
     private var warmup = 30
 
-    init(scroller: UnsafeMutablePointer<GtkWidget>, speed: Double, done: @escaping ([Double]) -> Void) {
+    /// `started` runs at the first measured frame, `done` after the last.
+    init(scroller: UnsafeMutablePointer<GtkWidget>, speed: Double, started: @escaping () -> Void = {}, done: @escaping ([Double]) -> Void) {
         self.scroller = scroller
+        self.started = started
         self.speed = speed
         self.done = done
     }
@@ -31,6 +34,7 @@ final class FrameRecorder {
         if warmup > 0 {
             warmup -= 1
             last = time
+            if warmup == 0 { started() }
             return true
         }
         deltas.append(Double(time - last) / 1000)

@@ -3,7 +3,9 @@ import Foundation
 import OspreyGTK
 
 /// The same `GtkGridView` as `ImageGrid`'s, binding cells without Osprey: solid colours (the
-/// floor) or `gdk_texture_new_from_bytes` on the main thread (the naive way).
+/// floor), textures of the cell size decoded before the clock starts (`decoded`: what drawing the
+/// images costs with no loading at all), or `gdk_texture_new_from_bytes` on the main thread (the
+/// naive way).
 @MainActor
 enum PlainGrid {
     typealias Bind = @MainActor (OspreyPicture, Int) -> Void
@@ -18,6 +20,11 @@ enum PlainGrid {
     }
 
     static let solid: Bind = { picture, index in picture.display(solidTextures[index % solidTextures.count]) }
+
+    /// Cell-sized textures, one per distinct image, by item (`decoded` mode only).
+    nonisolated(unsafe) static var decodedTextures: [Texture] = []
+
+    static let decoded: Bind = { picture, index in picture.display(decodedTextures[index]) }
 
     static let naive: Bind = { picture, index in
         let data = bodies[index]
