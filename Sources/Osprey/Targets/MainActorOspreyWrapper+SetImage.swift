@@ -10,7 +10,10 @@ extension MainActorOspreyWrapper {
     /// and the widget shows something), the indicator starts, and the image is loaded, decoded,
     /// processed and turned into the widget's content off the main actor; back on the main actor,
     /// in one turn, the result is shown only if this is still the widget's latest request. A failure
-    /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. A `nil` source shows the
+    /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. With
+    /// ``OspreyOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
+    /// content off the main actor and shown as it comes (never after the image), and the image
+    /// then replaces the last preview without the transition. A `nil` source shows the
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
     /// held weakly: releasing it cancels the load.
     ///
@@ -37,7 +40,7 @@ extension MainActorOspreyWrapper {
             progress: progress, completion: completion)
     }
 
-    /// ``setImage(with:placeholder:options:settings:pipeline:progress:completion:)`` with a
+    /// The `setImage` above with a
     /// ``Placeholder``: an image is shown at once as above; a ThumbHash or BlurHash
     /// (`placeholder: .thumbHash("3OcRJYB4d3h/iIeHeEh3eIhw+j2w")`) is decoded at the widget's pixel
     /// size (``MainActorImageTarget/ospreyPixelSize``, or 32 pixels on the longer side when the
