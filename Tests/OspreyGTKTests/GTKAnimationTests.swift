@@ -107,7 +107,9 @@ extension GTKTargetTests {
             #expect(player.buffer.madeCount > 3, "frames were made as playback went on, not all at once")
             // A byte budget of two frames holds two.
             let frameBytes = player.buffer.image.width * player.buffer.image.height * 4
-            #expect(AnimationSettings(maxBufferBytes: 2 * frameBytes).bufferCapacity(frameCount: frames, width: player.buffer.image.width, height: player.buffer.image.height) == 2)
+            #expect(
+                AnimationSettings(maxBufferBytes: 2 * frameBytes).bufferCapacity(
+                    frameCount: frames, width: player.buffer.image.width, height: player.buffer.image.height) == 2)
         }
     }
 }

@@ -63,7 +63,7 @@ extension GTKTargetTests {
             let hashed = try Self.solid(hashColor)
             let placeholders: [Placeholder] = [
                 .thumbHash(try ThumbHash(image: hashed).string),
-                .blurHash(try BlurHash(image: hashed).string, width: 64, height: 48),
+                .blurHash(try BlurHash(image: hashed).string, width: 64, height: 48)
             ]
             for (index, placeholder) in placeholders.enumerated() {
                 let item = 40 + index

@@ -14,7 +14,7 @@ extension MainActorOspreyWrapper {
         case .thumbHash, .blurHash:
             target.display(nil)
             guard let placeholder else { return }
-            let size = target.ospreyPixelSize ?? (Placeholder.renderSide, Placeholder.renderSide)
+            let size = target.ospreyPixelSize ?? (width: Placeholder.renderSide, height: Placeholder.renderSide)
             let width = min(size.width, Placeholder.maxSide)
             let height = min(size.height, Placeholder.maxSide)
             Task.detached { [weak target] in
