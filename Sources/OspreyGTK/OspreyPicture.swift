@@ -99,9 +99,11 @@ public final class OspreyPicture: MainActorImageTarget {
     }
 
     private func widgetFinalised() {
+        // Not alive first: the widget's tick callbacks and signals go with it, so the player
+        // must not touch them.
+        isAlive = false
         animation?.stop()
         animation = nil
-        isAlive = false
         ospreyController.cancel(finishingDownload: false)
         texture = nil
     }
