@@ -80,10 +80,13 @@ extension GTKTargetTests {
             await GTKHarness.pumpFrames(1, of: window)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (220, 20, 20), tolerance: 6))
 
+            // Its own URL: the memory cache holds the animated image of the first.
+            origin.setBody("still", Self.twoFrameGIF, cut: Self.twoFrameGIF.count)
+            origin.openGate("still")
             let still = OspreyPicture()
             let results = Results()
             still.osprey.setImage(
-                with: .url(origin.url("/gated/loops")), options: [.onlyLoadFirstFrame], pipeline: pipeline,
+                with: .url(origin.url("/gated/still")), options: [.onlyLoadFirstFrame], pipeline: pipeline,
                 completion: { results.all.append($0) })
             #expect(await GTKHarness.pump { !results.all.isEmpty })
             #expect(still.texture != nil && still.animation == nil)
