@@ -41,6 +41,12 @@ public final class OspreyPicture: MainActorImageTarget {
     /// Whether the GTK widget still exists (it was not finalised).
     public private(set) var isAlive = true
     private var spinnerWidget: UnsafeMutablePointer<GtkWidget>?
+    /// How animated images play (applies to images shown after it is set). Default
+    /// ``AnimationSettings/init(autoplay:loopCount:maxBufferedFrames:maxBufferBytes:)``'s defaults:
+    /// autoplay, the image's loop count, 8 frames or 16 MiB buffered.
+    public var animationSettings = AnimationSettings()
+    /// The player of the animated image shown, `nil` for a still image or none.
+    public private(set) var animation: AnimationPlayer?
 
     private static let dataKey = "osprey-picture"
 
@@ -93,7 +99,11 @@ public final class OspreyPicture: MainActorImageTarget {
     }
 
     private func widgetFinalised() {
+        // Not alive first: the widget's tick callbacks and signals go with it, so the player
+        // must not touch them.
         isAlive = false
+        animation?.stop()
+        animation = nil
         ospreyController.cancel(finishingDownload: false)
         texture = nil
     }
@@ -124,11 +134,25 @@ public final class OspreyPicture: MainActorImageTarget {
         Texture(image: image)
     }
 
-    /// Shows `content` (`nil` clears), at full opacity.
+    /// Shows `content` (`nil` clears), at full opacity. The first frame of an animated image
+    /// (``Texture/animation``) starts an ``AnimationPlayer`` with ``animationSettings``; anything
+    /// else stops the one playing.
     public func display(_ content: Texture?) {
         guard isAlive else { return }
         texture = content
         gtk_widget_set_opacity(picture, 1)
+        setPaintable(content)
+        animation?.stop()
+        animation = content?.animation.map { AnimationPlayer(image: $0, picture: self, settings: animationSettings) }
+    }
+
+    /// Shows one frame of the animation playing, leaving ``texture`` as it is.
+    func showFrame(_ frame: Texture) {
+        guard isAlive else { return }
+        setPaintable(frame)
+    }
+
+    private func setPaintable(_ content: Texture?) {
         switch kind {
         case .picture: gtk_picture_set_paintable(OpaquePointer(picture), content?.paintable)
         case .image: gtk_image_set_from_paintable(OpaquePointer(picture), content?.paintable)

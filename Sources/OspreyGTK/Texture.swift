@@ -14,8 +14,12 @@ public final class Texture: @unchecked Sendable {
     public let width: Int
     /// Height in pixels.
     public let height: Int
+    /// The animated image this texture is the first frame of (``OspreyPicture`` plays it), `nil`
+    /// for a still image or another frame.
+    public let animation: Image?
 
-    /// Wraps frame `frame` (default 0) of `image`; `nil` when the frame does not exist. Images
+    /// Wraps frame `frame` (default 0) of `image`; `nil` when the frame does not exist. Frame 0 of
+    /// an animated image keeps the image in ``animation``. Images
     /// whose pixels cannot be shared (grey) are converted to RGBA in a new buffer instead.
     public init?(image: Image, frame: Int = 0) {
         if let buffer = image.pixelBuffer(frame: frame) {
@@ -33,6 +37,7 @@ public final class Texture: @unchecked Sendable {
         }
         width = image.width
         height = image.height
+        animation = frame == 0 && image.isAnimated ? image : nil
     }
 
     /// Takes ownership of `texture` (a `GdkTexture *` whose reference this object now holds).
@@ -40,6 +45,7 @@ public final class Texture: @unchecked Sendable {
         pointer = texture
         width = Int(gdk_texture_get_width(texture))
         height = Int(gdk_texture_get_height(texture))
+        animation = nil
     }
 
     /// The texture as a `GdkPaintable *`, to hand to GTK.

@@ -4,13 +4,17 @@ import Osprey
 import Synchronization
 
 /// A real HTTP origin on loopback (Hummingbird) serving solid-colour 4:3 PNGs, one colour per
-/// item (`/color/<item>.png`), a slow answer (`/slow/<name>`, after 5 s) and 404s for anything
-/// else; it counts the requests per path.
+/// item (`/color/<item>.png`), a slow answer (`/slow/<name>`, after 5 s), a gated body
+/// (`/gated/<name>`: the body set by ``setBody(_:_:cut:)`` up to its cut, the rest when the test
+/// opens gate `name`) and 404s for anything else; it counts the requests per path.
 final class ColorOrigin: Sendable {
     private struct State {
         var hits: [String: Int] = [:]
         var task: Task<Void, any Error>?
         var port = 0
+        var bodies: [String: (body: Data, cut: Int)] = [:]
+        var openGates: Set<String> = []
+        var gateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     }
 
     private let state = Locked(State())
@@ -35,13 +39,48 @@ final class ColorOrigin: Sendable {
         return try Image(rgba: pixels, width: 40, height: 30).encoded(as: .png)
     }
 
+    /// Sets the body `/gated/<name>` serves: its first `cut` bytes at once, the rest after
+    /// ``openGate(_:)``.
+    func setBody(_ name: String, _ body: Data, cut: Int) {
+        state.withLock { $0.bodies[name] = (body, min(max(0, cut), body.count)) }
+    }
+
+    /// Opens gate `name`: the gated response waiting on it sends the rest of its body.
+    func openGate(_ name: String) {
+        let waiters = state.withLock { state in
+            state.openGates.insert(name)
+            return state.gateWaiters.removeValue(forKey: name) ?? []
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    private func waitForGate(_ name: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = state.withLock { state in
+                if state.openGates.contains(name) { return true }
+                state.gateWaiters[name, default: []].append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
     static func start() async throws -> ColorOrigin {
         let origin = ColorOrigin()
         let router = Router()
         router.get("**") { request, _ -> Response in
             let path = request.uri.path
             origin.state.withLock { $0.hits[path, default: 0] += 1 }
-            if path.hasPrefix("/slow/") {
+            if path.hasPrefix("/gated/"), let entry = origin.state.withLock({ $0.bodies[String(path.dropFirst("/gated/".count))] }) {
+                let name = String(path.dropFirst("/gated/".count))
+                let body = ResponseBody(contentLength: entry.body.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: entry.body.prefix(entry.cut)))
+                    await origin.waitForGate(name)
+                    try await writer.write(ByteBuffer(bytes: entry.body.dropFirst(entry.cut)))
+                    try await writer.finish(nil)
+                }
+                return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: body)
+            } else if path.hasPrefix("/slow/") {
                 try await Task.sleep(for: .seconds(5))
             } else if path.hasPrefix("/color/"), let item = Int(path.dropFirst("/color/".count).dropLast(".png".count)) {
                 let color = color(item)
@@ -77,6 +116,11 @@ final class ColorOrigin: Sendable {
     }
 
     func stop() async {
+        let waiters = state.withLock { state in
+            defer { state.gateWaiters.removeAll() }
+            return state.gateWaiters.values.flatMap { $0 }
+        }
+        waiters.forEach { $0.resume() }
         let task = state.withLock { $0.task }
         task?.cancel()
         _ = try? await task?.value

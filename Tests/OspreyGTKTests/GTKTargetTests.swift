@@ -9,7 +9,7 @@ import Testing
 @MainActor
 struct GTKTargetTests {
     /// A pipeline over a fresh cache directory and a colour origin, torn down afterwards.
-    private func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
+    func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
         try GTKHarness.start()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-gtk-\(UUID().uuidString)")
         let origin = try await ColorOrigin.start()

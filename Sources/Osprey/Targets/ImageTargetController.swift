@@ -10,6 +10,9 @@ public final class ImageTargetController {
     public private(set) var generation: UInt64 = 0
     /// The source of the latest request (`nil` after a cancel or a `nil` source).
     public private(set) var source: ImageSource?
+    /// What the latest request has shown so far: a hash placeholder decoded off the main actor is
+    /// shown only before any preview or result, and a preview only before the result.
+    var shown: Shown = .nothing
     private var indicator: (any MainActorImageIndicator)?
     /// Keeps the running download going at low priority when the request is cancelled.
     private var keepDownload: (@Sendable () -> Void)?
@@ -25,6 +28,7 @@ public final class ImageTargetController {
     func begin(_ source: ImageSource?) -> UInt64 {
         cancel()
         self.source = source
+        shown = .nothing
         return generation
     }
 
@@ -62,6 +66,20 @@ public final class ImageTargetController {
             running.cancel()
         }
         end()
+    }
+
+    /// What a request has put on the widget, in the order it may come.
+    enum Shown: Int, Comparable {
+        case nothing, placeholder, preview, result
+        static func < (a: Shown, b: Shown) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Whether generation `number` may show `stage` now (it is current and nothing later was
+    /// shown); when it may, records that it did.
+    func mayShow(_ stage: Shown, for number: UInt64) -> Bool {
+        guard number == generation, shown < stage || (stage == .preview && shown == .preview) else { return false }
+        shown = stage
+        return true
     }
 
     private func end() {

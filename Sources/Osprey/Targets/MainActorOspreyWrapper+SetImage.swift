@@ -10,7 +10,10 @@ extension MainActorOspreyWrapper {
     /// and the widget shows something), the indicator starts, and the image is loaded, decoded,
     /// processed and turned into the widget's content off the main actor; back on the main actor,
     /// in one turn, the result is shown only if this is still the widget's latest request. A failure
-    /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. A `nil` source shows the
+    /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. With
+    /// ``OspreyOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
+    /// content off the main actor and shown as it comes (never after the image), and the image
+    /// then replaces the last preview without the transition. A `nil` source shows the
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
     /// held weakly: releasing it cancels the load.
     ///
@@ -32,11 +35,38 @@ extension MainActorOspreyWrapper {
         progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
     ) -> ImageTask? {
+        load(
+            source, placeholder: placeholder.map(Placeholder.image), options: options, settings: settings, pipeline: pipeline,
+            progress: progress, completion: completion)
+    }
+
+    /// The `setImage` above with a
+    /// ``Placeholder``: an image is shown at once as above; a ThumbHash or BlurHash
+    /// (`placeholder: .thumbHash("3OcRJYB4d3h/iIeHeEh3eIhw+j2w")`) is decoded at the widget's pixel
+    /// size (``MainActorImageTarget/ospreyPixelSize``, or 32 pixels on the longer side when the
+    /// size is unknown) on a background queue, never on the main actor, and shown as soon as it is
+    /// ready, unless a preview or the image came first or the request was replaced. A malformed
+    /// hash shows nothing (the load goes on). Memory hits show no placeholder.
+    @discardableResult
+    public func setImage(
+        with source: ImageSource?, placeholder: Placeholder, options: [OspreyOption] = [],
+        settings: MainActorTargetSettings<Base> = MainActorTargetSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
+        load(source, placeholder: placeholder, options: options, settings: settings, pipeline: pipeline, progress: progress, completion: completion)
+    }
+
+    private func load(
+        _ source: ImageSource?, placeholder: Placeholder?, options: [OspreyOption], settings: MainActorTargetSettings<Base>,
+        pipeline: ImagePipeline, progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)?,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)?
+    ) -> ImageTask? {
         let target = base
         let controller = target.ospreyController
         let number = controller.begin(source)
         guard let source else {
-            target.display(placeholder.flatMap(Base.makeContent))
+            showPlaceholder(placeholder, number: number)
             completion?(.failure(.pipeline(.emptySource)))
             return nil
         }
@@ -44,6 +74,7 @@ extension MainActorOspreyWrapper {
         let resolved = pipeline.resolvedOptions(items)
         if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
             let content = Base.makeContent(hit.image)
+            controller.shown = .result
             if let transition = settings.transition, transition.forced, let content {
                 transition.apply(target, content)
             } else {
@@ -53,7 +84,7 @@ extension MainActorOspreyWrapper {
             return ImageTask(completed: true)
         }
         if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {
-            target.display(placeholder.flatMap(Base.makeContent))
+            showPlaceholder(placeholder, number: number)
         }
         let indicator = settings.indicator?(target)
         indicator?.startAnimating()
@@ -64,7 +95,19 @@ extension MainActorOspreyWrapper {
         if let progress {
             onProgress = { received, expected in Task { @MainActor in progress(received, expected) } }
         }
-        let task = pipeline.loadImage(with: source, options: items, progress: onProgress) { [weak target] result in
+        var onPreview: (@Sendable (ImageResult) -> Void)?
+        if resolved.progressiveJPEG != nil {
+            // Off the main actor like the result; shown only while nothing later was.
+            onPreview = { [weak target] preview in
+                guard let content = Base.makeContent(preview.image) else { return }
+                let widget = target
+                Task { @MainActor in
+                    guard let target = widget, target.ospreyController.mayShow(.preview, for: number) else { return }
+                    target.display(content)
+                }
+            }
+        }
+        let task = pipeline.loadImage(with: source, options: items, progress: onProgress, preview: onPreview) { [weak target] result in
             // Off the main actor: the pixels become the widget's content here.
             let value = try? result.get()
             let content: Base.Content?
@@ -79,7 +122,10 @@ extension MainActorOspreyWrapper {
                     completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
                     return
                 }
-                if let value, let content, let transition, value.cacheType != .memory || transition.forced {
+                // After a preview the image replaces it plainly (a fade would flash the widget empty).
+                let afterPreview = target.ospreyController.shown == .preview
+                if content != nil { target.ospreyController.shown = .result }
+                if let value, let content, let transition, !afterPreview, value.cacheType != .memory || transition.forced {
                     transition.apply(target, content)
                 } else if content != nil {
                     target.display(content)

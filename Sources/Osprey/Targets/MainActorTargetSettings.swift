@@ -1,4 +1,4 @@
-/// Target-only settings of ``MainActorOspreyWrapper/setImage(with:placeholder:options:settings:pipeline:progress:completion:)``.
+/// Target-only settings of ``MainActorOspreyWrapper``'s `setImage(with:placeholder:options:settings:pipeline:progress:completion:)`.
 public struct MainActorTargetSettings<Target: MainActorImageTarget>: Sendable {
     /// Keep what the widget shows instead of the placeholder while loading
     /// (Kingfisher's `keepCurrentImageWhileLoading`). Default `false`.

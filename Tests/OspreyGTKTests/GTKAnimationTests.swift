@@ -1,0 +1,118 @@
+import CGtk
+import Foundation
+import Osprey
+import OspreyGTK
+import OspreyTestSupport
+import Testing
+
+/// Animated images on a GTK target (same serialized suite as the other GTK tests).
+extension GTKTargetTests {
+    /// A 40×30 GIF of two frames, red (220, 20, 20) then blue (20, 40, 220), 300 ms each, made
+    /// with libvips (`gifsave` of a two-page image, `loop` 2); 153 bytes.
+    static let twoFrameGIF = Data(
+        base64Encoded:
+            "R0lGODlhKAAeAIAAAEdwTNwUFCH/C05FVFNDQVBFMi4wAwEBAAAh+QQFHgAAACwAAAAAKAAeAAACIYyPqcvtD6OctNqLs968+w+G4kiW5omm6sq27gvH8kxzBQAh+QQFHgAAACwAAAAAKAAeAIBHcEwUKNwCIYyPqcvtD6OctNqLs968+w+G4kiW5omm6sq27gvH8kxzBQA7"
+    )!
+
+    /// Loads `data` (served at `/gated/<name>`) into a new 80×60 picture with `animation`;
+    /// returns the picture and its window once the image is shown.
+    private func animatedPicture(
+        _ data: Data, name: String, origin: ColorOrigin, pipeline: ImagePipeline, animation: AnimationSettings
+    ) async throws -> (OspreyPicture, UnsafeMutablePointer<GtkWidget>) {
+        origin.setBody(name, data, cut: data.count)
+        origin.openGate(name)
+        let picture = OspreyPicture()
+        picture.animationSettings = animation
+        gtk_widget_set_size_request(picture.widget, 80, 60)
+        let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
+        let results = Results()
+        picture.osprey.setImage(
+            with: .url(origin.url("/gated/\(name)")), settings: MainActorTargetSettings(sizedToTarget: false), pipeline: pipeline,
+            completion: { results.all.append($0) })
+        #expect(await GTKHarness.pump { !results.all.isEmpty })
+        return (picture, window)
+    }
+
+    @Test("an animated GIF plays: frame 1, then frame 2 after its delay on the frame clock, and stops after the loop count")
+    func animationPlays() async throws {
+        try await withOrigin { origin, pipeline in
+            let (picture, window) = try await animatedPicture(
+                Self.twoFrameGIF, name: "anim", origin: origin, pipeline: pipeline, animation: AnimationSettings(loopCount: 1))
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            let player = try #require(picture.animation)
+            #expect(player.loopCount == 1 && player.buffer.image.frameCount == 2)
+            #expect(player.buffer.image.frameDelays == [300, 300])
+            #expect(player.currentFrame == 0)
+            await GTKHarness.pumpFrames(1, of: window)
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (220, 20, 20), tolerance: 6))
+            #expect(await GTKHarness.pump { player.currentFrame == 1 })
+            let start = try #require(player.startTime)
+            let changed = try #require(player.lastChangeTime)
+            #expect(changed - start >= 300_000, "frame 2 came \(changed - start) µs of frame-clock time after frame 1, its delay is 300 ms")
+            await GTKHarness.pumpFrames(1, of: window)
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (20, 40, 220), tolerance: 6))
+            // One loop: after frame 2's delay it stops on frame 2.
+            #expect(await GTKHarness.pump { player.isFinished })
+            #expect(player.completedLoops == 1 && player.currentFrame == 1 && !player.isPlaying)
+            await GTKHarness.pumpFrames(3, of: window)
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (20, 40, 220), tolerance: 6))
+        }
+    }
+
+    @Test("the image's own loop count is honoured; pause holds the frame; onlyLoadFirstFrame does not animate")
+    func loopCountAndPause() async throws {
+        try await withOrigin { origin, pipeline in
+            let decoded = try Image(data: Self.twoFrameGIF)
+            #expect(decoded.loopCount > 0)
+            let (picture, window) = try await animatedPicture(
+                Self.twoFrameGIF, name: "loops", origin: origin, pipeline: pipeline, animation: AnimationSettings())
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            let player = try #require(picture.animation)
+            #expect(player.loopCount == decoded.loopCount)
+            #expect(await GTKHarness.pump { player.isFinished })
+            #expect(player.completedLoops == decoded.loopCount && player.currentFrame == 1)
+
+            player.play()
+            #expect(player.isPlaying && player.currentFrame == 0)
+            player.pause()
+            await GTKHarness.pumpFrames(30, of: window)
+            #expect(player.currentFrame == 0 && !player.isPlaying)
+            await GTKHarness.pumpFrames(1, of: window)
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (220, 20, 20), tolerance: 6))
+
+            // Its own URL: the memory cache holds the animated image of the first.
+            origin.setBody("still", Self.twoFrameGIF, cut: Self.twoFrameGIF.count)
+            origin.openGate("still")
+            let still = OspreyPicture()
+            let results = Results()
+            still.osprey.setImage(
+                with: .url(origin.url("/gated/still")), options: [.onlyLoadFirstFrame], pipeline: pipeline,
+                completion: { results.all.append($0) })
+            #expect(await GTKHarness.pump { !results.all.isEmpty })
+            #expect(still.texture != nil && still.animation == nil)
+        }
+    }
+
+    @Test("a long GIF plays through a bounded buffer: never more frames held than it allows")
+    func boundedBuffer() async throws {
+        try await withOrigin { origin, pipeline in
+            let data = try FixtureImages.data("iss634.gif")
+            let (picture, window) = try await animatedPicture(
+                data, name: "iss", origin: origin, pipeline: pipeline, animation: AnimationSettings(maxBufferedFrames: 3))
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            let player = try #require(picture.animation)
+            let frames = player.buffer.image.frameCount
+            #expect(frames > 3)
+            #expect(player.buffer.capacity == 3)
+            // Play through more frames than the buffer holds.
+            #expect(await GTKHarness.pump { player.currentFrame >= 5 || player.completedLoops > 0 })
+            #expect(player.buffer.peakCount <= 3 && player.buffer.count <= 3)
+            #expect(player.buffer.madeCount > 3, "frames were made as playback went on, not all at once")
+            // A byte budget of two frames holds two.
+            let frameBytes = player.buffer.image.width * player.buffer.image.height * 4
+            #expect(
+                AnimationSettings(maxBufferBytes: 2 * frameBytes).bufferCapacity(
+                    frameCount: frames, width: player.buffer.image.width, height: player.buffer.image.height) == 2)
+        }
+    }
+}
