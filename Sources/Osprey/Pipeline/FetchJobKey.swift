@@ -23,8 +23,15 @@ struct FetchJobKey: Hashable, Sendable {
 
     private static let nextUnshared = Atomic<UInt64>(0)
 
-    /// A number no other request has: the key of work that is not shared.
-    static func makeUnshared() -> UInt64 { nextUnshared.add(1, ordering: .relaxed).newValue }
+    /// The `unshared` part of a key for `options`: 0 when they can share work, else a number no
+    /// other request has (a request modifier, response data modifier, redirect handler or retry
+    /// strategy is a closure, which cannot be compared).
+    static func unshared(_ options: OspreyOptions) -> UInt64 {
+        let hasClosures =
+            options.requestModifier != nil || options.responseDataModifier != nil
+            || options.redirectHandler != nil || options.retryStrategy != nil
+        return hasClosures ? nextUnshared.add(1, ordering: .relaxed).newValue : 0
+    }
 
     /// Hashes what usually tells fetches apart: the cache key, the URL when it differs, and the
     /// unshared number. Keys that are equal hash equally; the rest is left to `==`.
@@ -47,10 +54,7 @@ struct FetchJobKey: Hashable, Sendable {
         headers = options.requestHeaders
         user = options.credentials?.user
         storesOriginal = request.storesOriginalSeparately
-        let hasClosures =
-            options.requestModifier != nil || options.responseDataModifier != nil
-            || options.redirectHandler != nil || options.retryStrategy != nil
-        unshared = hasClosures ? Self.makeUnshared() : 0
+        unshared = Self.unshared(options)
     }
 }
 

@@ -170,10 +170,7 @@ struct DataJobKey: Hashable, Sendable {
         honoringOriginMaxAge = request.honoringOriginMaxAge
         headers = options.requestHeaders
         user = options.credentials?.user
-        let hasClosures =
-            options.requestModifier != nil || options.responseDataModifier != nil
-            || options.redirectHandler != nil || options.retryStrategy != nil
-        unshared = hasClosures ? FetchJobKey.makeUnshared() : 0
+        unshared = FetchJobKey.unshared(options)
     }
 }
 
