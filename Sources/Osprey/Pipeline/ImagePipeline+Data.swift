@@ -200,18 +200,6 @@ struct StoredOrigin: Sendable {
     /// The freshness a response's `Cache-Control` gives: `s-maxage`, else `max-age`, `0` for
     /// `no-store` or `no-cache`; `nil` when it says none of these.
     static func maxAge(of response: DownloadResponse) -> Int? {
-        guard let value = response.value(forHTTPHeaderField: "Cache-Control")?.lowercased() else { return nil }
-        var maxAge: Int?, shared: Int?
-        for directive in value.split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            let argument = parts.count > 1 ? Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
-            switch parts[0] {
-            case "no-store", "no-cache": return 0
-            case "max-age": maxAge = argument
-            case "s-maxage": shared = argument
-            default: break
-            }
-        }
-        return shared ?? maxAge
+        response.value(forHTTPHeaderField: "Cache-Control").flatMap { CacheControl($0).freshness }
     }
 }

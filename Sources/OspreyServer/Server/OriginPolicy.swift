@@ -1,4 +1,5 @@
 import Foundation
+import Osprey
 
 /// What an origin's `Cache-Control` allows for results made from its image: `no-store` (never
 /// cached, answered `no-store`), `private` (answered `private`), `max-age`/`s-maxage` (results live
@@ -12,22 +13,13 @@ struct OriginPolicy: Sendable, Hashable {
     /// `s-maxage` or `max-age`, in seconds.
     var maxAge: Int?
 
-    /// Parses a `Cache-Control` value; `nil` for none.
+    /// Parses a `Cache-Control` value with the library's parser; `nil` for none.
     init?(cacheControl: String?) {
         guard let cacheControl else { return nil }
-        var sharedMaxAge: Int?
-        for directive in cacheControl.lowercased().split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            switch parts[0] {
-            case "no-store", "no-cache": noStore = true
-            case "private": isPrivate = true
-            case "max-age": maxAge = parts.count > 1 ? Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) : nil
-            case "s-maxage": sharedMaxAge = parts.count > 1 ? Int(parts[1]) : nil
-            default: break
-            }
-        }
-        if let sharedMaxAge { maxAge = sharedMaxAge }
-        if maxAge == 0 { noStore = true }
+        let parsed = CacheControl(cacheControl)
+        isPrivate = parsed.isPrivate
+        maxAge = parsed.sharedMaxAge ?? parsed.maxAge
+        noStore = parsed.noStore || maxAge == 0
     }
 
     init(noStore: Bool = false, isPrivate: Bool = false, maxAge: Int? = nil) {
