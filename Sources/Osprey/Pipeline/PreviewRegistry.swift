@@ -10,9 +10,9 @@ import Synchronization
 ///
 /// Lock order: the registry's lock, then a previewer's.
 final class PreviewRegistry: Sendable {
-    private let previewers = Locked<[HashedKey<FetchJobKey>: ProgressivePreviewer]>([:])
+    let previewers = Locked<[HashedKey<FetchJobKey>: ProgressivePreviewer]>([:])
     /// Listeners attached anywhere, read without the lock.
-    private let listeners = Atomic<Int>(0)
+    let listeners = Atomic<Int>(0)
 
     /// A request's place among a previewer's listeners, to ``detach(_:)`` when it has its result.
     struct Attachment: Sendable {
@@ -66,10 +66,4 @@ final class PreviewRegistry: Sendable {
             if previewers[key] === previewer { previewers[key] = nil }
         }
     }
-
-    /// How many listeners are attached (for tests).
-    var listenerCount: Int { listeners.load(ordering: .relaxed) }
-
-    /// How many previewers are kept (for tests).
-    var count: Int { previewers.withLock { $0.count } }
 }

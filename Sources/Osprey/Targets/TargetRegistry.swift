@@ -12,27 +12,27 @@ import Synchronization
 final class TargetRegistry: Sendable {
     static let shared = TargetRegistry()
 
-    private struct Operation {
+    struct Operation {
         var identifier: UInt64
         var task: ImageTask?
         var indicator: (any ImageIndicator)?
     }
 
-    private struct Entry {
+    struct Entry {
         weak var target: (any ImageTarget)?
         var operations: [String: Operation] = [:]
     }
 
     /// A callback waiting for its target's earlier callbacks.
-    private typealias Callback = @Sendable () -> Void
+    typealias Callback = @Sendable () -> Void
 
-    private struct State {
+    struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
         /// The targets whose callbacks are running, each with those waiting their turn.
         var running: [ObjectIdentifier: [Callback]] = [:]
     }
 
-    private let state = Locked<State>(State())
+    let state = Locked<State>(State())
     private let counter = Atomic<UInt64>(0)
 
     /// Starts a new operation for `key` on `target`: issues its identifier, runs `prepare` (e.g.
@@ -148,15 +148,5 @@ final class TargetRegistry: Sendable {
         state.withLock { state in
             if let entry = state.entries[id], entry.target == nil { state.entries.removeValue(forKey: id) }
         }
-    }
-
-    /// How many targets have an operation running (for tests).
-    var activeTargetCount: Int {
-        state.withLock { state in state.entries.values.filter { $0.target != nil }.count }
-    }
-
-    /// Whether an entry for `id` outlived its target (for tests: released targets leave none).
-    func hasReleasedEntry(_ id: ObjectIdentifier) -> Bool {
-        state.withLock { state in state.entries[id].map { $0.target == nil } ?? false }
     }
 }

@@ -64,7 +64,7 @@ struct ProgressivePreviewTests {
             let stored = try #require(await f.cache.diskStorage.value(forKey: key))
             #expect(stored == data, "the disk cache holds the downloaded bytes")
             #expect(f.server.hits("/paced/prog/a") == 1)
-            #expect(f.pipeline.previews.count == 0)
+            #expect(f.pipeline.previews.kept == 0)
         }
     }
 
@@ -134,7 +134,7 @@ struct ProgressivePreviewTests {
                 },
                 completion: { done.continuation.yield($0) })
             // The first piece goes once all three listen, so that each gets every preview.
-            #expect(await Self.waitFor { f.pipeline.previews.listenerCount == 3 })
+            #expect(await Self.waitFor { f.pipeline.previews.listening == 3 })
             f.server.openGate("shared-0")
             var smallSizes: Set<String> = []
             for gate in 1...cuts.count {
@@ -172,7 +172,7 @@ struct ProgressivePreviewTests {
             }
             #expect(results.count == 1)
             #expect(results.first?.isPreview == false)
-            #expect(f.pipeline.previews.count == 0)
+            #expect(f.pipeline.previews.kept == 0)
         }
     }
 
@@ -207,13 +207,13 @@ struct ProgressivePreviewTests {
             // only once the download has stopped, so the server sees the connection close first.
             let downloader = f.pipeline.configuration.downloader
             #expect(await Self.waitFor { downloader.runningCount == 0 }, "the download stopped")
-            #expect(await Self.waitFor { f.pipeline.previews.count == 0 }, "the previewer was dropped")
+            #expect(await Self.waitFor { f.pipeline.previews.kept == 0 }, "the previewer was dropped")
             for gate in 1...cuts.count { f.server.openGate("cancel-\(gate)") }
             #expect(await f.server.waitUntil { $0.aborted.contains("/paced/cancel/a") || $0.completed["/paced/cancel/a"] != nil })
             queue.sync {}
             #expect(previews.load(ordering: .relaxed) == atCancel, "no preview after the cancellation")
             #expect(f.server.snapshot.aborted.contains("/paced/cancel/a"), "the download stopped")
-            #expect(f.pipeline.previews.count == 0)
+            #expect(f.pipeline.previews.kept == 0)
         }
     }
 
@@ -226,4 +226,11 @@ struct ProgressivePreviewTests {
         }
         return condition()
     }
+}
+
+extension PreviewRegistry {
+    /// How many previewers the registry keeps (0 once every download and listener is done).
+    var kept: Int { previewers.withLock { $0.count } }
+    /// How many listeners are attached.
+    var listening: Int { listeners.load(ordering: .relaxed) }
 }

@@ -217,3 +217,10 @@ private final class CallingTarget: ImageTarget {
         }
     }
 }
+
+extension TargetRegistry {
+    /// Whether an entry for `id` outlived its target (released targets leave none).
+    func hasReleasedEntry(_ id: ObjectIdentifier) -> Bool {
+        state.withLock { state in state.entries[id].map { $0.target == nil } ?? false }
+    }
+}
