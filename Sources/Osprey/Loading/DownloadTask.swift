@@ -23,26 +23,60 @@ public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
 /// removes only this caller: its completion receives
 /// ``OspreyError/DownloadReason/cancelled(token:)`` and the network task continues for the others.
 /// The network task is cancelled (or removed from the queue) when its last caller cancels.
+///
+/// Inside the downloader a caller is a subscriber of the network task's shared job
+/// (`SharedJob`); the task also carries what is delivered to this caller alone: its options
+/// (callback queue, data modifier, body observer) and progress handler.
 public final class DownloadTask: Sendable, Hashable {
     /// This caller's token.
     public let token: DownloadToken
     /// The URL the caller asked for.
     public let url: URL
+    /// The caller's options: its callback queue, data modifier and body observer.
+    let options: DownloadOptions
+    /// The caller's progress handler, called on its callback queue.
+    let progress: ImageDownloader.ProgressHandler?
 
-    /// Two independent fields, each an atomic (no lock): one allocation per caller, as callers
-    /// are made on every download.
+    /// Independent fields, each behind its own atomic or lock, in the one allocation per caller.
     private let cancelled = Atomic<Bool>(false)
     private let priorityValue: Atomic<Int>
-    /// Held strongly: the downloader holds its callers' tasks only while they wait, so there is no
-    /// lasting cycle, and a weak reference would give the downloader a side table (every retain of
-    /// it would take the runtime's slow path).
-    private let downloader: ImageDownloader
+    /// The job the caller waits on, once it joined.
+    private let subscription = Mutex<Subscription>(.starting)
 
-    init(url: URL, priority: DownloadPriority, downloader: ImageDownloader) {
+    /// Where the caller is in its download.
+    private enum Subscription: Sendable {
+        /// Not yet subscribed (request modifiers run).
+        case starting
+        /// Waiting as subscriber `id` of `job`; `completion` is its delivery.
+        case waiting(ImageDownloader.DownloadJob, id: Int, completion: ImageDownloader.DownloadJob.Completion)
+        /// Delivered or cancelled: nothing more to do.
+        case ended
+    }
+
+    init(url: URL, options: DownloadOptions, progress: ImageDownloader.ProgressHandler?) {
         self.token = .next()
         self.url = url
-        self.downloader = downloader
-        priorityValue = Atomic(priority.rawValue)
+        self.options = options
+        self.progress = progress
+        priorityValue = Atomic(options.priority.rawValue)
+    }
+
+    /// Records that the caller waits as subscriber `id` of `job`. When it was cancelled
+    /// meanwhile, it leaves at once and receives its cancellation.
+    func joined(_ job: ImageDownloader.DownloadJob, id: Int, completion: @escaping ImageDownloader.DownloadJob.Completion) {
+        let stored = subscription.withLock { subscription in
+            guard case .starting = subscription, !isCancelled else { return false }
+            subscription = .waiting(job, id: id, completion: completion)
+            return true
+        }
+        if !stored, job.leave(id) { completion(.failure(.download(.cancelled(token: token)))) }
+        // A priority set before the subscription was recorded.
+        if stored, priority != options.priority { job.setPriority(priority, of: id) }
+    }
+
+    /// The caller's outcome is being delivered: forgets the job (which holds the outcome).
+    func ended() {
+        subscription.withLock { $0 = .ended }
     }
 
     /// Whether ``cancel()`` was called.
@@ -51,7 +85,16 @@ public final class DownloadTask: Sendable, Hashable {
     /// Cancels this caller. Idempotent; does nothing once the caller's completion has run.
     public func cancel() {
         let first = cancelled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        if first { downloader.cancel(token: token) }
+        guard first else { return }
+        let waiting = subscription.withLock { subscription -> Subscription in
+            defer { subscription = .ended }
+            return subscription
+        }
+        // Leaving the job is the one place a waiting caller is cancelled: when it was still
+        // waiting, it gets the cancellation; otherwise its outcome is on its way.
+        if case .waiting(let job, let id, let completion) = waiting, job.leave(id) {
+            completion(.failure(.download(.cancelled(token: token))))
+        }
     }
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the
@@ -60,7 +103,11 @@ public final class DownloadTask: Sendable, Hashable {
         get { DownloadPriority(rawValue: priorityValue.load(ordering: .relaxed)) ?? .normal }
         set {
             priorityValue.store(newValue.rawValue, ordering: .relaxed)
-            downloader.setPriority(newValue, token: token)
+            let waiting = subscription.withLock { subscription -> (ImageDownloader.DownloadJob, Int)? in
+                guard case .waiting(let job, let id, _) = subscription else { return nil }
+                return (job, id)
+            }
+            waiting.map { job, id in job.setPriority(newValue, of: id) }
         }
     }
 

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Download coalescing: a caller whose final request (after its request modifiers) equals a queued
-/// or running one joins that network task instead of starting another (``register(_:request:checkURL:options:progress:completion:)``);
-/// a caller that cancels leaves it, and the last one to leave cancels the network task or takes
-/// it out of the queue (``cancel(token:)``).
+/// or running one joins that network task's job instead of starting another
+/// (``register(_:request:checkURL:completion:)``); a caller that cancels leaves it
+/// (``DownloadTask/cancel()``), and the last one to leave stops the network task
+/// (``stop(_:)``: out of the queue, or its worker cancelled).
 extension ImageDownloader {
     /// Starts `task`: checks the failed-URL list and the scheme, runs the request modifiers, then registers it.
-
-    func start(_ task: DownloadTask, options: DownloadOptions, progress: ProgressHandler?, completion: @escaping Completion) {
-        let url = task.url
+    func start(_ task: DownloadTask, completion: @escaping Completion) {
+        let url = task.url, options = task.options
         if !options.retryFailed, isOnFailedURLList(url) {
             return options.callbackQueue.deliver(.failure(.download(.previouslyFailed(url: url))), to: completion)
         }
@@ -24,7 +24,7 @@ extension ImageDownloader {
         if modifiers.allSatisfy(\.isSynchronous) {
             var modified: DownloadRequest? = request
             for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, checkURL: !modifiers.isEmpty, options: options, progress: progress, completion: completion)
+            register(task, request: modified, checkURL: !modifiers.isEmpty, completion: completion)
         } else {
             Task {
                 var modified: DownloadRequest? = request
@@ -32,83 +32,94 @@ extension ImageDownloader {
                     guard let current = modified else { break }
                     modified = await modifier.modify(current)
                 }
-                register(task, request: modified, checkURL: true, options: options, progress: progress, completion: completion)
+                register(task, request: modified, checkURL: true, completion: completion)
             }
         }
     }
 
-    /// Queues `request` for `task`; `checkURL` when request modifiers may have changed its URL.
-    func register(
-        _ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, options: DownloadOptions,
-        progress: ProgressHandler?, completion: @escaping Completion
-    ) {
-        let token = task.token
+    /// Subscribes `task` to the job of `request`, starting a network task when none runs for it;
+    /// `checkURL` when request modifiers may have changed its URL.
+    func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, completion: @escaping Completion) {
+        let options = task.options
         if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
         }
-        let settings = TransferSettings(
-            redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-            retryStrategy: options.retryStrategy ?? configuration.retryStrategy)
-        // Hashed once, outside the lock.
-        let key = request.map(RequestKey.init)
-        var starts: [WorkerStart] = []
-        var direct: WorkerStart?
-        let registered: Bool = state.withLock { state in
-            guard let request = key, !task.isCancelled else { return false }
-            let caller = Caller(task: task, options: options, priority: task.priority, progress: progress, completion: completion)
-            if progress != nil { progressCallers.add(1, ordering: .relaxed) }
-            if options.bodyObserver != nil { bodyObservers.add(1, ordering: .relaxed) }
-            state.keysByToken[token] = request
-            if let before = state.tasks[request]?.priority {
-                state.tasks[request]!.callers.append(caller)
-                requeueIfReprioritised(&state, request, from: before)
-            } else {
-                state.nextID += 1
-                state.tasks[request] = NetworkTask(id: state.nextID, request: request, settings: settings, caller: caller)
-                if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
-                    // A free slot and nothing waiting: straight to a worker, not through the queue.
-                    direct = startWorker(with: state.tasks[request]!, &state)
-                } else {
-                    state.queue.push(id: state.nextID, request: request, priority: caller.priority)
-                    state.queued += 1
-                    starts = startQueued(&state)
-                }
-            }
-            return true
+        guard let request, !task.isCancelled else {
+            let error: OspreyError =
+                task.isCancelled ? .download(.cancelled(token: task.token)) : .download(.emptyRequest(url: task.url))
+            return options.callbackQueue.execute { completion(.failure(error)) }
         }
-        if let direct { launch(direct) }
-        launch(starts)
-        guard !registered else { return }
-        let error: OspreyError = task.isCancelled ? .download(.cancelled(token: token)) : .download(.emptyRequest(url: task.url))
-        options.callbackQueue.execute { completion(.failure(error)) }
+        // Hashed once.
+        let key = RequestKey(request)
+        let url = request.url
+        // The caller's own delivery: its data modifier, on its callback queue.
+        let delivery: DownloadJob.Completion = { [self] outcome in
+            task.ended()
+            deliver(outcome, url: url, options: options, to: completion)
+        }
+        let progress = task.progress.map { handler -> JobProgressHandler in
+            guard case .dispatch(let queue) = options.callbackQueue else { return handler }
+            return { received, expected in queue.async { handler(received, expected) } }
+        }
+        let subscription = jobs.subscribe(
+            key, priority: task.priority, owner: task, progress: progress, completion: delivery
+        ) { job in
+            schedule(
+                job,
+                settings: TransferSettings(
+                    redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
+                    retryStrategy: options.retryStrategy ?? configuration.retryStrategy))
+        }
+        if let (job, id) = subscription { task.joined(job, id: id, completion: delivery) }
     }
 
-    /// Removes the caller of `token` from its network task; the last caller to leave stops the task.
-    func cancel(token: DownloadToken) {
-        let removed: Caller? = state.withLock { state in
-            guard let key = state.keysByToken.removeValue(forKey: token), var task = state.tasks[key],
-                let index = task.callers.firstIndex(where: { $0.task.token == token })
-            else { return nil }
-            let caller = task.callers.remove(at: index)
-            if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
-            if caller.options.bodyObserver != nil { bodyObservers.subtract(1, ordering: .relaxed) }
-            if task.callers.isEmpty {
-                // Last caller: a queued task leaves the queue; a running one is cancelled and frees
-                // its slot when its Swift task has wound down.
-                state.tasks[key] = nil
-                if let worker = task.worker { stopWorker(worker, &state) } else { state.queued -= 1 }
+    /// Queues the network task of new job `job`, or hands it straight to a worker when a slot is
+    /// free and nothing waits; the job's priority observer re-queues it as its callers change.
+    private func schedule(_ job: DownloadJob, settings: TransferSettings) {
+        let key = job.key
+        var starts: [WorkerStart] = []
+        var direct: WorkerStart?
+        // Observed before the task is queued at `job.priority`, so no change falls in between.
+        job.observePriority { [self] _ in reprioritise(job) }
+        state.withLock { state in
+            state.nextID += 1
+            let task = NetworkTask(id: state.nextID, request: key, settings: settings, job: job, priority: job.priority)
+            state.tasks[key] = task
+            if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
+                // A free slot and nothing waiting: straight to a worker, not through the queue.
+                direct = startWorker(with: task, &state)
             } else {
-                let before = state.tasks[key]!.priority
-                state.tasks[key] = task
-                requeueIfReprioritised(&state, key, from: before)
+                state.queue.push(id: task.id, request: key, priority: task.priority)
+                state.queued += 1
+                starts = startQueued(&state)
             }
-            return caller
         }
-        if let removed {
-            removed.options.callbackQueue.execute {
-                removed.completion(.failure(.download(.cancelled(token: token))))
-            }
+        job.setStep(.network(self, job))
+        if let direct { launch(direct) }
+        launch(starts)
+    }
+
+    /// Stops the network task of `job`, whose last caller left: a queued task leaves the queue; a
+    /// running one is cancelled and frees its slot when its Swift task has wound down.
+    func stop(_ job: DownloadJob) {
+        state.withLock { state in
+            guard let task = state.tasks[job.key], task.job === job else { return }
+            state.tasks[job.key] = nil
+            if let worker = task.worker { stopWorker(worker, &state) } else { state.queued -= 1 }
+        }
+    }
+
+    /// Queues a still-queued task again at its new place when its job's priority changed (a
+    /// caller came, left or changed priority); its old entry is skipped as stale.
+    func reprioritise(_ job: DownloadJob) {
+        state.withLock { state in
+            guard let task = state.tasks[job.key], task.job === job, task.worker == nil else { return }
+            // Read under the downloader's lock: observers may be told of two changes out of order.
+            let priority = job.priority
+            guard priority != task.priority else { return }
+            state.tasks[job.key]!.priority = priority
+            state.queue.push(id: task.id, request: job.key, priority: priority)
         }
     }
 }

@@ -29,20 +29,12 @@ extension ImageDownloader {
     /// Calls a caller's `completion` with its result of `outcome`. Its data modifier runs on its
     /// callback queue; `.immediate` calls straight through (no closure to allocate).
     func deliver(
-        _ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics, url: URL, options: DownloadOptions,
-        to completion: @escaping Completion
+        _ outcome: Result<Transferred, OspreyError>, url: URL, options: DownloadOptions, to completion: @escaping Completion
     ) {
         guard case .dispatch(let queue) = options.callbackQueue else {
-            return completion(Self.result(outcome, metrics: metrics, for: options, url: url))
+            return completion(Self.result(outcome, for: options, url: url))
         }
-        queue.async { completion(Self.result(outcome, metrics: metrics, for: options, url: url)) }
-    }
-
-    /// Queues a still-queued task again at its new place when its priority changed (a caller came,
-    /// left or changed priority); its old entry is skipped as stale. Called with the lock held.
-    func requeueIfReprioritised(_ state: inout State, _ key: RequestKey, from before: DownloadPriority) {
-        guard let task = state.tasks[key], task.worker == nil, task.priority != before else { return }
-        state.queue.push(id: task.id, request: key, priority: task.priority)
+        queue.async { completion(Self.result(outcome, for: options, url: url)) }
     }
 
     /// Assigns a new worker to each free slot while tasks are queued; the caller launches them
@@ -128,7 +120,7 @@ extension ImageDownloader {
     /// waiting: ``finishImmediately(_:worker:)``.) Called with the lock held.
     func assign(_ task: NetworkTask, to worker: UInt64, _ state: inout State) -> Transfer {
         state.tasks[task.request]!.worker = worker
-        return Transfer(id: task.id, request: task.request, settings: task.settings)
+        return Transfer(id: task.id, request: task.request, settings: task.settings, job: task.job)
     }
 
     /// Stops the network task `worker` runs by cancelling the worker's Swift task; the worker ends
@@ -150,8 +142,8 @@ extension ImageDownloader {
         }
     }
 
-    /// Ends network task `id`: updates the failed-URL list, delivers to its callers, and hands
-    /// `worker` the next queued task (or ends the worker, freeing its slot).
+    /// Ends network task `id`: updates the failed-URL list, delivers to its callers (unless they
+    /// all left), and hands `worker` the next queued task (or ends the worker, freeing its slot).
     /// A failure of a task whose deadline passed is reported as a timeout.
     func finish(
         id: UInt64, request: RequestKey, outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
@@ -159,59 +151,40 @@ extension ImageDownloader {
     ) -> Transfer? {
         var finalOutcome = outcome
         var starts: [WorkerStart] = []
-        let (callers, next): ([Caller], Transfer?) = state.withLock { state in
+        let (job, next): (DownloadJob?, Transfer?) = state.withLock { state in
             if state.deadlines.removeValue(forKey: id)?.timedOut == true, case .failure = outcome {
                 let (seconds, attoseconds) = timeout(of: request.request).components
                 finalOutcome = .failure(.download(.timeout(url: request.request.url, seconds: Double(seconds) + Double(attoseconds) / 1e18)))
             }
-            var callers: [Caller] = []
+            var job: DownloadJob?
             if let task = state.tasks[request], task.id == id {
-                callers = task.callers
+                job = task.job
                 state.tasks[request] = nil
-                for caller in callers {
-                    state.keysByToken[caller.task.token] = nil
-                    if caller.progress != nil { progressCallers.subtract(1, ordering: .relaxed) }
-                    if caller.options.bodyObserver != nil { bodyObservers.subtract(1, ordering: .relaxed) }
-                }
             }
             record(outcome, url: request.request.url, &state)
             if !state.retired.contains(worker), let queued = popQueued(&state) {
-                return (callers, assign(queued, to: worker, &state))
+                return (job, assign(queued, to: worker, &state))
             }
             state.retired.remove(worker)
             state.workers[worker] = nil
             state.running -= 1
             starts = startQueued(&state)
-            return (callers, nil)
+            return (job, nil)
         }
         let outcome = finalOutcome
         emit(.didFinish(url: request.request.url, result: outcome.map(\.response), metrics: metrics))
-        for caller in callers {
-            deliver(outcome, metrics: metrics, url: request.request.url, options: caller.options, to: caller.completion)
-        }
+        job?.finish(outcome.map { Transferred(fetched: $0, metrics: metrics) })
         launch(starts)
         return next
     }
 
-    func reportProgress(id: UInt64, request: DownloadRequest, received: Int, expected: Int?) {
-        guard progressCallers.load(ordering: .relaxed) > 0 else { return }
-        let request = RequestKey(request)
-        let handlers = state.withLock { state -> [(CallbackQueue, ProgressHandler)] in
-            guard let task = state.tasks[request], task.id == id else { return [] }
-            return task.callers.compactMap { caller in caller.progress.map { (caller.options.callbackQueue, $0) } }
+    /// Tells the callers of `job` how far its body has come: the progress handlers (each on its
+    /// caller's callback queue) and the body observers (``DownloadOptions/bodyObserver``, on this
+    /// thread). One lock of the job per chunk.
+    func reportChunk(_ job: DownloadJob, body: Data, expected: Int?) {
+        job.waiting?.forEach { subscriber in
+            subscriber.progress?(body.count, expected)
+            if let observe = (subscriber.owner as? DownloadTask)?.options.bodyObserver { observe(body, expected) }
         }
-        for (queue, handler) in handlers { queue.execute { handler(received, expected) } }
-    }
-
-    /// Shows the body received so far to the callers of network task `id` that observe it
-    /// (``DownloadOptions/bodyObserver``), on this thread. Costs one atomic load when none does.
-    func reportBody(id: UInt64, request: DownloadRequest, body: Data, expected: Int?) {
-        guard bodyObservers.load(ordering: .relaxed) > 0 else { return }
-        let request = RequestKey(request)
-        let observers = state.withLock { state -> [@Sendable (Data, Int?) -> Void] in
-            guard let task = state.tasks[request], task.id == id else { return [] }
-            return task.callers.compactMap(\.options.bodyObserver)
-        }
-        for observer in observers { observer(body, expected) }
     }
 }

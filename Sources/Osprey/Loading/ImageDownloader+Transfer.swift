@@ -44,21 +44,21 @@ extension ImageDownloader {
         let clock = ContinuousClock()
         let start = clock.now
         var metrics = DownloadMetrics()
-        let outcome = await transfer(id: id, request: request, settings: settings, metrics: &metrics)
+        let outcome = await transfer(job.job, request: request, settings: settings, metrics: &metrics)
         metrics.duration = clock.now - start
         return finish(id: id, request: job.request, outcome: outcome, metrics: metrics, worker: worker)
     }
 
     /// Loads `request`, retrying retriable failures as the retry strategy says.
     func transfer(
-        id: UInt64, request: DownloadRequest, settings: TransferSettings, metrics: inout DownloadMetrics
+        _ job: DownloadJob, request: DownloadRequest, settings: TransferSettings, metrics: inout DownloadMetrics
     ) async -> Result<Fetched, OspreyError> {
         var retryCount = 0
         while true {
             let error: OspreyError
             do {
                 return .success(
-                    try await attempt(id: id, request: request, redirectHandler: settings.redirectHandler, metrics: &metrics))
+                    try await attempt(job, request: request, redirectHandler: settings.redirectHandler, metrics: &metrics))
             } catch let caught as OspreyError {
                 error = caught
             } catch {
@@ -89,7 +89,7 @@ extension ImageDownloader {
 
     /// One attempt: follows redirects, validates the response and streams the body.
     func attempt(
-        id: UInt64, request original: DownloadRequest, redirectHandler: RedirectHandler,
+        _ job: DownloadJob, request original: DownloadRequest, redirectHandler: RedirectHandler,
         metrics: inout DownloadMetrics
     ) async throws -> Fetched {
         let resumeKey = original.url.absoluteString
@@ -151,10 +151,8 @@ extension ImageDownloader {
         let expected = try checkHead(response, url: original.url, resumed: data.count)
         do {
             for try await chunk in loaded.body {
-                try receive(chunk, into: &data, url: original.url, expected: expected, metrics: &metrics) { received, expected in
-                    reportProgress(id: id, request: original, received: received, expected: expected)
-                }
-                reportBody(id: id, request: original, body: data, expected: expected)
+                try receive(chunk, into: &data, url: original.url, expected: expected, metrics: &metrics)
+                reportChunk(job, body: data, expected: expected)
             }
         } catch let error as OspreyError {
             throw error
@@ -192,11 +190,9 @@ extension ImageDownloader {
         return expected
     }
 
-    /// Appends a chunk of the body from `url` to `data`, within the size limit, and reports the
-    /// progress.
+    /// Appends a chunk of the body from `url` to `data`, within the size limit.
     func receive(
-        _ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics,
-        progress: (_ received: Int, _ expected: Int?) -> Void
+        _ chunk: Data, into data: inout Data, url: URL, expected: Int?, metrics: inout DownloadMetrics
     ) throws(OspreyError) {
         // The first chunk is kept as it is (no copy) when it starts at index 0 and is the whole
         // body; otherwise the announced length (within the size limit) is reserved up front, so a
@@ -212,7 +208,6 @@ extension ImageDownloader {
         if data.count > limit {
             throw .download(.responseTooLarge(url: url, limit: limit, received: data.count))
         }
-        progress(data.count, expected)
     }
 
     /// Rejects a body that is not an image when ``Configuration/validatesImageData``.

@@ -6,10 +6,11 @@ import Synchronization
 /// AFImageDownloader, for Linux).
 ///
 /// - **Coalescing.** Concurrent callers whose final requests are equal (see ``DownloadRequest``)
-///   share one network task. Each gets its own ``DownloadTask``; cancelling one removes only that
-///   caller (it receives ``OspreyError/DownloadReason/cancelled(token:)``); the last cancel cancels
-///   the network task, or removes it from the queue. A finished task is forgotten, so a later
-///   request downloads again.
+///   share one network task: a job of the library's one job table (`JobRegistry`), keyed by the
+///   final request, with the callers as its subscribers. Each gets its own ``DownloadTask``;
+///   cancelling one removes only that caller (it receives
+///   ``OspreyError/DownloadReason/cancelled(token:)``); the last cancel cancels the network task,
+///   or removes it from the queue. A finished task is forgotten, so a later request downloads again.
 /// - **Scheduling.** At most ``Configuration/maximumConcurrentDownloads`` (6) tasks run; the rest
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
 ///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
@@ -35,17 +36,20 @@ public final class ImageDownloader: Sendable {
     /// The loader performing HTTP exchanges.
     public let loader: any DataLoading
 
+    /// A network task as its callers share it: a job keyed by its final request.
+    typealias DownloadJob = SharedJob<RequestKey, Transferred>
+
+    /// The network tasks queued or running, with their callers as subscribers.
+    let jobs = JobRegistry<RequestKey, Transferred>()
+    /// The scheduler: queue, worker slots, deadlines, failed-URL list, resumable data.
     let state: Locked<State>
     /// ``Configuration/headers`` as a request holds them (fields whose names differ only in case
     /// merged), worked out once: every request starts from them.
     let defaultHeaders: [String: String]
     /// Mirrors of counts kept under the lock, read without it so the common case (nothing on the
-    /// failed-URL list, no resumable data, no progress handler) takes no extra lock per download.
+    /// failed-URL list, no resumable data) takes no extra lock per download.
     let failedURLCount = Atomic<Int>(0)
     let resumableCount = Atomic<Int>(0)
-    let progressCallers = Atomic<Int>(0)
-    /// Callers waiting with a ``DownloadOptions/bodyObserver`` (progressive previews).
-    let bodyObservers = Atomic<Int>(0)
     /// Event observers, behind their own lock: emitting an event does not contend with scheduling.
     let observers = Observers()
 
@@ -56,33 +60,17 @@ public final class ImageDownloader: Sendable {
         let count = Atomic<Int>(0)
     }
 
-    struct Caller {
-        let task: DownloadTask
-        let options: DownloadOptions
-        var priority: DownloadPriority
-        let progress: ProgressHandler?
-        let completion: Completion
-    }
-
+    /// A network task as the scheduler sees it; its callers are its job's subscribers.
     struct NetworkTask {
         let id: UInt64
         let request: RequestKey
         /// The redirect handler and retry strategy of the caller that created the task.
         let settings: TransferSettings
-        var callers: [Caller] {
-            didSet { priority = callers.lazy.map(\.priority).max() ?? .veryLow }
-        }
+        let job: DownloadJob
         /// The worker running it; `nil` while queued.
         var worker: UInt64?
-        /// The highest priority of its callers (kept up to date as callers come, go and change).
-        private(set) var priority: DownloadPriority
-        init(id: UInt64, request: RequestKey, settings: TransferSettings, caller: Caller) {
-            self.id = id
-            self.request = request
-            self.settings = settings
-            self.callers = [caller]
-            self.priority = caller.priority
-        }
+        /// The job's priority when last queued (the highest of its callers').
+        var priority: DownloadPriority
     }
 
     struct ResumableData {
@@ -107,7 +95,6 @@ public final class ImageDownloader: Sendable {
         /// The queued tasks, by priority and arrival.
         var queue: DownloadQueue
         var queued = 0
-        var keysByToken: [DownloadToken: RequestKey] = [:]
         /// Network tasks running: one per busy worker.
         var running = 0
         /// The worker tasks, by id. A worker runs network tasks one after another while the queue
@@ -146,8 +133,8 @@ public final class ImageDownloader: Sendable {
         progress: ProgressHandler? = nil,
         completion: @escaping Completion
     ) -> DownloadTask {
-        let task = DownloadTask(url: url, priority: options.priority, downloader: self)
-        start(task, options: options, progress: progress, completion: completion)
+        let task = DownloadTask(url: url, options: options, progress: progress)
+        start(task, completion: completion)
         return task
     }
 
@@ -160,10 +147,10 @@ public final class ImageDownloader: Sendable {
     ) async throws -> DownloadResult {
         var options = options
         options.callbackQueue = .immediate
-        let task = DownloadTask(url: url, priority: options.priority, downloader: self)
+        let task = DownloadTask(url: url, options: options, progress: progress)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                start(task, options: options, progress: progress) { continuation.resume(with: $0) }
+                start(task) { continuation.resume(with: $0) }
             }
         } onCancel: {
             task.cancel()
@@ -191,7 +178,7 @@ public final class ImageDownloader: Sendable {
         try validateBody(data, response: response, url: url)
         let fetched = Fetched(data: data, response: response, notModified: false)
         let metrics = DownloadMetrics(receivedBytes: data.count, duration: clock.now - start)
-        return try Self.result(.success(fetched), metrics: metrics, for: options, url: url).get()
+        return try Self.result(.success(Transferred(fetched: fetched, metrics: metrics)), for: options, url: url).get()
     }
 
     // MARK: - Cancelling and priorities
@@ -199,35 +186,24 @@ public final class ImageDownloader: Sendable {
     /// Cancels every caller waiting for `url`: callers that asked for it, and callers whose
     /// modified request loads it.
     public func cancel(url: URL) {
-        let tasks = state.withLock { state in
-            state.tasks.values.flatMap { task in
-                task.callers.map(\.task).filter { $0.url == url || task.request.request.url == url }
-            }
+        for job in jobs.inFlight {
+            callers(of: job).filter { $0.url == url || job.key.request.url == url }.forEach { $0.cancel() }
         }
-        tasks.forEach { $0.cancel() }
     }
 
     /// Cancels every caller of every queued and running download.
     public func cancelAll() {
-        let tasks = state.withLock { state in state.tasks.values.flatMap { $0.callers.map(\.task) } }
-        tasks.forEach { $0.cancel() }
+        for job in jobs.inFlight { callers(of: job).forEach { $0.cancel() } }
     }
 
-    func setPriority(_ priority: DownloadPriority, token: DownloadToken) {
-        state.withLock { state in
-            guard let key = state.keysByToken[token],
-                let index = state.tasks[key]?.callers.firstIndex(where: { $0.task.token == token })
-            else { return }
-            let before = state.tasks[key]!.priority
-            state.tasks[key]!.callers[index].priority = priority
-            requeueIfReprioritised(&state, key, from: before)
-        }
+    /// The callers waiting for `job`.
+    func callers(of job: DownloadJob) -> [DownloadTask] {
+        job.owners.compactMap { $0 as? DownloadTask }
     }
 
-    /// The number of network tasks currently running (not queued).
+    /// The number of network tasks currently running (not queued); a running task whose last
+    /// caller left counts until its transfer has wound down.
     public var runningCount: Int { state.withLock { $0.running } }
-    /// The number of callers registered with queued or running tasks (for tests).
-    var callerCount: Int { state.withLock { $0.keysByToken.count } }
     /// The number of network tasks waiting in the queue.
     public var queuedCount: Int { state.withLock { $0.queued } }
 
@@ -298,10 +274,10 @@ public final class ImageDownloader: Sendable {
     // MARK: - Helpers
 
     static func result(
-        _ outcome: Result<Fetched, OspreyError>, metrics: DownloadMetrics,
-        for options: DownloadOptions, url: URL
+        _ outcome: Result<Transferred, OspreyError>, for options: DownloadOptions, url: URL
     ) -> Result<DownloadResult, OspreyError> {
-        outcome.flatMap { fetched in
+        outcome.flatMap { transferred in
+            let fetched = transferred.fetched, metrics = transferred.metrics
             var data = fetched.data
             if !fetched.notModified, let modifier = options.responseDataModifier {
                 guard let modified = modifier.modify(data, fetched.response) else {

@@ -7,11 +7,20 @@ struct Fetched: Sendable {
     var notModified: Bool
 }
 
+/// What a network task hands each of its callers: the body before their data modifiers, and how
+/// the transfer went.
+struct Transferred: Sendable {
+    var fetched: Fetched
+    var metrics: DownloadMetrics
+}
+
 /// A network task as a worker runs it.
 struct Transfer: Sendable {
     let id: UInt64
     let request: RequestKey
     let settings: TransferSettings
+    /// Its callers, told of progress and the body so far.
+    let job: ImageDownloader.DownloadJob
 }
 
 /// The per-task choices a caller may override: how redirects and retries are handled.

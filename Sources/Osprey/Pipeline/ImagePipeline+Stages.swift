@@ -44,8 +44,10 @@ extension ImagePipeline {
         {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
+        // The fetch runs at the highest download priority of the requests sharing it.
         let subscription = fetchJobs.subscribe(
-            context.fetchKey, progress: context.reportsProgress ? job.reportProgress : nil,
+            context.fetchKey, priority: context.options.downloadPriority,
+            progress: context.reportsProgress ? job.reportProgress : nil,
             completion: { result in
                 switch result {
                 case .failure(let error): job.finish(.failure(error))
@@ -225,6 +227,7 @@ extension ImagePipeline {
             guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {
                 let download = downloader.download(
                     resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
+                follow(job, with: download, from: options.priority)
                 return job.setStep(.download(download))
             }
             options.bodyObserver = { body, expected in previewer.receive(body, expected: expected) }
@@ -234,6 +237,7 @@ extension ImagePipeline {
                     self.previews.downloadEnded(fetchKey, previewer)
                     decoded(result)
                 })
+            follow(job, with: download, from: options.priority)
             job.setStep(.download(download))
         case .provider(let provider):
             let read = Task {
@@ -245,6 +249,13 @@ extension ImagePipeline {
             }
             job.setStep(.task(read))
         }
+    }
+
+    /// Keeps `download` at the priority of fetch `job` (the highest of the requests sharing it),
+    /// which may have changed since the download started at `started`.
+    private func follow(_ job: FetchJob, with download: DownloadTask, from started: DownloadPriority) {
+        let now = job.observePriority { download.priority = $0 }
+        if now != started { download.priority = now }
     }
 
     /// Decodes the fetched bytes (in full, or with `plan` folded in) on the processing queue and

@@ -5,8 +5,9 @@ extension JobRegistry {
     /// for `key` runs; `shared` is `true` when the caller joined a running job. Cancelling the
     /// calling task leaves the job at once (it throws ``OspreyError/PipelineReason/cancelled(source:)``
     /// naming `key`); the last caller to leave cancels `work`'s task.
+    /// The caller waits at `priority` (default ``DownloadPriority/normal``).
     package func value(
-        for key: Key, work: @escaping @Sendable () async throws(OspreyError) -> Value
+        for key: Key, priority: DownloadPriority = .normal, work: @escaping @Sendable () async throws(OspreyError) -> Value
     ) async throws(OspreyError) -> (Value, shared: Bool) {
         let waiter = Waiter()
         let outcome = await withTaskCancellationHandler {
@@ -14,7 +15,7 @@ extension JobRegistry {
                 waiter.set(continuation)
                 var started = false
                 let subscription = subscribe(
-                    key, progress: nil,
+                    key, priority: priority, progress: nil,
                     completion: { outcome in waiter.resume(outcome) },
                     work: { job in
                         started = true

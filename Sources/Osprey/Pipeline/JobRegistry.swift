@@ -37,14 +37,18 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     /// just finished, `completion` is called at once with its outcome.
     /// - Returns: the job and the subscriber's id, to ``SharedJob/unsubscribe(_:)``; `nil` when
     ///   `completion` was already called.
+    /// The subscriber has `priority` (default ``DownloadPriority/normal``; the job runs at the
+    /// highest of its subscribers') and may name its `owner` (default none; see
+    /// ``SharedJob/owners``).
     func subscribe(
-        _ key: Key, progress: SharedJob<Key, Value>.ProgressHandler?,
+        _ key: Key, priority: DownloadPriority = .normal, owner: (any AnyObject & Sendable)? = nil,
+        progress: SharedJob<Key, Value>.ProgressHandler?,
         completion: @escaping SharedJob<Key, Value>.Completion,
         work: (SharedJob<Key, Value>) -> Void
     ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
             if let existing = jobs[key] {
-                switch existing.subscribe(progress: progress, completion: completion) {
+                switch existing.subscribe(progress: progress, completion: completion, priority: priority, owner: owner) {
                 case .waiting(let id): return .waiting(existing, id: id)
                 case .finished(let outcome): return .finished(outcome)
                 // Its last subscriber left; its own `forget` will find the new job and leave it.
@@ -52,7 +56,8 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
                 }
             }
             // The registry holds a job only until it ends, when `forget` drops it.
-            let job = SharedJob<Key, Value>(registry: self, key: key, progress: progress, completion: completion)
+            let job = SharedJob<Key, Value>(
+                registry: self, key: key, progress: progress, completion: completion, priority: priority, owner: owner)
             jobs[key] = job
             return .started(job)
         }
@@ -72,11 +77,8 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     /// How many jobs are in flight.
     package var count: Int { jobs.withLock { $0.count } }
 
-    /// The subscribers of the first job in flight whose key matches, or 0 (for tests).
-    func subscribers(where matches: (Key) -> Bool) -> Int {
-        let job = jobs.withLock { jobs in jobs.first { matches($0.key) }?.value }
-        return job?.subscriberCount ?? 0
-    }
+    /// The jobs in flight.
+    var inFlight: [SharedJob<Key, Value>] { jobs.withLock { Array($0.values) } }
 
     /// Called by `job` when it finished: forgets it unless the registry keeps finished jobs.
     func finished(_ key: Key, _ job: SharedJob<Key, Value>) {

@@ -13,6 +13,8 @@ enum PendingStep: Sendable {
     case download(DownloadTask)
     /// A Swift task (a disk lookup, a data provider's read).
     case task(Task<Void, Never>)
+    /// The downloader's network task for a job, which its last caller left.
+    case network(ImageDownloader, ImageDownloader.DownloadJob)
 
     /// Stops the step.
     func cancel() {
@@ -20,6 +22,7 @@ enum PendingStep: Sendable {
         case .subscription(let work, let id): work.unsubscribe(id)
         case .download(let download): download.cancel()
         case .task(let task): task.cancel()
+        case .network(let downloader, let job): downloader.stop(job)
         }
     }
 }

@@ -15,11 +15,20 @@ extension SharedJob {
     /// handed out; a subscriber that comes after the end is not added, and gets the outcome
     /// (``subscribe(progress:completion:)`` returns ``SubscribeAction/finished(_:)``) or is told
     /// to start afresh (``SubscribeAction/cancelled``).
+    ///
+    /// Priority: each subscriber has one, and a running job's ``priority`` is the highest of its
+    /// subscribers'. Joining, leaving and ``setPriority(_:of:)`` recompute it; the work learns of a
+    /// change through the observer it registered (``observePriority(_:)``), handed out by
+    /// ``takePriorityNotice()`` after the transition, outside the lock.
     struct StateMachine: Sendable {
         struct Subscriber: Sendable {
             let id: Int
             let completion: Completion
             let progress: ProgressHandler?
+            var priority: DownloadPriority = .normal
+            /// Who subscribed, when the table's user needs to find its subscribers again (the
+            /// downloader's ``DownloadTask``s, for cancelling by URL); `nil` in the pipeline.
+            var owner: (any AnyObject & Sendable)? = nil
         }
 
         /// The subscribers of a running job, in the order they came. Usually there is one: it is
@@ -29,20 +38,25 @@ extension SharedJob {
             private(set) var others: [Subscriber] = []
             /// The last id handed out; ids are never reused within a job.
             private(set) var lastID: Int
+            /// The highest priority of the subscribers.
+            private(set) var priority: DownloadPriority
 
             init(first: Subscriber) {
                 self.first = first
                 lastID = first.id
+                priority = first.priority
             }
 
             var isEmpty: Bool { first == nil && others.isEmpty }
             var count: Int { (first == nil ? 0 : 1) + others.count }
 
-            mutating func add(progress: ProgressHandler?, completion: @escaping Completion) -> Int {
+            mutating func add(_ subscriber: (Int) -> Subscriber) -> Int {
                 lastID += 1
                 // A running job has a subscriber (it ends when its last one leaves): the new one
                 // joins the others.
-                others.append(Subscriber(id: lastID, completion: completion, progress: progress))
+                let added = subscriber(lastID)
+                others.append(added)
+                priority = max(priority, added.priority)
                 return lastID
             }
 
@@ -50,11 +64,35 @@ extension SharedJob {
             mutating func remove(_ id: Int) -> Bool {
                 if first?.id == id {
                     first = nil
-                    return true
+                } else if let index = others.firstIndex(where: { $0.id == id }) {
+                    others.remove(at: index)
+                } else {
+                    return false
                 }
-                guard let index = others.firstIndex(where: { $0.id == id }) else { return false }
-                others.remove(at: index)
+                recomputePriority()
                 return true
+            }
+
+            /// Sets subscriber `id`'s priority; `false` when it is not here.
+            mutating func setPriority(_ priority: DownloadPriority, of id: Int) -> Bool {
+                if first?.id == id {
+                    first!.priority = priority
+                } else if let index = others.firstIndex(where: { $0.id == id }) {
+                    others[index].priority = priority
+                } else {
+                    return false
+                }
+                recomputePriority()
+                return true
+            }
+
+            private mutating func recomputePriority() {
+                var highest = first?.priority
+                for subscriber in others where highest.map({ subscriber.priority > $0 }) ?? true {
+                    highest = subscriber.priority
+                }
+                // An empty set keeps its last priority: the job is about to end.
+                if let highest { priority = highest }
             }
 
             func forEach(_ body: (Subscriber) -> Void) {
@@ -79,11 +117,24 @@ extension SharedJob {
         private(set) var state: State
         /// How many steps were recorded (see ``setStep(_:ifStepsSince:)``).
         private(set) var steps: UInt64 = 0
+        /// The highest priority of the live subscribers (the last one while running; kept after
+        /// the end).
+        private(set) var priority: DownloadPriority
+        /// The work's priority observer (``observePriority(_:)``) and the priority it was last
+        /// told (or started at).
+        private var priorityObserver: PriorityObserver?
+        private var toldPriority: DownloadPriority
 
-        /// A running job with its first subscriber, id ``SharedJob/firstID``.
-        init(progress: ProgressHandler?, completion: @escaping Completion) {
-            let first = Subscriber(id: SharedJob.firstID, completion: completion, progress: progress)
+        /// A running job with its first subscriber, id ``SharedJob/firstID``, at `priority`.
+        init(
+            progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
+            owner: (any AnyObject & Sendable)? = nil
+        ) {
+            let first = Subscriber(
+                id: SharedJob.firstID, completion: completion, progress: progress, priority: priority, owner: owner)
             state = .running(Subscribers(first: first), step: nil)
+            self.priority = priority
+            toldPriority = priority
         }
 
         // MARK: - Subscribe
@@ -97,11 +148,17 @@ extension SharedJob {
             case cancelled
         }
 
-        mutating func subscribe(progress: ProgressHandler?, completion: @escaping Completion) -> SubscribeAction {
+        mutating func subscribe(
+            progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
+            owner: (any AnyObject & Sendable)? = nil
+        ) -> SubscribeAction {
             switch state {
             case .running(var subscribers, let step):
                 state = .modifying
-                let id = subscribers.add(progress: progress, completion: completion)
+                let id = subscribers.add { id in
+                    Subscriber(id: id, completion: completion, progress: progress, priority: priority, owner: owner)
+                }
+                self.priority = subscribers.priority
                 state = .running(subscribers, step: step)
                 return .waiting(id: id)
             case .finished(let outcome):
@@ -116,7 +173,10 @@ extension SharedJob {
         // MARK: - Unsubscribe
 
         enum UnsubscribeAction {
+            /// Subscriber `id` was not waiting (it left before, or the job has ended).
             case none
+            /// Subscriber `id` left; others still wait.
+            case left
             /// The last subscriber left: stop the step (if any) and forget the job.
             case cancelWork(PendingStep?)
         }
@@ -130,10 +190,12 @@ extension SharedJob {
                     return .none
                 }
                 guard subscribers.isEmpty else {
+                    priority = subscribers.priority
                     state = .running(subscribers, step: step)
-                    return .none
+                    return .left
                 }
                 state = .cancelled
+                priorityObserver = nil
                 return .cancelWork(step)
             case .finished, .cancelled:
                 // Already delivered, or already left: nothing to stop.
@@ -188,6 +250,7 @@ extension SharedJob {
             switch state {
             case .running(let subscribers, _):
                 state = .finished(outcome)
+                priorityObserver = nil
                 return .deliver(subscribers, outcome)
             case .finished, .cancelled:
                 // A second outcome, or one nobody waits for any more: dropped.
@@ -195,6 +258,31 @@ extension SharedJob {
             case .modifying:
                 preconditionFailure("SharedJob: finish during a transition")
             }
+        }
+
+        // MARK: - Priority
+
+        /// Sets subscriber `id`'s priority (nothing when it is not waiting).
+        mutating func setPriority(_ priority: DownloadPriority, of id: Int) {
+            guard case .running(var subscribers, let step) = state else { return }
+            state = .modifying
+            if subscribers.setPriority(priority, of: id) { self.priority = subscribers.priority }
+            state = .running(subscribers, step: step)
+        }
+
+        /// Registers the work's priority observer (replacing any); it hears of changes from now on.
+        mutating func observePriority(_ observer: @escaping PriorityObserver) {
+            guard case .running = state else { return }
+            priorityObserver = observer
+            toldPriority = priority
+        }
+
+        /// The observer to tell and the priority to tell it, when the priority changed since it
+        /// was last told; to be called after a transition, and the observer called outside the lock.
+        mutating func takePriorityNotice() -> (PriorityObserver, DownloadPriority)? {
+            guard let priorityObserver, priority != toldPriority else { return nil }
+            toldPriority = priority
+            return (priorityObserver, priority)
         }
 
         // MARK: - Queries

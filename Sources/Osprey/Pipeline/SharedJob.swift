@@ -9,6 +9,12 @@
 /// ends unfinished and stops the step its work waits on (``setStep(_:)``), so a later request
 /// starts afresh. The states and transitions are ``StateMachine``, where exactly-once delivery
 /// is argued; this class only runs them under its lock and acts on their answers outside it.
+///
+/// Each subscriber has a priority; the job's ``priority`` is the highest of its live
+/// subscribers', recomputed as they join, leave or change theirs (``setPriority(_:of:)``), and
+/// the work hears of each change through ``observePriority(_:)`` (the downloader moves a queued
+/// network task). A subscriber may also name its ``StateMachine/Subscriber/owner``, which the
+/// table's user can list again (``owners``).
 /// A request that misses costs no Swift task in the pipeline: with a task per stage,
 /// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine.
 final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing {
@@ -16,19 +22,25 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.
     typealias ProgressHandler = JobProgressHandler
+    /// Told the job's new priority when it changes.
+    typealias PriorityObserver = @Sendable (DownloadPriority) -> Void
 
     private let machine: Locked<StateMachine>
     /// The registry holding the job under `key`, told when the job finishes or is abandoned
     /// (it forgets the job then). Held directly, not through a closure or a protocol value, so
     /// that code specialised for the job's types forgets it with specialised code too.
     private let registry: JobRegistry<Key, Value>
-    private let key: Key
+    /// The key the job is registered under.
+    let key: Key
 
     /// A job with its first subscriber, id ``firstID`` (no lock taken to add it).
-    init(registry: JobRegistry<Key, Value>, key: Key, progress: ProgressHandler?, completion: @escaping Completion) {
+    init(
+        registry: JobRegistry<Key, Value>, key: Key, progress: ProgressHandler?, completion: @escaping Completion,
+        priority: DownloadPriority = .normal, owner: (any AnyObject & Sendable)? = nil
+    ) {
         self.registry = registry
         self.key = key
-        machine = Locked(StateMachine(progress: progress, completion: completion))
+        machine = Locked(StateMachine(progress: progress, completion: completion, priority: priority, owner: owner))
     }
 
     /// The id of the subscriber a job is made with.
@@ -36,21 +48,74 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
 
     /// Adds a subscriber, unless the job has ended (then nothing is called: the caller acts on
     /// the answer, see ``StateMachine/SubscribeAction``).
-    func subscribe(progress: ProgressHandler?, completion: @escaping Completion) -> StateMachine.SubscribeAction {
-        machine.withLock { $0.subscribe(progress: progress, completion: completion) }
+    func subscribe(
+        progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
+        owner: (any AnyObject & Sendable)? = nil
+    ) -> StateMachine.SubscribeAction {
+        let (action, notice) = machine.withLock { machine in
+            (machine.subscribe(progress: progress, completion: completion, priority: priority, owner: owner), machine.takePriorityNotice())
+        }
+        notice.map { observer, priority in observer(priority) }
+        return action
     }
 
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
     /// cancels the work. Does nothing once the job has ended.
     func unsubscribe(_ id: Int) {
-        switch machine.withLock({ $0.unsubscribe(id) }) {
+        leave(id)
+    }
+
+    /// ``unsubscribe(_:)``, saying whether subscriber `id` was waiting (`false`: its completion
+    /// has been or is being called, or it left before).
+    @discardableResult
+    func leave(_ id: Int) -> Bool {
+        let (action, notice) = machine.withLock { machine in (machine.unsubscribe(id), machine.takePriorityNotice()) }
+        switch action {
         case .none:
-            return
+            return false
+        case .left:
+            notice.map { observer, priority in observer(priority) }
+            return true
         case .cancelWork(let step):
             step?.cancel()
             registry.forget(key, self)
+            return true
         }
     }
+
+    /// The highest priority of the subscribers waiting (the last one, once the job has ended).
+    var priority: DownloadPriority { machine.withLock { $0.priority } }
+
+    /// Sets subscriber `id`'s priority, telling the work's observer if the job's changes.
+    func setPriority(_ priority: DownloadPriority, of id: Int) {
+        let notice = machine.withLock { machine in
+            machine.setPriority(priority, of: id)
+            return machine.takePriorityNotice()
+        }
+        notice.map { observer, priority in observer(priority) }
+    }
+
+    /// Calls `observer` with the job's new priority whenever it changes from now on, until the
+    /// job ends (outside the job's lock; two changes close together may be told out of order, so
+    /// an observer that keeps state reads ``priority`` again under its own lock).
+    /// - Returns: the priority now, from which the changes are told.
+    @discardableResult
+    func observePriority(_ observer: @escaping PriorityObserver) -> DownloadPriority {
+        machine.withLock { machine in
+            machine.observePriority(observer)
+            return machine.priority
+        }
+    }
+
+    /// The owners the waiting subscribers named (none once the job has ended).
+    var owners: [any AnyObject & Sendable] {
+        var owners: [any AnyObject & Sendable] = []
+        machine.withLock { $0.progressReceivers }?.forEach { if let owner = $0.owner { owners.append(owner) } }
+        return owners
+    }
+
+    /// The waiting subscribers (none once the job has ended), to call outside the lock.
+    var waiting: StateMachine.Subscribers? { machine.withLock { $0.progressReceivers } }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
     /// already was).
@@ -88,9 +153,6 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     func reportProgress(received: Int, expected: Int?) {
         machine.withLock { $0.progressReceivers }?.forEach { $0.progress?(received, expected) }
     }
-
-    /// How many subscribers wait for the job (for tests).
-    var subscriberCount: Int { machine.withLock { $0.subscriberCount } }
 }
 
 /// Receives (bytes received, bytes expected) while a download runs.

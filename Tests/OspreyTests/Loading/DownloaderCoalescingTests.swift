@@ -38,7 +38,7 @@ struct DownloaderCoalescingTests {
                 }
                 #expect(await server.waitUntil { $0.hits["/gated/ga/async"] == 1 })
                 // Open the gate only once all 100 callers have joined the one task.
-                await eventually { downloader.callerCount >= 100 }
+                await eventually { downloader.jobs.inFlight.first.map(downloader.callers(of:))?.count ?? 0 >= 100 }
                 server.openGate("ga")
                 var count = 0
                 for try await data in group {

@@ -148,4 +148,24 @@ struct DownloaderSchedulingTests {
             #expect(order(server, gate: "shared") == ["/image/b", "/image/a"])
         }
     }
+
+    @Test("the highest caller of a queued shared task leaving lowers the task again")
+    func sharedTaskPriorityLowered() async throws {
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
+            let blocker = await block(downloader, server, gate: "lower")
+            let results = Collector<DownloadOutcome>()
+            downloader.download(server.url("/image/a"), options: DownloadOptions(priority: .normal)) { results.append($0) }
+            downloader.download(server.url("/image/b"), options: DownloadOptions(priority: .low)) { results.append($0) }
+            let raising = downloader.download(server.url("/image/b"), options: DownloadOptions(priority: .veryHigh)) {
+                results.append($0)
+            }
+            raising.cancel()
+            server.openGate("lower")
+            _ = await blocker.wait(for: 1)
+            let outcomes = await results.wait(for: 3)
+            #expect(outcomes.filter { if case .failure(.download(.cancelled)) = $0 { true } else { false } }.count == 1)
+            #expect(order(server, gate: "lower") == ["/image/a", "/image/b"])
+        }
+    }
 }

@@ -104,7 +104,7 @@ struct DataStageTests {
             let callers = (0..<3).map { _ in Task { try await pipeline.data(for: source, options: [.storage(.none)]) } }
             #expect(await f.server.waitUntil { $0.hits["/gated/data", default: 0] == 1 })
             // Every caller has joined the job before the bytes come.
-            while pipeline.dataJobs.subscribers(where: { _ in true }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+            while pipeline.dataJobs.waitingCount() < 3 { try await Task.sleep(for: .milliseconds(5)) }
             f.server.openGate("data")
             for caller in callers { #expect(try await caller.value.data == f.server.image) }
             #expect(f.server.hits("/gated/data") == 1)

@@ -26,7 +26,7 @@ struct JobRegistryTests {
     }
 
     static func waitForSubscribers(_ registry: JobRegistry<String, Int>, _ count: Int) async throws {
-        while registry.subscribers(where: { _ in true }) < count { try await Task.sleep(for: .milliseconds(2)) }
+        while registry.waitingCount() < count { try await Task.sleep(for: .milliseconds(2)) }
     }
 
     @Test("callers of one key join one job: the work runs once and every caller gets its value")
@@ -92,6 +92,99 @@ struct JobRegistryTests {
     }
 }
 
+@Suite("Job table: a job runs at the highest priority of its subscribers", .timeLimit(.minutes(1)))
+struct JobPriorityTests {
+    /// Starts a job under "a" whose work observes its priority, recording each change told.
+    static func start(
+        _ registry: JobRegistry<String, Int>, at priority: DownloadPriority, told: Collector<DownloadPriority>
+    ) throws -> (job: SharedJob<String, Int>, id: Int) {
+        let subscription = registry.subscribe("a", priority: priority, progress: nil, completion: { _ in }) { job in
+            job.observePriority { priority in told.append(priority) }
+        }
+        return try #require(subscription)
+    }
+
+    static func join(_ registry: JobRegistry<String, Int>, at priority: DownloadPriority) throws -> Int {
+        let subscription = registry.subscribe("a", priority: priority, progress: nil, completion: { _ in }) { _ in
+            Issue.record("a second subscriber joins the job in flight")
+        }
+        return try #require(subscription).id
+    }
+
+    @Test("a subscriber of higher priority raises the job's; a lower one does not")
+    func raiseOnJoin() throws {
+        let registry = JobRegistry<String, Int>(), told = Collector<DownloadPriority>()
+        let (job, _) = try Self.start(registry, at: .low, told: told)
+        #expect(job.priority == .low)
+        _ = try Self.join(registry, at: .veryLow)
+        #expect(job.priority == .low)
+        _ = try Self.join(registry, at: .high)
+        #expect(job.priority == .high)
+        #expect(told.values == [.high], "the work is told of the raise only")
+    }
+
+    @Test("the highest subscriber leaving lowers the job's priority to the highest left")
+    func lowerOnLeave() throws {
+        let registry = JobRegistry<String, Int>(), told = Collector<DownloadPriority>()
+        let (job, first) = try Self.start(registry, at: .normal, told: told)
+        let high = try Self.join(registry, at: .veryHigh)
+        let low = try Self.join(registry, at: .low)
+        job.unsubscribe(high)
+        #expect(job.priority == .normal)
+        job.unsubscribe(first)
+        #expect(job.priority == .low)
+        #expect(told.values == [.veryHigh, .normal, .low])
+        job.unsubscribe(low)
+        #expect(registry.count == 0, "the last leaver cancels the job")
+        #expect(told.values.count == 3, "a cancelled job tells nothing more")
+    }
+
+    @Test("a subscriber changing its priority re-computes the job's")
+    func changeOfPriority() throws {
+        let registry = JobRegistry<String, Int>(), told = Collector<DownloadPriority>()
+        let (job, first) = try Self.start(registry, at: .normal, told: told)
+        let second = try Self.join(registry, at: .low)
+        job.setPriority(.veryHigh, of: second)
+        #expect(job.priority == .veryHigh)
+        job.setPriority(.veryLow, of: second)
+        #expect(job.priority == .normal)
+        job.setPriority(.normal, of: first)
+        #expect(told.values == [.veryHigh, .normal])
+        job.finish(.success(1))
+        job.setPriority(.veryHigh, of: first)
+        #expect(told.values.count == 2, "a finished job tells nothing more")
+    }
+
+    @Test("the last subscriber leaving cancels the work's step once; the others' leaving does not")
+    func lastLeaverCancelsStep() throws {
+        let registry = JobRegistry<String, Int>(), upstream = JobRegistry<String, Int>()
+        let (job, first) = try Self.start(registry, at: .normal, told: Collector())
+        let step = try #require(upstream.subscribe("up", progress: nil, completion: { _ in }) { _ in })
+        job.setStep(.subscription(step.job, id: step.id))
+        let second = try Self.join(registry, at: .high)
+        #expect(job.leave(second))
+        #expect(upstream.count == 1)
+        #expect(job.leave(first))
+        #expect(upstream.count == 0, "the step was left")
+        #expect(!job.leave(first), "leaving twice is leaving once")
+    }
+
+    @Test("an outcome fans out to every subscriber once, in the order they came")
+    func fanOutOnce() throws {
+        let registry = JobRegistry<String, Int>(), got = Collector<Int>()
+        var job: SharedJob<String, Int>?
+        for index in 0..<3 {
+            let subscription = registry.subscribe(
+                "a", progress: nil, completion: { outcome in got.append(index * 10 + ((try? outcome.get()) ?? -1)) }
+            ) { _ in }
+            job = job ?? subscription?.job
+        }
+        job?.finish(.success(1))
+        job?.finish(.success(2))
+        #expect(got.values == [1, 11, 21])
+    }
+}
+
 @Suite("Steps recorded late do not replace newer ones", .timeLimit(.minutes(1)))
 struct LateStepTests {
     @Test("a Swift task recorded after its body recorded the next step: cancelling stops the next step")
@@ -112,5 +205,13 @@ struct LateStepTests {
         job.unsubscribe(id)
         // The last subscriber left: the recorded step is the inner subscription, which is left too.
         #expect(inner.count == 0)
+    }
+}
+
+extension JobRegistry {
+    /// How many subscribers wait for the first job in flight whose key matches (0 when none):
+    /// read through the jobs' own subscriber lists.
+    func waitingCount(where matches: (Key) -> Bool = { _ in true }) -> Int {
+        inFlight.first { matches($0.key) }?.waiting?.count ?? 0
     }
 }

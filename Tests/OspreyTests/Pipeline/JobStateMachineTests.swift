@@ -47,7 +47,7 @@ struct JobStateMachineTests {
         var machine = Self.machine()
         for _ in 0..<4 { _ = machine.subscribe(progress: nil, completion: { _ in }) }
         let r1 = machine.unsubscribe(3)
-        #expect(r1.isNone)
+        #expect(r1.isLeft)
         let first = Self.delivered(machine.finish(.success(7)))
         #expect(first?.ids == [1, 2, 4, 5])
         #expect(first?.value == 7)
@@ -81,7 +81,7 @@ struct JobStateMachineTests {
         let r6 = machine.setStep(Self.step(11))
         #expect(r6.isNone, "a new step replaces the one that is done")
         let r7 = machine.unsubscribe(1)
-        #expect(r7.isNone)
+        #expect(r7.isLeft)
         let r8 = machine.unsubscribe(1)
         #expect(r8.isNone, "leaving twice is leaving once")
         let r9 = machine.unsubscribe(99)
@@ -150,7 +150,7 @@ struct JobStateMachineTests {
         for _ in 0..<1_000 { _ = machine.subscribe(progress: nil, completion: { _ in }) }
         for id in stride(from: 1, through: 1_001, by: 2) {
             let left = machine.unsubscribe(id)
-            #expect(left.isNone)
+            #expect(left.isLeft)
         }
         let ids = Self.delivered(machine.finish(.success(0)))?.ids
         #expect(ids == Array(stride(from: 2, through: 1_000, by: 2)))
@@ -253,6 +253,7 @@ private final class NoUpstream: Unsubscribing {
 
 extension SharedJob.StateMachine.UnsubscribeAction {
     var isNone: Bool { if case .none = self { true } else { false } }
+    var isLeft: Bool { if case .left = self { true } else { false } }
 }
 
 extension SharedJob.StateMachine.SetStepAction {

@@ -12,7 +12,7 @@ struct SharedWorkTests {
             // The [count] stage stays running until both the [count] request and the [count, blur]
             // stage have subscribed to it, so sharing it does not depend on timing.
             let pipeline = f.pipeline
-            let common = CountingProcessor("count", holdUntil: { pipeline.processJobs.subscribers(where: { $0.key.processors == "count" }) >= 2 })
+            let common = CountingProcessor("count", holdUntil: { pipeline.processJobs.waitingCount(where: { $0.key.processors == "count" }) >= 2 })
             let blur = ImageProcessors.Blur(sigma: 1)
             let plain = Task { try await f.pipeline.image(for: f.source(path)) }
             let counted = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common)]) }
