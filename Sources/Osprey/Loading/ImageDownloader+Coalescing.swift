@@ -62,11 +62,12 @@ extension ImageDownloader {
             guard case .dispatch(let queue) = options.callbackQueue else { return handler }
             return { received, expected in queue.async { handler(received, expected) } }
         }
+        let priority = task.priority
         let subscription = jobs.subscribe(
-            key, priority: task.priority, owner: task, progress: progress, completion: delivery
+            key, priority: priority, owner: task, progress: progress, completion: delivery
         ) { job in
             schedule(
-                job,
+                job, priority: priority,
                 settings: TransferSettings(
                     redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
                     retryStrategy: options.retryStrategy ?? configuration.retryStrategy))
@@ -74,17 +75,16 @@ extension ImageDownloader {
         if let (job, id) = subscription { task.joined(job, id: id, completion: delivery) }
     }
 
-    /// Queues the network task of new job `job`, or hands it straight to a worker when a slot is
-    /// free and nothing waits; the job's priority observer re-queues it as its callers change.
-    private func schedule(_ job: DownloadJob, settings: TransferSettings) {
+    /// Queues the network task of new job `job` (made by a caller at `priority`), or hands it
+    /// straight to a worker when a slot is free and nothing waits. A queued task follows its job's
+    /// priority as callers come, go and change theirs; a running one is not affected.
+    private func schedule(_ job: DownloadJob, priority: DownloadPriority, settings: TransferSettings) {
         let key = job.key
         var starts: [WorkerStart] = []
         var direct: WorkerStart?
-        // Observed before the task is queued at `job.priority`, so no change falls in between.
-        job.observePriority { [self] _ in reprioritise(job) }
         state.withLock { state in
             state.nextID += 1
-            let task = NetworkTask(id: state.nextID, request: key, settings: settings, job: job, priority: job.priority)
+            let task = NetworkTask(id: state.nextID, request: key, settings: settings, job: job, priority: priority)
             state.tasks[key] = task
             if state.queued == 0 && state.running < max(1, configuration.maximumConcurrentDownloads) {
                 // A free slot and nothing waiting: straight to a worker, not through the queue.
@@ -96,6 +96,11 @@ extension ImageDownloader {
             }
         }
         job.setStep(.network(self, job))
+        if direct == nil {
+            job.observePriority { [self] _ in reprioritise(job) }
+            // A caller may have joined or changed its priority before the observer was set.
+            reprioritise(job)
+        }
         if let direct { launch(direct) }
         launch(starts)
     }
