@@ -198,7 +198,9 @@ public final class ImageDownloader: Sendable {
 
     /// The callers waiting for `job`.
     func callers(of job: DownloadJob) -> [DownloadTask] {
-        job.owners.compactMap { $0 as? DownloadTask }
+        var callers: [DownloadTask] = []
+        job.waiting?.forEach { if let caller = $0.owner as? DownloadTask { callers.append(caller) } }
+        return callers
     }
 
     /// The number of network tasks currently running (not queued); a running task whose last

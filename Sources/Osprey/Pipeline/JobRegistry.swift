@@ -26,8 +26,8 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     private enum Joined {
         /// A new job, made with the request as its first subscriber: its work is to be started.
         case started(SharedJob<Key, Value>)
-        /// The job in flight, under this subscriber id.
-        case waiting(SharedJob<Key, Value>, id: Int)
+        /// The job in flight, under this subscriber id; `notice` tells its work of a new priority.
+        case waiting(SharedJob<Key, Value>, id: Int, notice: (@Sendable () -> Void)?)
         /// The job in flight had just finished, with this outcome (not yet forgotten).
         case finished(Result<Value, OspreyError>)
     }
@@ -39,7 +39,7 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     ///   `completion` was already called.
     /// The subscriber has `priority` (default ``DownloadPriority/normal``; the job runs at the
     /// highest of its subscribers') and may name its `owner` (default none; see
-    /// ``SharedJob/owners``).
+    /// ``SharedJob/waiting``).
     func subscribe(
         _ key: Key, priority: DownloadPriority = .normal, owner: (any AnyObject & Sendable)? = nil,
         progress: SharedJob<Key, Value>.ProgressHandler?,
@@ -48,11 +48,11 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
             if let existing = jobs[key] {
-                switch existing.subscribe(progress: progress, completion: completion, priority: priority, owner: owner) {
-                case .waiting(let id): return .waiting(existing, id: id)
-                case .finished(let outcome): return .finished(outcome)
+                switch existing.join(progress: progress, completion: completion, priority: priority, owner: owner) {
+                case (.waiting(let id), let notice): return .waiting(existing, id: id, notice: notice)
+                case (.finished(let outcome), _): return .finished(outcome)
                 // Its last subscriber left; its own `forget` will find the new job and leave it.
-                case .cancelled: break
+                case (.cancelled, _): break
                 }
             }
             // The registry holds a job only until it ends, when `forget` drops it.
@@ -66,7 +66,9 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
             // Outside the lock: the work may finish the job at once, which forgets it.
             work(job)
             return (job, SharedJob<Key, Value>.firstID)
-        case .waiting(let job, let id):
+        case .waiting(let job, let id, let notice):
+            // Outside the lock: the work's observer may take locks of its own (the downloader's).
+            notice?()
             return (job, id)
         case .finished(let outcome):
             completion(outcome)

@@ -14,7 +14,7 @@
 /// subscribers', recomputed as they join, leave or change theirs (``setPriority(_:of:)``), and
 /// the work hears of each change through ``observePriority(_:)`` (the downloader moves a queued
 /// network task). A subscriber may also name its ``StateMachine/Subscriber/owner``, which the
-/// table's user can list again (``owners``).
+/// table's user can find again among the ``waiting`` subscribers.
 /// A request that misses costs no Swift task in the pipeline: with a task per stage,
 /// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine.
 final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing {
@@ -52,11 +52,22 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
         progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
         owner: (any AnyObject & Sendable)? = nil
     ) -> StateMachine.SubscribeAction {
+        let (action, notice) = join(progress: progress, completion: completion, priority: priority, owner: owner)
+        notice?()
+        return action
+    }
+
+    /// ``subscribe(progress:completion:priority:owner:)`` that hands back the priority change to
+    /// tell, for a caller holding a lock of its own (the registry's) to tell it after releasing it.
+    func join(
+        progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority,
+        owner: (any AnyObject & Sendable)?
+    ) -> (StateMachine.SubscribeAction, notice: (@Sendable () -> Void)?) {
         let (action, notice) = machine.withLock { machine in
             (machine.subscribe(progress: progress, completion: completion, priority: priority, owner: owner), machine.takePriorityNotice())
         }
-        notice.map { observer, priority in observer(priority) }
-        return action
+        guard let (observer, priority) = notice else { return (action, nil) }
+        return (action, { observer(priority) })
     }
 
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
@@ -105,13 +116,6 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
             machine.observePriority(observer)
             return machine.priority
         }
-    }
-
-    /// The owners the waiting subscribers named (none once the job has ended).
-    var owners: [any AnyObject & Sendable] {
-        var owners: [any AnyObject & Sendable] = []
-        machine.withLock { $0.progressReceivers }?.forEach { if let owner = $0.owner { owners.append(owner) } }
-        return owners
     }
 
     /// The waiting subscribers (none once the job has ended), to call outside the lock.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Osprey
 
-@Suite("Job table: one keyed job, shared by its callers", .timeLimit(.minutes(1)))
+@Suite("Job table: one keyed job, shared by its callers", .timeLimit(.minutes(5)))
 struct JobRegistryTests {
     /// Work held until its gate opens, counting its runs and whether it saw a cancellation.
     final class GatedWork: Sendable {
