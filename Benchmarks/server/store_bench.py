@@ -231,7 +231,8 @@ class StoreBench:
         a = self.args
         lines = [f"# Issue 43 benchmarks: local sources, uploads, /info (store_bench.py) — {started}, {os.cpu_count()} cores, "
                  f"load at start {self.load_start}, at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-                 f"# osprey {a.osprey}; thumbor {a.thumbor_version}; wrk -t{a.wrk_threads} -c{a.connections} "
+                 f"# osprey {os.path.relpath(a.osprey, ROOT) if os.path.abspath(a.osprey).startswith(ROOT + os.sep) else '(--osprey)'}; "
+                 f"thumbor {a.thumbor_version}; wrk -t{a.wrk_threads} -c{a.connections} "
                  f"{a.duration} s per measured run after {a.warmup} s of warm-up, a fresh server per run, "
                  f"{a.reps} repetitions, order alternating",
                  f"# images: {len(getattr(self, 'local_names', []))} test images (local/origin), "
