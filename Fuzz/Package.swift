@@ -13,13 +13,15 @@ let package = Package(
     targets: [
         // libFuzzer's driver, called from each target's main.swift.
         .target(name: "FuzzDriver"),
+        // The file-source containment check the two URL targets share.
+        .target(name: "FuzzFileSources", dependencies: [.product(name: "OspreyServer", package: "Osprey")]),
         .executableTarget(
             name: "FuzzThumborURL",
-            dependencies: ["FuzzDriver", .product(name: "OspreyServer", package: "Osprey")]
+            dependencies: ["FuzzDriver", "FuzzFileSources", .product(name: "OspreyServer", package: "Osprey")]
         ),
         .executableTarget(
             name: "FuzzImgproxyURL",
-            dependencies: ["FuzzDriver", .product(name: "OspreyServer", package: "Osprey")]
+            dependencies: ["FuzzDriver", "FuzzFileSources", .product(name: "OspreyServer", package: "Osprey")]
         ),
         .executableTarget(
             name: "FuzzSignature",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cluster test: makes the origin's images, starts the cluster (deploy/cluster.sh up), runs
 # deploy/check_cluster.py where a client runs, stops everything (also on error or Ctrl-C).
-#   OSPREY_BIN=/path/to/osprey deploy/check-cluster.sh [correctness] [failover] [throughput] [sigterm]
+#   OSPREY_BIN=/path/to/osprey deploy/check-cluster.sh [correctness] [failover] [throughput] [sigterm] [uploads]
 # Needs: nginx, the vips CLI (libvips-tools), python3, curl; wrk optional; root for the network
 # namespaces (else CLUSTER_NET=loopback). Figures are printed as JSON; exit 1 when a check fails.
 # Bounded: phase 1 is SOURCES*5*3*COPIES requests, phase 2 at most FAILOVER_SECONDS, phase 3 two

@@ -14,6 +14,9 @@ with `vipsheader` to decode the answers. Phases:
      and that the restarted instance gets its sources back.
   3. throughput: fresh (uncached) variants through one instance vs the cluster, and cached
      answers from nginx (wrk when present); the nginx cache hit ratio over the whole run.
+  4. uploads (deploy/check_uploads.py): images POSTed through nginx, the instance that took the
+     first one SIGKILLed, every upload then served (original and a new variant) by nginx and each
+     other instance; PUT and DELETE seen by all; the restarted instance serves the others' uploads.
 
 Prints a report and exits 1 when a check fails. Environment from cluster.sh: LB_URL, SINGLE_URL,
 ORIGIN_URL, INSTANCE_URLS, CLUSTER_DIR.
@@ -32,6 +35,8 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+from check_uploads import phase_uploads
 
 LB = os.environ["LB_URL"]
 SINGLE = os.environ["SINGLE_URL"]
@@ -367,7 +372,7 @@ def phase_throughput(names):
 
 def main():
     names = source_list()
-    phases = sys.argv[1:] or ["correctness", "failover", "throughput"]
+    phases = sys.argv[1:] or ["correctness", "failover", "throughput", "uploads"]
     if "correctness" in phases:
         phase_correctness(names)
     if "failover" in phases:
@@ -376,6 +381,8 @@ def main():
         phase_failover(names, "stop")
     if "throughput" in phases:
         phase_throughput(names)
+    if "uploads" in phases:
+        phase_uploads(names, os.environ.get("ORIGIN_DIR", os.path.join(DIR, "origin")), report, fail, decode)
     report["failures"] = len(failures)
     print(json.dumps(report, indent=1))
     sys.exit(1 if failures else 0)

@@ -21,6 +21,8 @@
 #                  deploy/make-origin.sh)
 #   INSTANCES      number of instances (default 3)
 #   OSPREY_WORKERS, OSPREY_QUEUE  per instance (default 2 and 256)
+#   UPLOAD_DIR     the one `--upload-dir` all instances share (default $CLUSTER_DIR/uploads); the
+#                  instances run with --upload --upload-put --upload-delete
 #   EXTRA_SERVE_ARGS  more `osprey serve` flags
 #
 # netns mode: every host is its own network namespace (osp-c client, osp-lb nginx, osp-o origin,
@@ -39,6 +41,7 @@ INSTANCES=${INSTANCES:-3}
 OSPREY_WORKERS=${OSPREY_WORKERS:-2}
 OSPREY_QUEUE=${OSPREY_QUEUE:-256}
 EXTRA_SERVE_ARGS=${EXTRA_SERVE_ARGS:-}
+UPLOAD_DIR=${UPLOAD_DIR:-$CLUSTER_DIR/uploads}
 NET_PREFIX=198.51.100
 
 if [[ -z "${CLUSTER_NET:-}" ]]; then
@@ -76,7 +79,7 @@ export_urls() {
     export LB_URL="http://$LB_ADDR" SINGLE_URL="http://$SINGLE_ADDR" ORIGIN_URL="http://$ORIGIN_ADDR"
     local urls="" i
     for ((i = 1; i <= INSTANCES; i++)); do urls+="http://$(inst_addr $i) "; done
-    export INSTANCE_URLS="${urls% }" CLUSTER_DIR CLUSTER_NET INSTANCES
+    export INSTANCE_URLS="${urls% }" CLUSTER_DIR CLUSTER_NET INSTANCES UPLOAD_DIR
 }
 
 net_up() {
@@ -176,6 +179,10 @@ http {
 $servers        keepalive 32;
         keepalive_timeout 60s;
     }
+    upstream osprey_upload {
+        least_conn;
+$servers        keepalive 16;
+    }
     upstream osprey_single {   # instance 1 alone, for the throughput comparison
         server $(inst_addr 1);
         keepalive 32;
@@ -189,6 +196,10 @@ $servers        keepalive 32;
             include $HERE/nginx/osprey-proxy.conf;
             add_header X-Osprey-Source \$osprey_source always;   # debug: the hash key
         }
+        # thumbor's upload API: never cached; instances share $UPLOAD_DIR, so a new upload (no
+        # source to hash on yet) goes to the least busy one, an id's requests follow the ring
+        location = /image { proxy_pass http://osprey_upload; include $HERE/nginx/osprey-upload.conf; }
+        location ^~ /image/ { proxy_pass http://osprey; include $HERE/nginx/osprey-upload.conf; }
     }
     server {   # no cache, one instance: the baseline
         listen $SINGLE_ADDR;
@@ -208,11 +219,12 @@ EOF
 start_instance() {
     local i=$1 bin
     bin=$(osprey_bin)
-    mkdir -p "$CLUSTER_DIR/cache/$i"
+    mkdir -p "$CLUSTER_DIR/cache/$i" "$UPLOAD_DIR"
     # shellcheck disable=SC2086
     start_bg "osprey-$i" "$i" "$bin" serve --host "$(inst_bind $i)" --port "$(inst_port $i)" \
         --cache-dir "$CLUSTER_DIR/cache/$i" --workers "$OSPREY_WORKERS" --queue "$OSPREY_QUEUE" \
         --instance-name "osprey-$i" --drain-seconds "${OSPREY_DRAIN_SECONDS:-2}" \
+        --upload --upload-put --upload-delete --upload-dir "$UPLOAD_DIR" \
         $SOURCE_FLAGS $EXTRA_SERVE_ARGS
     wait_http "http://$(inst_addr $i)/health/ready" 60
 }
@@ -232,7 +244,7 @@ up() {
     down >/dev/null 2>&1 || true
     [[ -d $ORIGIN_DIR ]] || { echo "cluster: no origin directory $ORIGIN_DIR (run deploy/make-origin.sh)" >&2; exit 1; }
     mkdir -p "$CLUSTER_DIR"/{conf,log,run,tmp,cache,nginx-cache}
-    rm -rf "$CLUSTER_DIR"/nginx-cache/* "$CLUSTER_DIR"/cache/* "$CLUSTER_DIR"/log/*
+    rm -rf "$CLUSTER_DIR"/nginx-cache/* "$CLUSTER_DIR"/cache/* "$CLUSTER_DIR"/log/* "$CLUSTER_DIR"/uploads
     osprey_bin >/dev/null
     net_up
     write_origin_conf; write_lb_conf

@@ -199,12 +199,13 @@ WEBP_QUALITY = 80
 
     # ---------- wrk ----------
 
-    def wrk(self, port, paths, mode, tag, seconds, check):
+    def wrk(self, port, paths, mode, tag, seconds, check, script=WRK_SCRIPT):
+        """One wrk run over `paths` (for wrk-upload.lua: files to POST); its JSON line as a dict."""
         list_file = os.path.join(self.scratch, f"paths-{tag}.txt")
         with open(list_file, "w") as f:
             f.write("\n".join(paths) + "\n")
         argv = ["wrk", "-t", str(self.args.wrk_threads), "-c", str(self.args.connections), "-d", f"{seconds}s",
-                "--timeout", "30s", "-s", WRK_SCRIPT, f"http://127.0.0.1:{port}", "--", list_file, mode, tag]
+                "--timeout", "30s", "-s", script, f"http://127.0.0.1:{port}", "--", list_file, mode, tag]
         env = dict(os.environ, WRK_CHECK="1" if check else "0")
         out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=seconds + 120)
         line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzFileSources
 
 // Debug builds are testable: the size estimate (and through it the resize math) is internal.
 @testable import OspreyServer
@@ -33,25 +34,4 @@ public func fuzzImgproxyURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
-}
-
-/// A root holding one file, beside a file outside it: a file source that resolves at all must
-/// resolve under its root (an escape is a finding, made a crash here).
-private let files: (local: LocalSource, root: String, uploads: String) = {
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-fuzz-\(getpid())")
-    let root = base.appendingPathComponent("root"), uploads = base.appendingPathComponent("uploads")
-    try? FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
-    try? FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
-    try? Data("in".utf8).write(to: root.appendingPathComponent("a.jpg"))
-    try? Data("in".utf8).write(to: uploads.appendingPathComponent("0123456789abcdef0123456789abcdef"))
-    try? Data("out".utf8).write(to: base.appendingPathComponent("secret.jpg"))
-    try? FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link.jpg").path, withDestinationPath: "../secret.jpg")
-    let local = LocalSource(root: root, uploads: uploads)
-    return (local, local.root ?? "", local.uploads ?? "")
-}()
-
-private func checkContained(_ url: URL) {
-    guard LocalSource.isFile(url), let file = try? files.local.file(for: url) else { return }
-    let root = url.scheme == LocalSource.uploadScheme ? files.uploads : files.root
-    if !file.path.hasPrefix(root + "/") { fatalError("file source escaped its root: \(url) -> \(file.path)") }
 }

@@ -1,10 +1,12 @@
 import Foundation
+import FuzzFileSources
 
 // Debug builds are testable: the size estimate (and through it the resize math) is internal.
 @testable import OspreyServer
 
-/// Parsers built once: an unsigned one (every `unsafe/` URL reaches the grammar) and a keyed one
-/// (signature segments are verified first, then the grammar runs for `unsafe/` URLs).
+/// Parsers built once: an unsigned one (every `unsafe/` URL reaches the grammar), a keyed one
+/// (signature segments are verified first, then the grammar runs for `unsafe/` URLs), and one
+/// taking bare paths as local files and ids as uploads (their sources get `checkContained`).
 private let parsers = [
     ThumborURLParser(),
     ThumborURLParser(signer: ThumborSigner(key: "fuzz-key", sha256Length: 40), allowUnsafe: true),
@@ -30,6 +32,7 @@ public func fuzzThumborURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             // The cache key is derived from every part of the job: build it too.
             _ = job.processor.identifier
             _ = job.source.absoluteString
+            checkContained(job.source)
             // The size-dependent resize math, for a few source shapes.
             for (width, height) in [(1, 1), (400, 300), (16384, 1), (7, 50_000)] {
                 _ = ResultSize.largest(job.processors, width: width, height: height)
@@ -37,25 +40,4 @@ public func fuzzThumborURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
-}
-
-/// A root holding one file, beside a file outside it: a file source that resolves at all must
-/// resolve under its root (an escape is a finding, made a crash here).
-private let files: (local: LocalSource, root: String, uploads: String) = {
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-fuzz-\(getpid())")
-    let root = base.appendingPathComponent("root"), uploads = base.appendingPathComponent("uploads")
-    try? FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
-    try? FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
-    try? Data("in".utf8).write(to: root.appendingPathComponent("a.jpg"))
-    try? Data("in".utf8).write(to: uploads.appendingPathComponent("0123456789abcdef0123456789abcdef"))
-    try? Data("out".utf8).write(to: base.appendingPathComponent("secret.jpg"))
-    try? FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link.jpg").path, withDestinationPath: "../secret.jpg")
-    let local = LocalSource(root: root, uploads: uploads)
-    return (local, local.root ?? "", local.uploads ?? "")
-}()
-
-private func checkContained(_ url: URL) {
-    guard LocalSource.isFile(url), let file = try? files.local.file(for: url) else { return }
-    let root = url.scheme == LocalSource.uploadScheme ? files.uploads : files.root
-    if !file.path.hasPrefix(root + "/") { fatalError("file source escaped its root: \(url) -> \(file.path)") }
 }

@@ -1,0 +1,65 @@
+-- wrk script for the upload benchmark (Benchmarks/server/store_bench.py):
+--   wrk ... -s wrk-upload.lua URL -- FILES_LIST
+-- POSTs the files of FILES_LIST (one path a line) in turn to /image, each as the raw body with
+-- `Slug: <its name>` (thumbor's upload API, also `osprey serve --upload`), each thread from its
+-- own offset. Every answer is checked: status 201 and a `Location` header, counted per thread.
+-- done() prints one JSON line as wrk-paths.lua does (requests, seconds, latency percentiles in µs,
+-- errors, bad answers).
+
+local threads = {}
+local thread_count = 0
+
+function setup(thread)
+  thread_count = thread_count + 1
+  thread:set("id", thread_count)
+  table.insert(threads, thread)
+end
+
+local requests = {}
+local index = 0
+bad = 0
+checked = 0
+
+function init(args)
+  local list = assert(io.open(args[1], "r"))
+  for path in list:lines() do
+    if #path > 0 then
+      local file = assert(io.open(path, "rb"))
+      local body = file:read("*a")
+      file:close()
+      local name = path:match("([^/]+)$")
+      local headers = { ["Slug"] = name, ["Content-Type"] = "application/octet-stream" }
+      table.insert(requests, wrk.format("POST", "/image", headers, body))
+    end
+  end
+  list:close()
+  assert(#requests > 0, "no files in " .. args[1])
+  index = ((id or 1) * 7919) % #requests
+end
+
+function request()
+  index = index % #requests + 1
+  return requests[index]
+end
+
+function response(status, headers, body)
+  checked = checked + 1
+  if status ~= 201 or not (headers["Location"] or headers["location"]) then
+    bad = bad + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local bad_total, checked_total = 0, 0
+  for _, thread in ipairs(threads) do
+    bad_total = bad_total + (thread:get("bad") or 0)
+    checked_total = checked_total + (thread:get("checked") or 0)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"seconds":%.6f,"bytes":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,"mean_us":%.1f,' ..
+    '"connect_errors":%d,"read_errors":%d,"write_errors":%d,"status_errors":%d,"timeouts":%d,"bad":%d,"checked":%d}\n',
+    summary.requests, summary.duration / 1e6, summary.bytes,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean,
+    e.connect, e.read, e.write, e.status, e.timeout, bad_total, checked_total))
+end
