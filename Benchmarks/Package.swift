@@ -14,6 +14,15 @@ let package = Package(
     targets: [
         // libvips itself, to set its concurrency for the in-process limit (scenario 6).
         .systemLibrary(name: "CVipsBench", pkgConfig: "vips"),
+        // An animated image playing on an OspreyPicture: frame delays kept (frame clock), CPU per
+        // second, peak RSS, bounded frame buffer against every frame. `bash Benchmarks/playback.sh`.
+        .executableTarget(
+            name: "AnimationPlaybackBench",
+            dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyGTK", package: "Osprey")
+            ]
+        ),
         // Scripted fast scrolling of a grid of images: frame times from the frame clock (Osprey,
         // solid-colour cells, naive decode in bind). `bash Benchmarks/gallery_scroll.sh`.
         .executableTarget(

@@ -5,6 +5,12 @@ import Osprey
 /// most ``capacity`` at once: the window of frames from the one shown onwards (wrapping at the
 /// end). Frames that fall out of the window are released; a frame made after the window moved
 /// past it is dropped.
+///
+/// The frames come from an ``Osprey/Image`` decoded whole (``init(image:capacity:)``: the
+/// textures share its pixels, so the bound is on textures only) or from an
+/// ``Osprey/AnimationFrameDecoder`` (``init(decoder:capacity:)``): then each frame is decoded when
+/// the window reaches it and each texture is the only owner of its frame's pixels, so the decoded
+/// pixels held are bounded by the buffer too (SDWebImage's `maxBufferSize`).
 public final class AnimationFrameBuffer: Sendable {
     private struct State {
         var frames: [Int: Texture] = [:]
@@ -15,17 +21,49 @@ public final class AnimationFrameBuffer: Sendable {
         var made = 0
     }
 
-    /// The animation.
-    public let image: Image
+    /// The animation decoded whole, `nil` when its frames are decoded on demand.
+    public let image: Image?
+    /// The decoder of the frames when they are decoded on demand, `nil` for a decoded image.
+    public let decoder: AnimationFrameDecoder?
+    /// The number of frames.
+    public let frameCount: Int
+    /// Each frame's display time in milliseconds (``Osprey/Image/frameDelays``).
+    public let frameDelays: [Int]
+    /// The animation's own loop count (0: forever).
+    public let loopCount: Int
+    /// Width of a frame, in pixels.
+    public let width: Int
+    /// Height of a frame, in pixels.
+    public let height: Int
     /// The most frames held at once.
     public let capacity: Int
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "osprey.animation-frames", qos: .utility)
 
-    /// A buffer for `image` holding at most `capacity` frames (at least 1).
+    /// A buffer for `image` (decoded whole) holding at most `capacity` frames (at least 1).
     public init(image: Image, capacity: Int) {
         self.image = image
+        decoder = nil
+        (frameCount, frameDelays, loopCount) = (image.frameCount, image.frameDelays, image.loopCount)
+        (width, height) = (image.width, image.height)
         self.capacity = max(1, min(capacity, image.frameCount))
+    }
+
+    /// A buffer that decodes the frames of `decoder` as its window reaches them, holding at most
+    /// `capacity` frames (at least 1).
+    public init(decoder: AnimationFrameDecoder, capacity: Int) {
+        image = nil
+        self.decoder = decoder
+        (frameCount, frameDelays, loopCount) = (decoder.frameCount, decoder.frameDelays, decoder.loopCount)
+        (width, height) = (decoder.width, decoder.height)
+        self.capacity = max(1, min(capacity, decoder.frameCount))
+    }
+
+    /// Makes the texture of frame `index` now, on the calling thread (off the main thread: it may
+    /// decode); `nil` when the frame cannot be made.
+    public func makeTexture(frame index: Int) -> Texture? {
+        if let decoder { return (try? decoder.frame(at: index)).flatMap { Texture(image: $0) } }
+        return image.flatMap { Texture(image: $0, frame: index) }
     }
 
     /// The texture of frame `index` when it is buffered.
@@ -43,7 +81,7 @@ public final class AnimationFrameBuffer: Sendable {
     /// Moves the window to start at frame `index`: releases the frames outside it and makes the
     /// missing ones in the background, nearest first.
     public func prefetch(from index: Int) {
-        let frameCount = image.frameCount
+        let frameCount = self.frameCount
         let window = (0..<capacity).map { (index + $0) % frameCount }
         let start = state.withLock { state -> Bool in
             state.window = Set(window)
@@ -66,7 +104,7 @@ public final class AnimationFrameBuffer: Sendable {
                 return state.wanted.removeFirst()
             }
             guard let next else { return }
-            let texture = Texture(image: image, frame: next)
+            let texture = makeTexture(frame: next)
             state.withLock { state in
                 guard let texture, state.window.contains(next) else { return }
                 state.frames[next] = texture

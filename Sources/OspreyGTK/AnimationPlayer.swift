@@ -41,14 +41,26 @@ public final class AnimationPlayer {
     private var shownFrame = 0
     private var unmapHandler: gulong = 0
 
-    init(image: Image, picture: OspreyPicture, settings: AnimationSettings) {
+    /// Plays `image`, decoded whole: the textures share its pixels.
+    convenience init(image: Image, picture: OspreyPicture, settings: AnimationSettings) {
+        let capacity = settings.bufferCapacity(frameCount: image.frameCount, width: image.width, height: image.height)
+        self.init(buffer: AnimationFrameBuffer(image: image, capacity: capacity), picture: picture, settings: settings)
+    }
+
+    /// Plays the frames of `decoder`, each decoded when the buffer's window reaches it.
+    convenience init(decoder: AnimationFrameDecoder, picture: OspreyPicture, settings: AnimationSettings) {
+        let capacity = settings.bufferCapacity(frameCount: decoder.frameCount, width: decoder.width, height: decoder.height)
+        self.init(buffer: AnimationFrameBuffer(decoder: decoder, capacity: capacity), picture: picture, settings: settings)
+    }
+
+    private init(buffer: AnimationFrameBuffer, picture: OspreyPicture, settings: AnimationSettings) {
         self.picture = picture
-        buffer = AnimationFrameBuffer(
-            image: image, capacity: settings.bufferCapacity(frameCount: image.frameCount, width: image.width, height: image.height))
-        loopCount = max(0, settings.loopCount ?? image.loopCount)
+        self.buffer = buffer
+        loopCount = max(0, settings.loopCount ?? buffer.loopCount)
         // Delays in microseconds; below 10 ms counts as 100 ms, as browsers play GIFs.
-        delays = (0..<image.frameCount).map { index in
-            let delay = index < image.frameDelays.count ? image.frameDelays[index] : 100
+        let frameDelays = buffer.frameDelays
+        delays = (0..<buffer.frameCount).map { index in
+            let delay = index < frameDelays.count ? frameDelays[index] : 100
             return Int64(delay < 10 ? 100 : delay) * 1000
         }
         playing = settings.autoplay
@@ -65,7 +77,8 @@ public final class AnimationPlayer {
             currentFrame = 0
             elapsed = 0
             buffer.prefetch(from: 0)
-            if let first = buffer.texture(at: 0) ?? Texture(image: buffer.image, frame: 0) {
+            // Decoded on demand and not buffered: the tick shows it once the buffer made it.
+            if let first = buffer.texture(at: 0) ?? (buffer.image != nil ? buffer.makeTexture(frame: 0) : nil) {
                 picture.showFrame(first)
                 shownFrame = 0
             }

@@ -135,15 +135,19 @@ public final class OspreyPicture: MainActorImageTarget {
     }
 
     /// Shows `content` (`nil` clears), at full opacity. The first frame of an animated image
-    /// (``Texture/animation``) starts an ``AnimationPlayer`` with ``animationSettings``; anything
-    /// else stops the one playing.
+    /// (``Texture/animation``, or ``Texture/frameDecoder`` for frames decoded on demand) starts an
+    /// ``AnimationPlayer`` with ``animationSettings``; anything else stops the one playing.
     public func display(_ content: Texture?) {
         guard isAlive else { return }
         texture = content
         gtk_widget_set_opacity(picture, 1)
         setPaintable(content)
         animation?.stop()
-        animation = content?.animation.map { AnimationPlayer(image: $0, picture: self, settings: animationSettings) }
+        if let decoder = content?.frameDecoder, decoder.frameCount > 1 {
+            animation = AnimationPlayer(decoder: decoder, picture: self, settings: animationSettings)
+        } else {
+            animation = content?.animation.map { AnimationPlayer(image: $0, picture: self, settings: animationSettings) }
+        }
     }
 
     /// Shows one frame of the animation playing, leaving ``texture`` as it is.

@@ -18,10 +18,27 @@ public final class Texture: @unchecked Sendable {
     /// for a still image or another frame.
     public let animation: Image?
 
+    /// The decoder of the animation whose first frame this texture is, when its frames are
+    /// decoded on demand (``init(decoding:)``; ``OspreyPicture`` plays it), else `nil`.
+    public let frameDecoder: AnimationFrameDecoder?
+
     /// Wraps frame `frame` (default 0) of `image`; `nil` when the frame does not exist. Frame 0 of
     /// an animated image keeps the image in ``animation``. Images
     /// whose pixels cannot be shared (grey) are converted to RGBA in a new buffer instead.
-    public init?(image: Image, frame: Int = 0) {
+    public convenience init?(image: Image, frame: Int = 0) {
+        self.init(image: image, frame: frame, frameDecoder: nil)
+    }
+
+    /// The first frame of `decoder`'s animation, keeping the decoder in ``frameDecoder``: an
+    /// ``OspreyPicture`` that displays it plays the animation with each frame decoded as playback
+    /// reaches it, so the decoded pixels held stay within ``AnimationSettings``' buffer. Decodes
+    /// frame 0: call it off the main thread. `nil` when frame 0 cannot be decoded.
+    public convenience init?(decoding decoder: AnimationFrameDecoder) {
+        guard let first = try? decoder.frame(at: 0) else { return nil }
+        self.init(image: first, frame: 0, frameDecoder: decoder)
+    }
+
+    private init?(image: Image, frame: Int, frameDecoder: AnimationFrameDecoder?) {
         if let buffer = image.pixelBuffer(frame: frame) {
             let owner = Unmanaged.passRetained(buffer.owner).toOpaque()
             let bytes = g_bytes_new_with_free_func(
@@ -38,6 +55,7 @@ public final class Texture: @unchecked Sendable {
         width = image.width
         height = image.height
         animation = frame == 0 && image.isAnimated ? image : nil
+        self.frameDecoder = frameDecoder
     }
 
     /// Takes ownership of `texture` (a `GdkTexture *` whose reference this object now holds).
@@ -46,6 +64,7 @@ public final class Texture: @unchecked Sendable {
         width = Int(gdk_texture_get_width(texture))
         height = Int(gdk_texture_get_height(texture))
         animation = nil
+        frameDecoder = nil
     }
 
     /// The texture as a `GdkPaintable *`, to hand to GTK.

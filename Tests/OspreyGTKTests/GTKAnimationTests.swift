@@ -14,6 +14,14 @@ extension GTKTargetTests {
             "R0lGODlhKAAeAIAAAEdwTNwUFCH/C05FVFNDQVBFMi4wAwEBAAAh+QQFHgAAACwAAAAAKAAeAAACIYyPqcvtD6OctNqLs968+w+G4kiW5omm6sq27gvH8kxzBQAh+QQFHgAAACwAAAAAKAAeAIBHcEwUKNwCIYyPqcvtD6OctNqLs968+w+G4kiW5omm6sq27gvH8kxzBQA7"
     )!
 
+    /// The same two frames as an animated WebP, made with libvips from ``twoFrameGIF``
+    /// (`vips copy two.gif[n=-1] two.webp[lossless]`: lossless, so the colours stay exact; delays
+    /// 300 ms, loop 2); 338 bytes.
+    static let twoFrameWebP = Data(
+        base64Encoded:
+            "UklGRkoBAABXRUJQVlA4WAoAAAAKAAAAJwAAHQAAQU5JTQYAAAD/////AgBBTk1GKgAAAAAAAAAAACcAAB0AACwBAAJWUDhMEQAAAC8nQAcAB1CKcpei/4GI6H8AAEFOTUYqAAAAAAAAAAAAJwAAHQAALAEAAFZQOEwRAAAALydABwAHUJRSlLv/gYjofwAARVhJRroAAABFeGlmAABJSSoACAAAAAYAEgEDAAEAAAABAAAAGgEFAAEAAABWAAAAGwEFAAEAAABeAAAAKAEDAAEAAAACAAAAEwIDAAEAAAABAAAAaYcEAAEAAABmAAAAAAAAADhjAADoAwAAOGMAAOgDAAAGAACQBwAEAAAAMDIxMAGRBwAEAAAAAQIDAACgBwAEAAAAMDEwMAGgAwABAAAA//8AAAKgBAABAAAAKAAAAAOgBAABAAAAPAAAAAAAAAA="
+    )!
+
     /// Loads `data` (served at `/gated/<name>`) into a new 80×60 picture with `animation`;
     /// returns the picture and its window once the image is shown.
     private func animatedPicture(
@@ -33,16 +41,20 @@ extension GTKTargetTests {
         return (picture, window)
     }
 
-    @Test("an animated GIF plays: frame 1, then frame 2 after its delay on the frame clock, and stops after the loop count")
-    func animationPlays() async throws {
+    @Test(
+        "an animated GIF or WebP plays: frame 1, then frame 2 after its delay on the frame clock, and stops after the loop count",
+        arguments: ["gif", "webp"])
+    func animationPlays(format: String) async throws {
+        let data = format == "gif" ? Self.twoFrameGIF : Self.twoFrameWebP
         try await withOrigin { origin, pipeline in
             let (picture, window) = try await animatedPicture(
-                Self.twoFrameGIF, name: "anim", origin: origin, pipeline: pipeline,
+                data, name: "anim-\(format)", origin: origin, pipeline: pipeline,
                 animation: AnimationSettings(autoplay: false, loopCount: 1))
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let player = try #require(picture.animation)
-            #expect(player.loopCount == 1 && player.buffer.image.frameCount == 2)
-            #expect(player.buffer.image.frameDelays == [300, 300])
+            #expect(player.buffer.image?.format?.rawValue == format)
+            #expect(player.loopCount == 1 && player.buffer.frameCount == 2)
+            #expect(player.buffer.frameDelays == [300, 300])
             #expect(player.currentFrame == 0)
             // Held until frame 1 is on screen: on a loaded machine the first draw can come later
             // than frame 1's delay, and a playing animation skips a late frame by time.
@@ -105,7 +117,7 @@ extension GTKTargetTests {
                 data, name: "iss", origin: origin, pipeline: pipeline, animation: AnimationSettings(maxBufferedFrames: 3))
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let player = try #require(picture.animation)
-            let frames = player.buffer.image.frameCount
+            let frames = player.buffer.frameCount
             #expect(frames > 3)
             #expect(player.buffer.capacity == 3)
             // Play through more frames than the buffer holds.
@@ -113,10 +125,41 @@ extension GTKTargetTests {
             #expect(player.buffer.peakCount <= 3 && player.buffer.count <= 3)
             #expect(player.buffer.madeCount > 3, "frames were made as playback went on, not all at once")
             // A byte budget of two frames holds two.
-            let frameBytes = player.buffer.image.width * player.buffer.image.height * 4
+            let frameBytes = player.buffer.width * player.buffer.height * 4
             #expect(
                 AnimationSettings(maxBufferBytes: 2 * frameBytes).bufferCapacity(
-                    frameCount: frames, width: player.buffer.image.width, height: player.buffer.image.height) == 2)
+                    frameCount: frames, width: player.buffer.width, height: player.buffer.height) == 2)
         }
+    }
+
+    @Test(
+        "frames decoded on demand: the decoded frames in memory stay within the buffer plus the few GTK and the worker hold",
+        arguments: ["gif", "webp"])
+    func decodedOnDemand(format: String) async throws {
+        try GTKHarness.start()
+        let gif = try FixtureImages.data("iss634.gif")
+        let data = format == "gif" ? gif : try Image(data: gif).encoded(as: .webp, quality: 80)
+        let decoder = try AnimationFrameDecoder(data: data)
+        #expect(decoder.frameCount == 42)
+        let picture = OspreyPicture()
+        picture.animationSettings = AnimationSettings(maxBufferedFrames: 3)
+        gtk_widget_set_size_request(picture.widget, 80, 60)
+        let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
+        defer { gtk_window_destroy(GtkWindowPointer(window)) }
+        picture.display(try #require(Texture(decoding: decoder)))
+        let player = try #require(picture.animation)
+        #expect(player.buffer.decoder === decoder && player.buffer.image == nil && player.buffer.capacity == 3)
+        // A whole loop and a few frames of the next: every frame decoded as playback reached it.
+        var most = 0
+        let played = await GTKHarness.pump {
+            most = max(most, decoder.framesInMemory)
+            return player.completedLoops >= 1 && player.currentFrame >= 5
+        }
+        #expect(played)
+        #expect(player.buffer.peakCount <= 3)
+        // Besides the buffer's 3: the picture's first frame, the frame GTK's last render holds
+        // until the next, and one the worker was making when the window moved past it.
+        #expect(most <= 3 + 3, "\(most) decoded frames were in memory at once, of 42")
+        #expect(decoder.decodedCount > 42, "the first frames were decoded again in the second loop (\(decoder.decodedCount) decodes)")
     }
 }

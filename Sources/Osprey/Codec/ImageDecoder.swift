@@ -35,7 +35,7 @@ public struct ImageDecoder: Sendable {
     /// Reads the header of `data` without decoding pixels. A WebP whose headers declare more than
     /// ``DecodingOptions/maxSourcePixels`` is refused first (libvips would map that canvas).
     public func header(of data: Data) throws(OspreyError) -> ImageHeader {
-        let format = try Self.format(of: data)
+        let format = try Self.sniffedFormat(of: data)
         let options = self.options
         return try Self.withBytes(data) { (buffer) throws(OspreyError) -> ImageHeader in
             try Self.checkDeclaredSize(buffer, format: format, options: options)
@@ -53,7 +53,7 @@ public struct ImageDecoder: Sendable {
     /// shrinks this source (see ``DecodePlan``). `folded` says whether it did: then `image` is
     /// that step's output, else the full decode.
     func decode(_ data: Data, plan: DecodePlan?) throws(OspreyError) -> (image: Image, folded: Bool) {
-        let format = try Self.format(of: data)
+        let format = try Self.sniffedFormat(of: data)
         let options = self.options
         return try Self.withBytes(data) { (buffer) throws(OspreyError) -> (image: Image, folded: Bool) in
             try Self.checkDeclaredSize(buffer, format: format, options: options)
@@ -208,7 +208,9 @@ public struct ImageDecoder: Sendable {
         return try colour.apply { osprey_bandjoin_const1($0, opaque, &$1) }
     }
 
-    private static func format(of data: Data) throws(OspreyError) -> ImageFormat {
+    /// The format of `data` from its magic bytes, refused when empty, unknown, without a loader,
+    /// or (GIF) without its trailer.
+    static func sniffedFormat(of data: Data) throws(OspreyError) -> ImageFormat {
         guard !data.isEmpty else { throw .decoding(.emptyData) }
         guard let format = ImageFormat(sniffing: data) else {
             throw .decoding(.unsupportedFormat(leadingBytes: ImageFormat.leadingBytes(of: data)))
@@ -225,7 +227,7 @@ public struct ImageDecoder: Sendable {
 
     /// libvips' webpload maps the whole canvas a header declares while it reads the header (1 GiB
     /// of address space for a 16383 x 16383 lie), so a WebP's declared size is checked before.
-    private static func checkDeclaredSize(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions) throws(OspreyError) {
+    static func checkDeclaredSize(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions) throws(OspreyError) {
         guard format == .webp, let size = declaredWebPSize(buffer) else { return }
         try options.checkSourcePixels(width: size.width, height: size.height, frames: 1)
     }

@@ -35,7 +35,7 @@ public struct ProgressiveJPEG: Sendable, Hashable {
     /// than the body has (when its length is announced): a few previews, spread over the
     /// download. Each full-size preview still pays the fixed part of a decode (inverse DCT,
     /// upsampling, colour conversion): for a 4000 × 3000 photo its three previews cost 1.96× the
-    /// final decode (`Benchmarks/results/2026-11-28-progressive-previews.txt`). `false`: a
+    /// final decode (`Benchmarks/results/2026-11-28-previews-and-playback.txt`). `false`: a
     /// preview at every scan boundary that ``interval`` allows.
     public var limitsDecodeCost: Bool
 
