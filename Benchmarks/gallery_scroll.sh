@@ -16,7 +16,9 @@
 #
 # Environment: GALLERY_REPS (rounds of solid, osprey, decoded interleaved; default 2),
 # GALLERY_NAIVE (1: run naive once after them, ~5 min; 0: skip), GALLERY_SPEED (pixels per frame,
-# 60), GALLERY_ORIGIN_NICE (10), GALLERY_PLAIN (1: also osprey without spinner and fade, once).
+# 60), GALLERY_ORIGIN_NICE (10), GALLERY_PLAIN (1: also osprey without spinner and fade, once),
+# GALLERY_BASELINE (an earlier build of GalleryScrollBench: its osprey mode runs in every round too,
+# labelled osprey-base, for an A/B in the same conditions).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -32,6 +34,7 @@ NAIVE="${GALLERY_NAIVE:-1}"
 SPEED="${GALLERY_SPEED:-60}"
 ORIGIN_NICE="${GALLERY_ORIGIN_NICE:-10}"
 PLAIN="${GALLERY_PLAIN:-0}"
+BASELINE="${GALLERY_BASELINE:-}"
 WORK="$ROOT/Benchmarks/.work/gallery"
 IMAGES="$WORK/images"
 
@@ -75,10 +78,10 @@ done >"$run_dir/urls.txt"
 
 export GDK_BACKEND=x11 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1
 results="$run_dir/results.jsonl"
-run() {  # MODE [LABEL]
+run() {  # MODE [LABEL [BINARY]]
     local before after line
     before="$(cut -d' ' -f1 /proc/loadavg)"
-    line="$(xvfb-run -a -s "-screen 0 1280x1024x24 -nolisten tcp" "$BENCH" "$1" "$run_dir/urls.txt" "$SPEED" 2>>"$run_dir/bench.log" | grep '^{' | tail -1)"
+    line="$(xvfb-run -a -s "-screen 0 1280x1024x24 -nolisten tcp" "${3:-$BENCH}" "$1" "$run_dir/urls.txt" "$SPEED" 2>>"$run_dir/bench.log" | grep '^{' | tail -1 || true)"
     after="$(cut -d' ' -f1 /proc/loadavg)"
     [ -n "$line" ] || { echo "error: $1 printed no result (see below)" >&2; tail -20 "$run_dir/bench.log" >&2; exit 1; }
     line="${line%\}}, \"label\": \"${2:-$1}\", \"load_before\": $before, \"load_after\": $after}"
@@ -86,9 +89,10 @@ run() {  # MODE [LABEL]
 }
 for _ in $(seq 1 "$REPS"); do
     for mode in solid osprey decoded; do run "$mode"; done
+    if [ -n "$BASELINE" ]; then run osprey osprey-base "$BASELINE"; fi
 done
-[ "$PLAIN" = 1 ] && GALLERY_BENCH_PLAIN=1 run osprey osprey-plain
-[ "$NAIVE" = 1 ] && run naive
+if [ "$PLAIN" = 1 ]; then GALLERY_BENCH_PLAIN=1 run osprey osprey-plain; fi
+if [ "$NAIVE" = 1 ]; then run naive; fi
 
 python3 - "$results" <<'EOF'
 import json, statistics, sys
@@ -99,11 +103,13 @@ for r in rows:
           f"{r['main_cpu_ms'] / 1000:10.2f} {r['main_waiting_ms'] / 1000:14.2f} {r['total_ms'] / 1000:8.1f} "
           f"{r['load_before']:4.1f}-{r['load_after']:<4.1f}")
 def p99(label): return [r["p99_ms"] for r in rows if r["label"] == label]
-solid, osprey, decoded, naive = p99("solid"), p99("osprey"), p99("decoded"), p99("naive")
+solid, osprey, decoded, naive, base = p99("solid"), p99("osprey"), p99("decoded"), p99("naive"), p99("osprey-base")
 pairs = list(zip(osprey, solid))
 if pairs:
     ratios = [o / s for o, s in pairs]
     print(f"\nosprey / solid p99, per round: {' '.join(f'{x:.2f}x' for x in ratios)} (median {statistics.median(ratios):.2f}x; goal <= 1.25x)")
+if base and solid:
+    print(f"osprey-base / solid p99, per round: {' '.join(f'{b / s:.2f}x' for b, s in zip(base, solid))}")
 if decoded and solid:
     print(f"decoded / solid p99, per round: {' '.join(f'{d / s:.2f}x' for d, s in zip(decoded, solid))}")
 if naive and osprey:
