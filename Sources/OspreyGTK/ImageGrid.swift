@@ -112,15 +112,26 @@ public final class ImageGrid {
     }
 
     /// Items per row: the bound cells in the first bound row (the grid binds whole rows), else
-    /// the grid's width over the cell width.
+    /// the grid's width over the cell width. Counted once per grid width: counting reads the
+    /// bounds of every bound cell, and was the grid's largest cost on the main thread while
+    /// scrolling (about 7% of its time, Benchmarks/results/2026-11-28-gallery-scroll.txt).
     public var columns: Int {
+        let width = gtk_widget_get_width(gridView)
+        if let counted = countedColumns, counted.width == width { return counted.columns }
         let top = { (picture: OspreyPicture) in WidgetSnapshot.bounds(of: picture.widget, in: self.gridView)?.y }
         if let first = boundCells.keys.min(), let firstTop = boundCells[first].flatMap(top) {
-            let inRow = boundCells.values.filter { top($0) == firstTop }.count
-            if inRow > 0 { return inRow }
+            let tops = boundCells.values.map(top)
+            let inRow = tops.filter { $0 == firstTop }.count
+            if inRow > 0 {
+                // Kept only when a row follows: a last row may be short.
+                if tops.contains(where: { ($0 ?? firstTop) > firstTop }) { countedColumns = (width, inRow) }
+                return inRow
+            }
         }
-        return max(1, Int(gtk_widget_get_width(gridView)) / cellWidth)
+        return max(1, Int(width) / cellWidth)
     }
+    /// The columns counted from the bound cells, and the grid width they were counted at.
+    private var countedColumns: (width: Int32, columns: Int)?
 
     private func rowHeight(_ adjustment: UnsafeMutablePointer<GtkAdjustment>, columns: Int) -> Double {
         let rows = max(1, (urls.count + columns - 1) / columns)

@@ -1,7 +1,9 @@
 import CGtk
+import Osprey
 
 /// The few lines every GTK program using Osprey starts with: GTK initialised, the main actor on
-/// GLib's loop (``GLibMainActor/install()``), and the loop run until ``quit()``.
+/// GLib's loop (``GLibMainActor/install()``), pipelines that decode below the main thread's
+/// priority, and the loop run until ``quit()``.
 ///
 /// ```swift
 /// OspreyApplication.initialize()
@@ -14,8 +16,14 @@ import CGtk
 public enum OspreyApplication {
     private static var loop: OpaquePointer?
 
-    /// Initialises GTK (`gtk_init`) and installs ``GLibMainActor``. Call first, on the main thread.
-    public static func initialize() {
+    /// Initialises GTK (`gtk_init`), installs ``GLibMainActor`` and sets
+    /// `ImagePipeline.Configuration.defaultProcessingThreadNice` to `processingThreadNice`
+    /// (default 10; `nil` leaves it as it is): pipelines made afterwards, `ImagePipeline.shared`
+    /// included, decode and process on threads of their own at that nice value, below the main
+    /// thread's, so that decoding never delays a frame (measured in Benchmarks/results/
+    /// 2026-11-28-gallery-scroll.txt). Call first, on the main thread, before making pipelines.
+    public static func initialize(processingThreadNice: Int32? = 10) {
+        if let processingThreadNice { ImagePipeline.Configuration.defaultProcessingThreadNice = processingThreadNice }
         gtk_init()
         GLibMainActor.install()
     }

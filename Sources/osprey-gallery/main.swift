@@ -24,9 +24,9 @@ let cache =
             diskStorage: DiskStorage.Backend(
                 config: DiskStorage.Config(name: "gallery", directory: URL(fileURLWithPath: directory, isDirectory: true))))
     } ?? ImageCache.default
-let pipeline = ImagePipeline(cache: cache)
-
+// First: the pipeline made after it decodes on threads below the main thread's priority.
 OspreyApplication.initialize()
+let pipeline = ImagePipeline(cache: cache)
 let gallery = GalleryWindow(urls: urls, cell: cell, size: size, pipeline: pipeline, script: script)
 gallery.present()
 OspreyApplication.run()

@@ -20,6 +20,8 @@ let mode = arguments[1]
 let urls = try String(contentsOfFile: arguments[2], encoding: .utf8).split(separator: "\n").compactMap { URL(string: String($0)) }
 let speed = arguments.count > 3 ? Double(arguments[3]) ?? 60 : 60
 
+// First, as in every GTK program: pipelines made after it decode below the main thread's priority.
+OspreyApplication.initialize()
 let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-bench-\(UUID().uuidString)")
 let pipeline = ImagePipeline(cache: ImageCache(name: "bench", diskConfig: DiskStorage.Config(name: "bench", directory: cacheDirectory)))
 
@@ -29,7 +31,6 @@ if mode == "naive" {
     bodies = urls.map { (try? Data(contentsOf: $0)) ?? Data() }
 }
 
-OspreyApplication.initialize()
 if mode == "decoded" {
     // One texture per distinct file (the URLs differ by their query only), downsampled to the cell.
     var made: [String: Texture] = [:]

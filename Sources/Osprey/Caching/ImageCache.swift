@@ -173,7 +173,7 @@ public final class ImageCache: Sendable {
 
     /// The serializer's bytes of `image` written under `computedKey`; `done` gets the outcome on
     /// the calling thread (on the disk storage's queue when the write waited for a clean or trim).
-    private func storeOnDisk(
+    func storeOnDisk(
         _ image: Image, original: Data?, computedKey: String, processorIdentifier: String,
         options: CacheOptions, validator: CacheValidator?, done: @escaping @Sendable (Result<Void, OspreyError>) -> Void
     ) {

@@ -6,7 +6,7 @@ import Dispatch
     import Darwin
 #endif
 
-/// Runs a miss's stages on its processing queue, going on in place when the current thread is
+/// Runs a miss's stages on its processing queue (or the pipeline's own threads, ``ProcessingPlace``), going on in place when the current thread is
 /// already running that queue's work: the decode after the original's write, a processor after
 /// the decode, the cache write after the last processor. Only stages started through ``run(on:_:)``
 /// mark their thread. A stage several requests share (one decode for two sizes) runs its
@@ -23,21 +23,22 @@ enum ProcessingThread {
         return key
     }()
 
-    /// Runs `work` now when the calling thread is running work of `queue` (started here), else
-    /// on `queue`, asynchronously.
-    static func run(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        if isRunning(queue) { return work() }
-        queue.async {
+    /// Runs `work` now when the calling thread is running work of `place` (started here), else
+    /// there, asynchronously.
+    static func run(on place: ProcessingPlace, _ work: @escaping @Sendable () -> Void) {
+        let identity = place.identity
+        if isRunning(identity) { return work() }
+        place.async {
             let previous: UnsafeMutableRawPointer? = pthread_getspecific(key)
-            pthread_setspecific(key, Unmanaged.passUnretained(queue).toOpaque())
+            pthread_setspecific(key, UnsafeRawPointer(bitPattern: identity))
             work()
             pthread_setspecific(key, previous)
         }
     }
 
-    /// Whether the calling thread is running work of `queue` started by ``run(on:_:)``.
-    private static func isRunning(_ queue: DispatchQueue) -> Bool {
+    /// Whether the calling thread is running work of the place `identity` started by ``run(on:_:)``.
+    private static func isRunning(_ identity: UInt) -> Bool {
         let current: UnsafeMutableRawPointer? = pthread_getspecific(key)
-        return current == Unmanaged.passUnretained(queue).toOpaque()
+        return UInt(bitPattern: current) == identity
     }
 }

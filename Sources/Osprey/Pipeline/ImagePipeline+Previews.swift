@@ -63,7 +63,7 @@ extension ImagePipeline {
         else { return nil }
         let processors = Self.stages(of: options.processor)
         let plan = DecodePlan(processors: processors, decoding: options.decodingOptions)
-        let queue = options.processingQueue ?? configuration.processingQueue
+        let queue = options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
         return previews.attach(
             fetchKey,
             make: {

@@ -139,13 +139,13 @@ extension ImagePipeline {
         _ processor: any ImageProcessing, _ context: StageContext,
         to job: ProcessJob
     ) -> @Sendable (Result<ProcessedImage, OspreyError>) -> Void {
-        let queue = processingQueue(context)
+        let place = processingPlace(context)
         let logger = configuration.logger, key = context.key
         return { input in
             switch input {
             case .failure(let error): job.finish(.failure(error))
             case .success(let input):
-                ProcessingThread.run(on: queue) {
+                ProcessingThread.run(on: place) {
                     logger.debug("process", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(processor.identifier)"])
                     job.finish(Result { () throws(OspreyError) in ProcessedImage(image: try processor.process(input.image), decoded: input.decoded) })
                 }
@@ -213,7 +213,7 @@ extension ImagePipeline {
             // The write runs on the processing queue, where the decode the job's completion
             // starts then runs in place: one hand-off from the download's thread.
             let fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
-            ProcessingThread.run(on: self.processingQueue(context)) {
+            ProcessingThread.run(on: self.processingPlace(context)) {
                 context.originalCache.storeToDisk(download.data, forKey: context.key, validator: download.response.validator) { _ in
                     job.finish(.success(fetched))
                 }
@@ -276,12 +276,12 @@ extension ImagePipeline {
                     return ProcessedImage(image: image, decoded: DecodeInfo(width: image.width, height: image.height, shrunkOnLoad: folded))
                 })
         }
-        ProcessingThread.run(on: processingQueue(context), decode)
+        ProcessingThread.run(on: processingPlace(context), decode)
     }
 
     /// Where `context`'s decoding, processing and cache writes run: the options' queue, else the pipeline's.
-    func processingQueue(_ context: StageContext) -> DispatchQueue {
-        context.options.processingQueue ?? configuration.processingQueue
+    func processingPlace(_ context: StageContext) -> ProcessingPlace {
+        context.options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 
     /// Downloads a network source or reads a provider (for revalidation).

@@ -25,14 +25,26 @@ extension ImagePipeline {
             guard plan.needsStore else { return job.finish(.success(delivered)) }
             // The encode and the writes run on the processing queue (in place after a decode or a
             // processor), and go on if every request leaves meanwhile: the entries are complete either way.
-            return ProcessingThread.run(on: processingQueue(context)) {
+            return ProcessingThread.run(on: processingPlace(context)) {
                 cache.store(
                     image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
                     options: context.options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
                 ) { _ in job.finish(.success(delivered)) }
             }
         }
-        if plan.needsStore && plan.toDisk {
+        if plan.needsStore && plan.toDisk, case .threads = processingPlace(context) {
+            // The pipeline's own threads (``Configuration/processingThreadNice``): the encode and
+            // the write wait there, behind the decodes queued before them and below a UI's priority,
+            // instead of running as a task at the process's priority. The memory entry is there first.
+            let computed = context.request.computedKey, options = context.options.cacheOptions
+            _ = cache.storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
+            processingPlace(context).async {
+                cache.storeOnDisk(
+                    image, original: plan.original, computedKey: computed, processorIdentifier: plan.identifier, options: options,
+                    validator: plan.validator
+                ) { _ in }
+            }
+        } else if plan.needsStore && plan.toDisk {
             cache.store(
                 image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
                 toDisk: true, validator: plan.validator, completion: nil)

@@ -40,6 +40,25 @@ public final class ImagePipeline: Sendable {
         /// A stage that follows another on this queue runs in place, on the same thread. Default: a
         /// concurrent queue of the pipeline's own, off the Swift concurrency pool (libvips work is CPU-bound).
         public var processingQueue: DispatchQueue
+        /// When set, the pipeline decodes and processes on threads of its own (one per core)
+        /// instead of ``processingQueue``, each lowered when it starts to this nice value (0-19,
+        /// higher is lower priority; `setpriority` on Linux, where libdispatch's quality of
+        /// service does not change a thread's priority). Then, on a busy machine, a UI's main
+        /// thread gets the cores before the decodes: what keeps a scrolling GTK grid smooth.
+        /// Threads libvips starts from them inherit the value. Downloads (async-http-client's
+        /// event loop), cache reads and a request's own ``OspreyOptions/processingQueue`` are not affected.
+        /// Default ``defaultProcessingThreadNice``: `nil` (no threads of its own) unless a program
+        /// set it, as `OspreyApplication.initialize()` of OspreyGTK does (10).
+        public var processingThreadNice: Int32?
+
+        /// The ``processingThreadNice`` of configurations made after it is set. Default `nil`; a
+        /// GTK program's `OspreyApplication.initialize()` sets 10 before its pipelines are made
+        /// (``ImagePipeline/shared`` too, when first used after it).
+        public static var defaultProcessingThreadNice: Int32? {
+            get { defaultNice.withLock { $0 } }
+            set { defaultNice.withLock { $0 = newValue } }
+        }
+        private static let defaultNice = Mutex<Int32?>(nil)
         /// Decodes downloaded and cached-original bytes. Default ``ImageDecoder`` (libvips).
         public var decoder: any ImageDecoding
         /// Receives a miss's stages: `trace` for the memory miss and the disk lookup, `debug` for
@@ -59,8 +78,10 @@ public final class ImagePipeline: Sendable {
             cache: ImageCache = .default, downloader: ImageDownloader = .default,
             defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
             processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
-            decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger
+            decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger,
+            processingThreadNice: Int32? = Configuration.defaultProcessingThreadNice
         ) {
+            self.processingThreadNice = processingThreadNice
             self.decoder = decoder
             self.logger = logger
             self.cache = cache
@@ -91,11 +112,20 @@ public final class ImagePipeline: Sendable {
     let previews = PreviewRegistry()
     /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
     @usableFromInline let defaultOptionsBox: SharedOptions
+    /// Where stages run when the options name no queue: the pipeline's own threads with
+    /// ``Configuration/processingThreadNice``, else ``Configuration/processingQueue``.
+    let defaultPlace: ProcessingPlace
 
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         defaultOptionsBox = SharedOptions(configuration.defaultOptions)
+        if let nice = configuration.processingThreadNice {
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            defaultPlace = .threads(ProcessingThreads(count: cores, nice: nice, name: "osprey.pipeline.processing"))
+        } else {
+            defaultPlace = .queue(configuration.processingQueue)
+        }
     }
 
     /// A pipeline with a cache and a downloader, other settings default.

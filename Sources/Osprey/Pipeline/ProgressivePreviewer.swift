@@ -54,14 +54,14 @@ final class ProgressivePreviewer: Sendable {
     private let limitsDecodeCost: Bool
     private let decoder: any ImageDecoding
     private let decoding: DecodingOptions
-    private let queue: DispatchQueue
+    private let queue: ProcessingPlace
     private let logger: Logger
     private let key: String
     private static let clock = ContinuousClock()
     /// The EOI marker that closes a prefix.
     private static let endOfImage = Data([0xFF, 0xD9])
 
-    init(settings: ProgressiveJPEG, decoder: any ImageDecoding, decoding: DecodingOptions, queue: DispatchQueue, logger: Logger, key: String) {
+    init(settings: ProgressiveJPEG, decoder: any ImageDecoding, decoding: DecodingOptions, queue: ProcessingPlace, logger: Logger, key: String) {
         interval = .milliseconds(Int64((max(0, settings.interval) * 1000).rounded()))
         limitsDecodeCost = settings.limitsDecodeCost
         self.decoder = decoder
