@@ -70,7 +70,8 @@ struct ProcessingThreadNiceTests {
             let steps = trace.steps
             #expect(steps.count == 8, "a decode and a processor per image: \(steps)")
             #expect(steps.allSatisfy { $0.nice == nice }, "every step at nice \(nice): \(steps)")
-            #expect(steps.allSatisfy { $0.thread == "osprey.pipeline.processing" }, "\(steps)")
+            // The nice value, not the thread name, tells the pool's threads apart: a name longer than
+            // Linux's 15 characters is not applied to the kernel thread, which keeps its creator's.
             #expect(Self.currentNice() == before, "the calling thread keeps its priority")
         #endif
     }
