@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +23,7 @@ final class ProcessingThreads: Sendable {
     /// The jobs waiting and the wake-ups, shared with the threads (which outlive no one: they end
     /// when the pool is released and its queue drained).
     private final class Queue: Sendable {
-        let jobs = Mutex<[@Sendable () -> Void]>([])
+        let jobs = Locked<[@Sendable () -> Void]>([])
         let wakeUps = DispatchSemaphore(value: 0)
 
         /// The next job, waiting for one; `nil` once stopped and drained.
