@@ -22,6 +22,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+source scripts/origin.sh
 source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
 if ! command -v vips >/dev/null 2>&1; then
     sudo_cmd=""
@@ -62,15 +63,7 @@ run_dir="$(mktemp -d)"
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$run_dir"; }
 trap cleanup EXIT
-nice -n "$ORIGIN_NICE" python3 -m http.server 0 --bind 127.0.0.1 --directory "$IMAGES" >"$run_dir/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port="$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$run_dir/server.log" | head -1)"
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "error: the loopback origin did not start" >&2; exit 1; }
+start_origin "$IMAGES" "$run_dir/server.log" "$ORIGIN_NICE"
 for i in $(seq 0 999); do
     if [ $((i % 10)) -eq 0 ]; then name="L$(((i / 10) % 60)).jpg"; else name="s$((i % 20)).jpg"; fi
     printf 'http://127.0.0.1:%s/%s?item=%d\n' "$port" "$name" "$i"

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+source scripts/origin.sh
 shot="${1:-docs/images/gallery.png}"
 count="${2:-60}"
 command -v vips >/dev/null 2>&1 || { echo "error: the vips CLI is needed (apt install libvips-tools)" >&2; exit 1; }
@@ -27,15 +28,7 @@ for i in $(seq 0 $((count - 1))); do
     vips bandjoin "$work/b0.v $work/b1.v $work/b2.v" "$work/images/$(printf '%03d' "$i").jpg[Q=85]"
 done
 
-python3 -m http.server 0 --bind 127.0.0.1 --directory "$work/images" >"$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port="$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$work/server.log" | head -1)"
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "error: the loopback origin did not start" >&2; exit 1; }
+start_origin "$work/images" "$work/server.log"
 for i in $(seq 0 $((count - 1))); do printf 'http://127.0.0.1:%s/%03d.jpg\n' "$port" "$i"; done >"$work/urls.txt"
 
 swift build --product osprey-gallery >&2
