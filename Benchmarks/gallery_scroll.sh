@@ -16,7 +16,8 @@
 #
 # Environment: GALLERY_REPS (rounds of solid, osprey, decoded interleaved; default 2),
 # GALLERY_NAIVE (1: run naive once after them, ~5 min; 0: skip), GALLERY_SPEED (pixels per frame,
-# 60), GALLERY_ORIGIN_NICE (10), GALLERY_PLAIN (1: also osprey without spinner and fade, once),
+# 60), GALLERY_ORIGIN_NICE (10), GALLERY_PLAIN (1: also osprey without spinner and fade, once; all: also
+# with the fade only and with the spinner only),
 # GALLERY_BASELINE (an earlier build of GalleryScrollBench: its osprey mode runs in every round too,
 # labelled osprey-base, for an A/B in the same conditions).
 set -euo pipefail
@@ -84,7 +85,10 @@ for _ in $(seq 1 "$REPS"); do
     for mode in solid osprey decoded; do run "$mode"; done
     if [ -n "$BASELINE" ]; then run osprey osprey-base "$BASELINE"; fi
 done
-if [ "$PLAIN" = 1 ]; then GALLERY_BENCH_PLAIN=1 run osprey osprey-plain; fi
+case "$PLAIN" in
+    1) GALLERY_BENCH_PLAIN=1 run osprey osprey-plain ;;
+    all) for v in 1 fade spinner; do GALLERY_BENCH_PLAIN=$v run osprey "osprey-$([ $v = 1 ] && echo plain || echo $v)"; done ;;
+esac
 if [ "$NAIVE" = 1 ]; then run naive; fi
 
 python3 - "$results" <<'EOF'

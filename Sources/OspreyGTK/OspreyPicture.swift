@@ -2,7 +2,7 @@ import CGtk
 import Osprey
 
 /// A GTK widget that shows images loaded by Osprey: a `GtkPicture` (default) or a `GtkImage`,
-/// with a `GtkSpinner` overlaid while loading. Use it like any ``Osprey/MainActorImageTarget``:
+/// with a spinner overlaid while loading. Use it like any ``Osprey/MainActorImageTarget``:
 ///
 /// ```swift
 /// let picture = OspreyPicture()
@@ -40,7 +40,7 @@ public final class OspreyPicture: MainActorImageTarget {
     public private(set) var texture: Texture?
     /// Whether the GTK widget still exists (it was not finalised).
     public private(set) var isAlive = true
-    private var spinnerWidget: UnsafeMutablePointer<GtkWidget>?
+    private var loadingSpinner: LoadingSpinner?
     /// How animated images play (applies to images shown after it is set). Default
     /// ``AnimationSettings/init(autoplay:loopCount:maxBufferedFrames:maxBufferBytes:)``'s defaults:
     /// autoplay, the image's loop count, 8 frames or 16 MiB buffered.
@@ -165,31 +165,27 @@ public final class OspreyPicture: MainActorImageTarget {
 
     // MARK: - Indicator
 
-    /// An indicator setting for ``Osprey/MainActorTargetSettings/indicator``: a `GtkSpinner` over
+    /// An indicator setting for ``Osprey/MainActorTargetSettings/indicator``: a spinner over
     /// the picture (pictures made by ``init(kind:)`` only; others show none).
     public static let spinner: @MainActor @Sendable (OspreyPicture) -> (any MainActorImageIndicator)? = { $0.spinnerIndicator() }
 
     private func spinnerIndicator() -> (any MainActorImageIndicator)? {
         guard isAlive, widget != picture else { return nil }
-        if spinnerWidget == nil {
-            let spinner = gtk_spinner_new()!
-            gtk_widget_set_halign(spinner, GTK_ALIGN_CENTER)
-            gtk_widget_set_valign(spinner, GTK_ALIGN_CENTER)
-            gtk_widget_set_visible(spinner, 0)
-            gtk_overlay_add_overlay(OpaquePointer(widget), spinner)
-            spinnerWidget = spinner
+        if loadingSpinner == nil {
+            let made = LoadingSpinner()
+            gtk_overlay_add_overlay(OpaquePointer(widget), made.widget)
+            loadingSpinner = made
         }
         return SpinnerIndicator(picture: self)
     }
 
     fileprivate func setSpinning(_ on: Bool) {
-        guard isAlive, let spinnerWidget else { return }
-        gtk_widget_set_visible(spinnerWidget, on ? 1 : 0)
-        if on { gtk_spinner_start(OpaquePointer(spinnerWidget)) } else { gtk_spinner_stop(OpaquePointer(spinnerWidget)) }
+        guard isAlive, let loadingSpinner else { return }
+        loadingSpinner.set(spinning: on)
     }
 }
 
-/// The `GtkSpinner` of one ``OspreyPicture``, shown while its request runs.
+/// The spinner (`LoadingSpinner`) of one ``OspreyPicture``, shown while its request runs.
 @MainActor
 final class SpinnerIndicator: MainActorImageIndicator {
     private weak var picture: OspreyPicture?

@@ -62,6 +62,27 @@ struct GTKTargetTests {
         }
     }
 
+    @Test("the spinner is drawn over the placeholder while a load runs, and gone once it is cancelled")
+    func spinnerDrawn() async throws {
+        try await withOrigin { origin, pipeline in
+            let picture = OspreyPicture()
+            gtk_widget_set_size_request(picture.widget, 80, 60)
+            let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            let red = try Image(rgba: (0..<(8 * 6)).flatMap { _ -> [UInt8] in [220, 20, 20, 255] }, width: 8, height: 6)
+            let settings = MainActorTargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
+            picture.osprey.setImage(with: .url(origin.url("/slow/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
+            await GTKHarness.pumpFrames(3, of: window)
+            // The spinner's ring (radius 10, centred) crosses the placeholder's red; its middle does not.
+            let ring = GTKHarness.pixel(of: window, x: 50, y: 30)
+            #expect(ring != nil && !GTKHarness.close(ring, (220, 20, 20), tolerance: 8), "ring pixel \(String(describing: ring))")
+            #expect(GTKHarness.close(GTKHarness.pixel(of: window, x: 40, y: 30), (220, 20, 20)))
+            picture.osprey.cancelDownloadTask()
+            await GTKHarness.pumpFrames(2, of: window)
+            #expect(GTKHarness.close(GTKHarness.pixel(of: window, x: 50, y: 30), (220, 20, 20)))
+        }
+    }
+
     @Test("a released widget's load is cancelled")
     func releasedWidgetCancels() async throws {
         try await withOrigin { origin, pipeline in

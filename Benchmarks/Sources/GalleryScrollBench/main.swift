@@ -47,12 +47,17 @@ if mode == "decoded" {
 let scroller: UnsafeMutablePointer<GtkWidget>
 var grid: ImageGrid?
 if mode == "osprey" {
-    // GALLERY_BENCH_PLAIN=1: no spinner and no fade, to tell their cost from the loading's.
-    let plain = ProcessInfo.processInfo.environment["GALLERY_BENCH_PLAIN"] == "1"
-    let made =
-        plain
-        ? ImageGrid(urls: urls, pipeline: pipeline, settings: MainActorTargetSettings())
-        : ImageGrid(urls: urls, pipeline: pipeline)
+    // GALLERY_BENCH_PLAIN=1: no spinner and no fade, to tell their cost from the loading's;
+    // `fade` or `spinner`: only that one.
+    let plain = ProcessInfo.processInfo.environment["GALLERY_BENCH_PLAIN"] ?? ""
+    let settings: MainActorTargetSettings<OspreyPicture>? =
+        switch plain {
+        case "1": MainActorTargetSettings()
+        case "fade": MainActorTargetSettings(transition: .fade())
+        case "spinner": MainActorTargetSettings(indicator: OspreyPicture.spinner)
+        default: nil
+        }
+    let made = settings.map { ImageGrid(urls: urls, pipeline: pipeline, settings: $0) } ?? ImageGrid(urls: urls, pipeline: pipeline)
     grid = made
     scroller = made.widget
 } else {

@@ -96,9 +96,9 @@ extension ImageDownloader {
             }
         }
         job.setStep(.network(self, job))
-        if direct == nil {
-            job.observePriority { [self] _ in reprioritise(job) }
-            // A caller may have joined or changed its priority before the observer was set.
+        // A caller may have joined or changed its priority before the observer was set: the
+        // priority the observer starts from says (one more lock only then).
+        if direct == nil, job.observePriority({ [self] _ in reprioritise(job) }) != priority {
             reprioritise(job)
         }
         if let direct { launch(direct) }
