@@ -10,25 +10,6 @@ import Testing
 struct UploadTests {
     static var location: Regex<(Substring, Substring, Substring)> { #/^/image/([0-9a-f]{32})/(.+)$/# }
 
-    /// hopper.jpg with its frame header patched to declare `width` x `height`: a bomb in a few KB.
-    static func jpegBomb(width: UInt16, height: UInt16) throws -> Data {
-        var bytes = [UInt8](try TestImages.shared("hopper.jpg"))
-        var index = 2
-        while index + 9 < bytes.count, bytes[index] == 0xFF {
-            let marker = bytes[index + 1]
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            if (0xC0...0xC2).contains(marker) {
-                bytes[index + 5] = UInt8(height >> 8)
-                bytes[index + 6] = UInt8(height & 0xFF)
-                bytes[index + 7] = UInt8(width >> 8)
-                bytes[index + 8] = UInt8(width & 0xFF)
-                return Data(bytes)
-            }
-            index += 2 + length
-        }
-        throw OriginError(message: "no SOF marker in hopper.jpg")
-    }
-
     /// The names in `directory` (hidden temporary files included).
     static func listing(_ directory: TemporaryDirectory) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.url.path)) ?? []).sorted()
@@ -134,7 +115,7 @@ struct UploadTests {
             $0.maxSourceBytes = 200_000
         }
         defer { Task { await server.stop() } }
-        let bomb = try Self.jpegBomb(width: 60000, height: 60000)
+        let bomb = try ImageBombs.jpeg(width: 60000, height: 60000)
         let cases: [(String, Data, Int)] = [
             ("bomb", bomb, 412), ("text", Data("just some text, not an image\n".utf8), 415), ("empty", Data(), 415),
             ("truncated", TestImages.photo.prefix(TestImages.photo.count / 3), 415),

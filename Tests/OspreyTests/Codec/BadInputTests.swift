@@ -30,27 +30,6 @@ struct BadInputTests {
         return Data(bytes)
     }
 
-    /// hopper.jpg with its frame header (SOF0) patched to declare `width` x `height`.
-    static func jpegBomb(width: UInt16, height: UInt16) throws -> Data {
-        var bytes = [UInt8](try TestData.data("hopper.jpg"))
-        var index = 2
-        while index + 9 < bytes.count {
-            guard bytes[index] == 0xFF else { break }
-            let marker = bytes[index + 1]
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            if (0xC0...0xC2).contains(marker) {
-                bytes[index + 5] = UInt8(height >> 8)
-                bytes[index + 6] = UInt8(height & 0xFF)
-                bytes[index + 7] = UInt8(width >> 8)
-                bytes[index + 8] = UInt8(width & 0xFF)
-                return Data(bytes)
-            }
-            index += 2 + length
-        }
-        Issue.record("no SOF marker in hopper.jpg")
-        return Data(bytes)
-    }
-
     @Test("a tiny file declaring 100k x 100k pixels is refused from its header")
     func tiffBombIsRefused() throws {
         let bomb = Self.tiffBomb(width: 100_000, height: 100_000)
@@ -67,7 +46,7 @@ struct BadInputTests {
 
     @Test("a JPEG whose header declares 65000 x 65000 is refused")
     func jpegBombIsRefused() throws {
-        let bomb = try Self.jpegBomb(width: 65000, height: 65000)
+        let bomb = try ImageBombs.jpeg(width: 65000, height: 65000)
         #expect(throws: OspreyError.decoding(.tooLarge(width: 65000, height: 65000, frames: 1, limitPixels: 50_000_000))) {
             try Image(data: bomb)
         }

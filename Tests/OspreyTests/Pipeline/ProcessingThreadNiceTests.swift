@@ -22,30 +22,13 @@ struct ProcessingThreadNiceTests {
     }
 
     /// The nice value and name of the thread each step ran on.
-    final class Trace: Sendable {
+    final class Trace: StepRecorder {
         private let recorded = Mutex<[(step: String, nice: Int32, thread: String)]>([])
         func record(_ step: String) {
             let entry = (step, ProcessingThreadNiceTests.currentNice(), Thread.current.name ?? "")
             recorded.withLock { $0.append(entry) }
         }
         var steps: [(step: String, nice: Int32, thread: String)] { recorded.withLock { $0 } }
-    }
-
-    struct RecordingDecoder: ImageDecoding {
-        let trace: Trace
-        func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image {
-            trace.record("decode")
-            return try ImageDecoder().decode(data, options: options)
-        }
-    }
-
-    struct RecordingProcessor: ImageProcessing {
-        let trace: Trace
-        var identifier: String { "record-nice" }
-        func process(_ image: Image) throws(OspreyError) -> Image {
-            trace.record("process")
-            return image
-        }
     }
 
     @Test("decodes and processors run on the pipeline's threads at its nice value; the caller's thread is not lowered")

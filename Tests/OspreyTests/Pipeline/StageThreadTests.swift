@@ -14,7 +14,7 @@ import Testing
 @Suite("Pipeline stages on the processing queue", .timeLimit(.minutes(2)))
 struct StageThreadTests {
     /// Each step's name, thread, and whether it ran on the test's processing queue.
-    final class Trace: Sendable {
+    final class Trace: StepRecorder {
         struct Step: Sendable {
             var name: String
             var thread: UInt
@@ -33,24 +33,6 @@ struct StageThreadTests {
         }
 
         var steps: [Step] { recorded.withLock { $0 } }
-    }
-
-    struct RecordingDecoder: ImageDecoding {
-        let trace: Trace
-        func decode(_ data: Data, options: DecodingOptions) throws(OspreyError) -> Image {
-            trace.record("decode")
-            return try ImageDecoder().decode(data, options: options)
-        }
-    }
-
-    struct RecordingProcessor: ImageProcessing {
-        let name: String
-        let trace: Trace
-        var identifier: String { "record-\(name)" }
-        func process(_ image: Image) throws(OspreyError) -> Image {
-            trace.record(name)
-            return image
-        }
     }
 
     struct RecordingSerializer: CacheSerializer {
