@@ -45,14 +45,24 @@ struct GTKTargetTests {
         }
     }
 
+    /// An 80×60 ``OspreyPicture`` alone in a window of its size.
+    static func pictureInWindow() async -> (OspreyPicture, UnsafeMutablePointer<GtkWidget>) {
+        let picture = OspreyPicture()
+        gtk_widget_set_size_request(picture.widget, 80, 60)
+        return (picture, await GTKHarness.window(picture.widget, width: 80, height: 60))
+    }
+
+    /// An 8×6 image of one red, (220, 20, 20).
+    static func red() throws -> Image {
+        try Image(rgba: (0..<(8 * 6)).flatMap { _ -> [UInt8] in [220, 20, 20, 255] }, width: 8, height: 6)
+    }
+
     @Test("a failed load shows the failure image; the spinner shows while loading")
     func failureImage() async throws {
         try await withOrigin { origin, pipeline in
-            let picture = OspreyPicture()
-            gtk_widget_set_size_request(picture.widget, 80, 60)
-            let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
+            let (picture, window) = await Self.pictureInWindow()
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
-            let red = try Image(rgba: (0..<(8 * 6)).flatMap { _ -> [UInt8] in [220, 20, 20, 255] }, width: 8, height: 6)
+            let red = try Self.red()
             let settings = MainActorTargetSettings<OspreyPicture>(failureImage: red, indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/missing.png")), settings: settings, pipeline: pipeline)
             #expect(picture.osprey.isLoading)
@@ -65,11 +75,9 @@ struct GTKTargetTests {
     @Test("the spinner is drawn over the placeholder while a load runs, and gone once it is cancelled")
     func spinnerDrawn() async throws {
         try await withOrigin { origin, pipeline in
-            let picture = OspreyPicture()
-            gtk_widget_set_size_request(picture.widget, 80, 60)
-            let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
+            let (picture, window) = await Self.pictureInWindow()
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
-            let red = try Image(rgba: (0..<(8 * 6)).flatMap { _ -> [UInt8] in [220, 20, 20, 255] }, width: 8, height: 6)
+            let red = try Self.red()
             let settings = MainActorTargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/slow/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
             // The request reached the origin: no connection is still being made when the origin stops.
