@@ -50,13 +50,21 @@ public final class AnimationFrameBuffer: Sendable {
     }
 
     /// A buffer that decodes the frames of `decoder` as its window reaches them, holding at most
-    /// `capacity` frames (at least 1).
-    public init(decoder: AnimationFrameDecoder, capacity: Int) {
+    /// `capacity` frames (at least 1). `first` (default `nil`), the texture of frame 0 made
+    /// already (the one on screen), is buffered as it is instead of being decoded again.
+    public init(decoder: AnimationFrameDecoder, capacity: Int, first: Texture? = nil) {
         image = nil
         self.decoder = decoder
         (frameCount, frameDelays, loopCount) = (decoder.frameCount, decoder.frameDelays, decoder.loopCount)
         (width, height) = (decoder.width, decoder.height)
         self.capacity = max(1, min(capacity, decoder.frameCount))
+        if let first {
+            state.withLock { state in
+                state.frames[0] = first
+                state.window = [0]
+                state.peak = 1
+            }
+        }
     }
 
     /// Makes the texture of frame `index` now, on the calling thread (off the main thread: it may

@@ -47,10 +47,11 @@ public final class AnimationPlayer {
         self.init(buffer: AnimationFrameBuffer(image: image, capacity: capacity), picture: picture, settings: settings)
     }
 
-    /// Plays the frames of `decoder`, each decoded when the buffer's window reaches it.
-    convenience init(decoder: AnimationFrameDecoder, picture: OspreyPicture, settings: AnimationSettings) {
+    /// Plays the frames of `decoder`, each decoded when the buffer's window reaches it; `first`
+    /// is frame 0's texture, on screen already (buffered, not decoded again).
+    convenience init(decoder: AnimationFrameDecoder, first: Texture?, picture: OspreyPicture, settings: AnimationSettings) {
         let capacity = settings.bufferCapacity(frameCount: decoder.frameCount, width: decoder.width, height: decoder.height)
-        self.init(buffer: AnimationFrameBuffer(decoder: decoder, capacity: capacity), picture: picture, settings: settings)
+        self.init(buffer: AnimationFrameBuffer(decoder: decoder, capacity: capacity, first: first), picture: picture, settings: settings)
     }
 
     private init(buffer: AnimationFrameBuffer, picture: OspreyPicture, settings: AnimationSettings) {

@@ -134,6 +134,22 @@ public final class OspreyPicture: MainActorImageTarget {
         Texture(image: image)
     }
 
+    /// The first frame and the frame decoder of an animation loaded on demand
+    /// (``Osprey/ImageResult/frameDecoder``, see ``ospreyDecodesFramesOnDemand``), else
+    /// ``makeContent(_:)`` of the image.
+    public nonisolated static func makeContent(for result: ImageResult) -> Texture? {
+        guard let decoder = result.frameDecoder else { return makeContent(result.image) }
+        return Texture(firstFrame: result.image, of: decoder)
+    }
+
+    /// `true`: `setImage` asks for an animated GIF or WebP as its first frame and a frame decoder
+    /// (``Osprey/OspreyOptions/animationFramesOnDemand``), and the picture plays it with each frame
+    /// decoded as playback reaches it, so the decoded pixels held stay within
+    /// ``animationSettings``' buffer whatever the frame count. The frames are full size (GTK fits
+    /// them to the widget). Pass `.animationFramesOnDemand(false)` in the options to decode every
+    /// frame at once; a memory-cache hit of an animation decoded whole plays from its frames.
+    public nonisolated static var ospreyDecodesFramesOnDemand: Bool { true }
+
     /// Shows `content` (`nil` clears), at full opacity. The first frame of an animated image
     /// (``Texture/animation``, or ``Texture/frameDecoder`` for frames decoded on demand) starts an
     /// ``AnimationPlayer`` with ``animationSettings``; anything else stops the one playing.
@@ -144,7 +160,7 @@ public final class OspreyPicture: MainActorImageTarget {
         setPaintable(content)
         animation?.stop()
         if let decoder = content?.frameDecoder, decoder.frameCount > 1 {
-            animation = AnimationPlayer(decoder: decoder, picture: self, settings: animationSettings)
+            animation = AnimationPlayer(decoder: decoder, first: content, picture: self, settings: animationSettings)
         } else {
             animation = content?.animation.map { AnimationPlayer(image: $0, picture: self, settings: animationSettings) }
         }

@@ -38,6 +38,14 @@ public final class Texture: @unchecked Sendable {
         self.init(image: first, frame: 0, frameDecoder: decoder)
     }
 
+    /// `first`, the first frame of `decoder`'s animation already decoded (as a pipeline's
+    /// ``Osprey/ImageResult/image`` with ``Osprey/ImageResult/frameDecoder``), keeping the decoder in
+    /// ``frameDecoder`` as ``init(decoding:)`` does, without decoding it again. `nil` when its
+    /// pixels cannot be wrapped.
+    public convenience init?(firstFrame first: Image, of decoder: AnimationFrameDecoder) {
+        self.init(image: first, frame: 0, frameDecoder: decoder)
+    }
+
     private init?(image: Image, frame: Int, frameDecoder: AnimationFrameDecoder?) {
         if let buffer = image.pixelBuffer(frame: frame) {
             let owner = Unmanaged.passRetained(buffer.owner).toOpaque()

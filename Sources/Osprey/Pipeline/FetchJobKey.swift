@@ -74,4 +74,8 @@ struct DeliverJobKey: Hashable, Sendable {
     var storage: CacheStorage
     var cacheWrites: CacheWrites
     var originalStorage: OriginalStorage
+    /// The request takes an animation as its first frame and a frame decoder
+    /// (``ImagePipeline/decodesFramesOnDemand(_:)``): such requests never share a result with those
+    /// that want every frame decoded.
+    var framesOnDemand: Bool
 }

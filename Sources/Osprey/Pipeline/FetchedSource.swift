@@ -37,4 +37,6 @@ struct DeliveredImage: Sendable {
     var data: Data?
     var cacheType: CacheType
     var decoded: DecodeInfo?
+    /// The animation's decoder when `image` is its first frame alone (``OspreyOptions/animationFramesOnDemand``).
+    var frames: AnimationFrameDecoder?
 }

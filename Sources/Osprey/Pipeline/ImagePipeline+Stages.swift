@@ -28,7 +28,8 @@ extension ImagePipeline {
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
             originalCache: ObjectIdentifier(request.originalCache), storage: options.storage,
-            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage)
+            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage,
+            framesOnDemand: Self.decodesFramesOnDemand(options))
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context)
         }
@@ -62,8 +63,20 @@ extension ImagePipeline {
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
     }
 
-    /// Runs the processors over the fetched original (sharing every prefix), then stores.
+    /// Runs the processors over the fetched original (sharing every prefix), then stores; or, for
+    /// an animation asked for with ``OspreyOptions/animationFramesOnDemand``, delivers its first
+    /// frame and its frame decoder (``deliverFramesOnDemand(_:fetched:for:_:)``).
     private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
+        if fetched.image == nil, let data = fetched.data, Self.decodesFramesOnDemand(context.options),
+            ImageFormat(sniffing: data)?.supportsAnimation == true
+        {
+            return deliverFramesOnDemand(data, fetched: fetched, for: job, context)
+        }
+        processWhole(fetched, for: job, context)
+    }
+
+    /// ``process(_:for:_:)`` with every frame decoded.
+    func processWhole(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let processors = Self.stages(of: context.options.processor)
         guard !processors.isEmpty else {
             return original(fetched, context) { result in

@@ -30,8 +30,13 @@ public struct ImageResult: Sendable {
     /// Whether this is a progressive preview delivered before the final image (``preview`` is
     /// set): never cached, always ``CacheType/none``.
     public var isPreview: Bool { preview != nil }
+    /// For an animation delivered with ``OspreyOptions/animationFramesOnDemand``: the decoder of
+    /// its frames over the kept bytes, ``image`` being its first frame alone (full size, not
+    /// cached). `nil` (the default) when ``image`` holds every frame, or is a still image.
+    public var frameDecoder: AnimationFrameDecoder?
 
-    /// A result; `data` defaults to `nil`, `isRefresh` to `false`, ``preview`` to `nil`.
+    /// A result; `data` defaults to `nil`, `isRefresh` to `false`, ``preview`` and
+    /// ``frameDecoder`` to `nil`.
     public init(
         image: Image, cacheType: CacheType, source: ImageSource, originalSource: ImageSource,
         data: Data? = nil, isRefresh: Bool = false

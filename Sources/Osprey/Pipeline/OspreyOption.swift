@@ -82,6 +82,9 @@ public enum OspreyOption: Sendable {
     case returnsData
     /// ``OspreyOptions/progressiveJPEG``: previews of a progressive JPEG while it downloads.
     case progressiveJPEG(ProgressiveJPEG = .default)
+    /// ``OspreyOptions/animationFramesOnDemand`` (default argument `true`): an animated GIF or
+    /// WebP comes as its first frame and an ``AnimationFrameDecoder`` over its bytes.
+    case animationFramesOnDemand(Bool = true)
 }
 
 extension OspreyOptions {
@@ -128,6 +131,7 @@ extension OspreyOptions {
             case .refreshCached: cachePolicy = .revalidate
             case .returnsData: returnsData = true
             case .progressiveJPEG(let settings): progressiveJPEG = settings
+            case .animationFramesOnDemand(let on): animationFramesOnDemand = on
             }
         }
     }

@@ -73,6 +73,23 @@ public struct OspreyOptions: Sendable {
     /// Decode previews of a progressive JPEG while it downloads and deliver them before the final
     /// image (see ``ProgressiveJPEG``). Default `nil`: off, as in Kingfisher.
     public var progressiveJPEG: ProgressiveJPEG?
+    /// Deliver an animated GIF or WebP loaded from bytes as its first frame
+    /// (``ImageResult/image``, full size) plus an ``AnimationFrameDecoder`` over the bytes
+    /// (``ImageResult/frameDecoder``), so that a player decodes each frame when it needs it
+    /// instead of holding every frame's pixels. Default `false`: every frame decoded into one
+    /// image. OspreyGTK's `OspreyPicture` turns it on for its `setImage`.
+    ///
+    /// It applies when the bytes are decoded for the request (loaded, or read from the original's
+    /// disk entry) and the request asks for nothing the frames would have to go through: no
+    /// processor other than ``ImageProcessors/Downsample`` (the one a target's
+    /// ``MainActorTargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
+    /// per-page shrink-on-load for GIF), no ``imageModifier``, and ``decodingOptions`` with no
+    /// thumbnail, scale-down limit or ``DecodingOptions/firstFrameOnly``. Otherwise, and for a
+    /// still image or a memory-cache hit, the request decodes every frame as usual. The first frame
+    /// is never stored in the memory or disk cache (a later request without this option gets every
+    /// frame); the original bytes are written to the disk cache under the unprocessed key, when
+    /// ``storage`` includes the disk, so the next request reads them instead of downloading.
+    public var animationFramesOnDemand = false
 
     /// Options with every default.
     public init() {}

@@ -112,7 +112,7 @@ final class PipelineRequest: Sendable {
         let logger = pipeline.configuration.logger
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard options.cachePolicy.readsDisk else { return deliver(memoryMiss: memoryMiss, attempt) }
+        guard options.cachePolicy.readsDisk, !readsBytesForFrames(request) else { return deliver(memoryMiss: memoryMiss, attempt) }
         let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own, which may record the next step
@@ -131,6 +131,14 @@ final class PipelineRequest: Sendable {
             }
         }
         task.setStep(.task(lookup), ifStepsSince: steps)
+    }
+
+    /// Whether the target disk entry is the original's and the request decodes an animation's
+    /// frames on demand: then the fetch stage reads the entry's bytes instead of this lookup
+    /// decoding every frame.
+    private func readsBytesForFrames(_ request: ResolvedRequest) -> Bool {
+        request.processorIdentifier.isEmpty && request.originalCache === request.cache && options.cachePolicy != .revalidate
+            && ImagePipeline.decodesFramesOnDemand(options)
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {
@@ -163,6 +171,7 @@ final class PipelineRequest: Sendable {
                     cacheType: delivered.cacheType, source: candidate,
                     data: options.returnsData ? delivered.data : nil)
                 result.decoded = delivered.decoded
+                result.frameDecoder = delivered.frames
                 finished(attempt, .success(result))
             case .failure(let error):
                 finished(attempt, .failure(error))

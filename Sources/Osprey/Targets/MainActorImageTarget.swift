@@ -35,8 +35,29 @@ public protocol MainActorImageTarget: AnyObject, Sendable {
     /// on it for memory hits and placeholders; returns `nil` when the image cannot be shown.
     nonisolated static func makeContent(_ image: Image) -> Content?
 
+    /// Makes what the widget shows from a loaded result, off the main actor. Default:
+    /// ``makeContent(_:)`` of its image. A target that plays animations from their frame decoder
+    /// (``ImageResult/frameDecoder``) uses it along with ``ospreyDecodesFramesOnDemand``.
+    nonisolated static func makeContent(for result: ImageResult) -> Content?
+
+    /// Whether `setImage` asks for animations as a first frame and a frame decoder
+    /// (``OspreyOptions/animationFramesOnDemand``; a caller's
+    /// ``OspreyOption/animationFramesOnDemand(_:)`` overrides it): only for a target whose
+    /// ``makeContent(for:)`` plays the decoder. Default `false`.
+    nonisolated static var ospreyDecodesFramesOnDemand: Bool { get }
+
     /// Shows `content` (`nil` clears the widget).
     func display(_ content: Content?)
+}
+
+extension MainActorImageTarget {
+    /// ``makeContent(_:)`` of the result's image (the default).
+    public nonisolated static func makeContent(for result: ImageResult) -> Content? {
+        makeContent(result.image)
+    }
+
+    /// `false` (the default): animations come with every frame decoded.
+    public nonisolated static var ospreyDecodesFramesOnDemand: Bool { false }
 }
 
 /// The `osprey` namespace on a main-actor target (``MainActorImageTarget``).

@@ -13,7 +13,10 @@ extension MainActorOspreyWrapper {
     /// (not a cancellation) shows ``MainActorTargetSettings/failureImage``. With
     /// ``OspreyOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
     /// content off the main actor and shown as it comes (never after the image), and the image
-    /// then replaces the last preview without the transition. A `nil` source shows the
+    /// then replaces the last preview without the transition. For a target whose
+    /// ``MainActorImageTarget/ospreyDecodesFramesOnDemand`` is `true` (OspreyGTK's `OspreyPicture`),
+    /// a loaded animation comes as its first frame and a frame decoder
+    /// (``OspreyOptions/animationFramesOnDemand``). A `nil` source shows the
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
     /// held weakly: releasing it cancels the load.
     ///
@@ -70,7 +73,9 @@ extension MainActorOspreyWrapper {
             completion?(.failure(.pipeline(.emptySource)))
             return nil
         }
-        let items = sizedOptions(options, settings: settings, pipeline: pipeline)
+        // A target that plays frame decoders asks for them first, so the caller's options win.
+        let requested = Base.ospreyDecodesFramesOnDemand ? [OspreyOption.animationFramesOnDemand(true)] + options : options
+        let items = sizedOptions(requested, settings: settings, pipeline: pipeline)
         let resolved = pipeline.resolvedOptions(items)
         if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
             let content = Base.makeContent(hit.image)
@@ -112,7 +117,7 @@ extension MainActorOspreyWrapper {
             let value = try? result.get()
             let content: Base.Content?
             switch result {
-            case .success(let value): content = Base.makeContent(value.image)
+            case .success(let value): content = Base.makeContent(for: value)
             case .failure(let error): content = error.isCancellation ? nil : failure.flatMap(Base.makeContent)
             }
             let finish = !(awaitsRefreshes && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false)
