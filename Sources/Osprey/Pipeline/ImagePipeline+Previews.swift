@@ -63,7 +63,7 @@ extension ImagePipeline {
         else { return nil }
         let processors = Self.stages(of: options.processor)
         let plan = DecodePlan(processors: processors, decoding: options.decodingOptions)
-        let queue = options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
+        let queue = processingPlace(options)
         return previews.attach(
             fetchKey,
             make: {

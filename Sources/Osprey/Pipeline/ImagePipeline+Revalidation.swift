@@ -30,7 +30,7 @@ extension ImagePipeline {
             _ = await cache.diskStorage.value(forKey: computed, extendingExpiration: .cacheTime)
             return nil
         }
-        let queue = options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
+        let queue = processingPlace(options)
         guard
             let image = try? await queue.run({ () throws(OspreyError) in
                 try self.configuration.decoder.decode(download.data, options: options.decodingOptions, processedBy: options.processor)

@@ -294,7 +294,13 @@ extension ImagePipeline {
 
     /// Where `context`'s decoding, processing and cache writes run: the options' queue, else the pipeline's.
     func processingPlace(_ context: StageContext) -> ProcessingPlace {
-        context.options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
+        processingPlace(context.options)
+    }
+
+    /// Where work for a request with `options` runs: its ``OspreyOptions/processingQueue``, else
+    /// the pipeline's own place (``defaultPlace``).
+    func processingPlace(_ options: OspreyOptions) -> ProcessingPlace {
+        options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 
     /// Downloads a network source or reads a provider (for revalidation).

@@ -21,24 +21,25 @@ extension ImagePipeline {
         let plan = StorePlan(
             fetched: fetched, identifier: context.request.processorIdentifier, cache: cache,
             originalCache: originalCache, options: context.options)
+        let place = processingPlace(context)
         if context.options.cacheWrites == .beforeDelivery {
             guard plan.needsStore else { return job.finish(.success(delivered)) }
             // The encode and the writes run on the processing queue (in place after a decode or a
             // processor), and go on if every request leaves meanwhile: the entries are complete either way.
-            return ProcessingThread.run(on: processingPlace(context)) {
+            return ProcessingThread.run(on: place) {
                 cache.store(
                     image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
                     options: context.options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
                 ) { _ in job.finish(.success(delivered)) }
             }
         }
-        if plan.needsStore && plan.toDisk, case .threads = processingPlace(context) {
+        if plan.needsStore && plan.toDisk, case .threads = place {
             // The pipeline's own threads (``Configuration/processingThreadNice``): the encode and
             // the write wait there, behind the decodes queued before them and below a UI's priority,
             // instead of running as a task at the process's priority. The memory entry is there first.
             let computed = context.request.computedKey, options = context.options.cacheOptions
             _ = cache.storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
-            processingPlace(context).async {
+            place.async {
                 cache.storeOnDisk(
                     image, original: plan.original, computedKey: computed, processorIdentifier: plan.identifier, options: options,
                     validator: plan.validator
