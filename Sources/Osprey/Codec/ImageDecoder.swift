@@ -108,7 +108,7 @@ public struct ImageDecoder: Sendable {
 
     // MARK: - Steps
 
-    private struct Probe {
+    struct Probe {
         var header: ImageHeader
         var frameHeight: Int
         var delays: [Int]
@@ -161,12 +161,7 @@ public struct ImageDecoder: Sendable {
         _ buffer: UnsafeRawBufferPointer, probe: Probe, box: ShrinkBox, options: DecodingOptions
     ) throws(VipsFailure) -> VipsImageRef? {
         let header = probe.header
-        let (width, height) = header.upright(autoOrient: options.autoOrient)
-        let ratios = (Double(width) / Double(max(1, box.width)), Double(height) / Double(max(1, box.height)))
-        // A fit shrinks by the larger ratio; a cover (crop) or a stretch must keep the smaller one.
-        let covers = box.crop != VIPS_INTERESTING_NONE || !box.preservesAspectRatio
-        let shrink = covers ? min(ratios.0, ratios.1) : max(ratios.0, ratios.1)
-        let factor = shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1
+        let factor = jpegShrinkFactor(header: header, box: box, autoOrient: options.autoOrient)
         let rotate = options.autoOrient && header.orientation != .up
         let loaderOptions = "fail_on=truncated,shrink=\(factor)" + (rotate ? "" : ",access=sequential")
         var image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, loaderOptions, &out) }
@@ -180,6 +175,16 @@ public struct ImageDecoder: Sendable {
         return try image.apply {
             osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(box.size.rawValue), Int32(box.crop.rawValue), &$1)
         }
+    }
+
+    /// The DCT scaling (1, 2, 4 or 8) of a JPEG thumbnail into `box`: the largest that still covers it.
+    static func jpegShrinkFactor(header: ImageHeader, box: ShrinkBox, autoOrient: Bool) -> Int {
+        let (width, height) = header.upright(autoOrient: autoOrient)
+        let ratios = (Double(width) / Double(max(1, box.width)), Double(height) / Double(max(1, box.height)))
+        // A fit shrinks by the larger ratio; a cover (crop) or a stretch must keep the smaller one.
+        let covers = box.crop != VIPS_INTERESTING_NONE || !box.preservesAspectRatio
+        let shrink = covers ? min(ratios.0, ratios.1) : max(ratios.0, ratios.1)
+        return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1
     }
 
     /// A thumbnail of a PNG whose alpha band is opaque everywhere (a file exported with an alpha
@@ -242,14 +247,14 @@ public struct ImageDecoder: Sendable {
     }
 
     /// Runs `body` with the bytes of `data` pinned; libvips reads them in place.
-    private static func withBytes<T>(_ data: Data, _ body: (UnsafeRawBufferPointer) throws(OspreyError) -> T) throws(OspreyError) -> T {
+    static func withBytes<T>(_ data: Data, _ body: (UnsafeRawBufferPointer) throws(OspreyError) -> T) throws(OspreyError) -> T {
         let result: Result<T, OspreyError> = data.withUnsafeBytes { buffer in
             do throws(OspreyError) { return .success(try body(buffer)) } catch { return .failure(error) }
         }
         return try result.get()
     }
 
-    private static func loadHeader(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, allFrames: Bool) throws(OspreyError) -> Probe {
+    static func loadHeader(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, allFrames: Bool) throws(OspreyError) -> Probe {
         do throws(VipsFailure) {
             let options = format.loaderOptions(allFrames: allFrames, sequential: true)
             let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, options, &out) }
@@ -268,7 +273,7 @@ public struct ImageDecoder: Sendable {
     }
 
     /// The box to decode into, from the thumbnail and scale-down options; `nil` for full size.
-    private static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> ShrinkBox? {
+    static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> ShrinkBox? {
         let (width, height) = header.upright(autoOrient: options.autoOrient)
         var box = options.thumbnail
         if let limit = options.scaleDownLimitBytes, limit > 0 {

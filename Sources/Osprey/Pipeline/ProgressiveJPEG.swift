@@ -6,14 +6,15 @@ import Foundation
 /// once, when the last byte has arrived.
 ///
 /// With the option, a network download whose body is a progressive JPEG (SOF2) is watched as it
-/// arrives. Each time a scan completes, the bytes so far, closed with an EOI marker, are decoded
-/// into a preview that goes through the request's processors at the size the final image will
-/// have, and is delivered before the final image (``ImageResult/preview``). At most one preview
+/// arrives. Each time a scan completes, the scans so far are decoded (incrementally: each scan
+/// once) into a preview that goes through the request's processors at the size the final image
+/// will have, and is delivered before the final image (``ImageResult/preview``). At most one preview
 /// decode runs at a time for a download, chunks that arrive meanwhile are skipped, and a new one
 /// starts no sooner than ``interval`` after the last one started; with ``limitsDecodeCost`` (the
-/// default) each preview has twice the bytes of the last and together they decode no more bytes
-/// than the body. The final image ends the previews: none is delivered after it. Baseline JPEGs and other formats get no previews and
-/// cost one look at their first segments. Previews are never written to a cache.
+/// default) each preview has twice the bytes of the last and none comes from more than half the
+/// body. The final image ends the previews: none is delivered after it. Baseline JPEGs and other
+/// formats get no previews and cost one look at their first segments. Previews are never written
+/// to a cache.
 ///
 /// ```swift
 /// for try await result in pipeline.images(for: .url(url), options: [.progressiveJPEG(.init())]) {
@@ -29,14 +30,15 @@ public struct ProgressiveJPEG: Sendable, Hashable {
     public var interval: TimeInterval
     /// Bound the previews' decoding work by the body's bytes. Default `true`.
     ///
-    /// libjpeg decodes every scan received so far for each preview, so a preview's entropy
-    /// decoding grows with its bytes. When set, a preview is made only from at least twice the
-    /// bytes of the one before, and the previews of a download together decode no more bytes
-    /// than the body has (when its length is announced): a few previews, spread over the
-    /// download. Each full-size preview still pays the fixed part of a decode (inverse DCT,
-    /// upsampling, colour conversion): for a 4000 × 3000 photo its three previews cost 1.96× the
-    /// final decode (`Benchmarks/results/2026-11-28-previews-and-playback.txt`). `false`: a
-    /// preview at every scan boundary that ``interval`` allows.
+    /// Osprey's decoder decodes each scan once, as its bytes are handed over, and each preview is
+    /// one output pass over the coefficients so far (inverse DCT, upsampling, colour conversion:
+    /// for a 12 MP photo about a fifth of its whole decode). When set, a preview is made only from
+    /// at least twice the bytes of the one before, and from no more than half the body (when its
+    /// length is announced): two or three previews over the first half of the download, which
+    /// together cost less than the final decode (`Benchmarks/results/2026-11-28-previews-and-playback.txt`).
+    /// The same rule keeps the bytes of a decoder that decodes each prefix whole (another
+    /// ``ImageDecoding``, or a CMYK JPEG) within the body's. `false`: a preview at every scan
+    /// boundary that ``interval`` allows.
     public var limitsDecodeCost: Bool
 
     /// Settings; `isEnabled` defaults to `true`, `interval` to 0.5 s, `limitsDecodeCost` to `true`.

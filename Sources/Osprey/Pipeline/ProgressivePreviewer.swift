@@ -9,11 +9,12 @@ import Logging
 /// download's thread); a ``ProgressiveJPEGScanner`` finds the scan boundaries. When a scan has
 /// completed since the last preview, no preview decode is running, and ``ProgressiveJPEG/interval``
 /// has passed since the last one started (and, with ``ProgressiveJPEG/limitsDecodeCost``, the
-/// bytes have doubled since the last preview and the previews' bytes stay within the body's),
-/// the prefix up to the boundary is copied, closed with
-/// EOI, and decoded on the processing queue. Requests with the same processors share the decode
-/// and the processing (the group's ``Listener/processorIdentifier``); each request's preview is
-/// decoded with the plan its final decode uses (``DecodePlan``), so it has the final image's size.
+/// bytes have doubled since the last preview and are no more than half the body),
+/// the prefix up to the boundary is copied and decoded on the processing queue by the group's
+/// ``ProgressiveJPEGDecoder`` (incremental with Osprey's decoder: each scan decoded once). Requests
+/// with the same processors share the decode and the processing (the group's
+/// ``Listener/processorIdentifier``); each group's previews are decoded with the plan its final
+/// decode uses (``DecodePlan``), so they have the final image's size.
 /// The download's end (``end()``) stops it: no decode starts after it, and a decode running then
 /// delivers nothing, since the final image is on its way.
 final class ProgressivePreviewer: Sendable {
@@ -40,13 +41,13 @@ final class ProgressivePreviewer: Sendable {
         var lastStart: ContinuousClock.Instant?
         /// The boundary the last preview was decoded from.
         var previewedBoundary = 0
-        /// The bytes every preview decode so far was given, added up.
-        var decodedBytes = 0
         var previews = 0
         /// A download is showing this previewer its body.
         var feeding = false
         /// That download has ended: no more previews.
         var ended = false
+        /// The preview decoder of each group of listeners (by processor identifier).
+        var decoders: [String: ProgressiveJPEGDecoder] = [:]
     }
 
     private let state = Locked(State())
@@ -58,8 +59,6 @@ final class ProgressivePreviewer: Sendable {
     private let logger: Logger
     private let key: String
     private static let clock = ContinuousClock()
-    /// The EOI marker that closes a prefix.
-    private static let endOfImage = Data([0xFF, 0xD9])
 
     init(settings: ProgressiveJPEG, decoder: any ImageDecoding, decoding: DecodingOptions, queue: ProcessingPlace, logger: Logger, key: String) {
         interval = .milliseconds(Int64((max(0, settings.interval) * 1000).rounded()))
@@ -107,7 +106,8 @@ final class ProgressivePreviewer: Sendable {
     /// preview decode when one is due. Does not keep `body`: only a prefix is copied, when a
     /// decode starts.
     func receive(_ body: Data, expected: Int?) {
-        let start = state.withLock { state -> (boundary: Int, scans: Int, index: Int, listeners: [Listener])? in
+        let start = state.withLock {
+            state -> (boundary: Int, scans: Int, index: Int, listeners: [Listener], decoders: [String: ProgressiveJPEGDecoder])? in
             guard !state.ended, !state.listeners.isEmpty, state.scanner.verdict != .notProgressive else { return nil }
             body.withUnsafeBytes { _ = state.scanner.scan($0) }
             let boundary = state.scanner.boundary
@@ -115,28 +115,31 @@ final class ProgressivePreviewer: Sendable {
             // The whole body is here: the final decode comes next, a preview would only delay it.
             if state.scanner.reachedEnd || (expected.map { body.count >= $0 } ?? false) { return nil }
             if limitsDecodeCost {
-                // A preview costs about what decoding its bytes costs (ProgressiveJPEG.limitsDecodeCost).
+                // ProgressiveJPEG.limitsDecodeCost: a few output passes, over the first half of the scans' decoding.
                 guard boundary >= 2 * state.previewedBoundary else { return nil }
-                if let expected, state.decodedBytes + boundary + 2 > expected { return nil }
+                if let expected, 2 * (boundary + 2) > expected { return nil }
             }
             let now = Self.clock.now
             if let last = state.lastStart, now - last < interval { return nil }
             state.decoding = true
             state.lastStart = now
             state.previewedBoundary = boundary
-            state.decodedBytes += boundary + 2
             state.previews += 1
-            return (boundary, state.scanner.completedScans, state.previews, state.listeners)
+            for listener in state.listeners where state.decoders[listener.processorIdentifier] == nil {
+                state.decoders[listener.processorIdentifier] = ProgressiveJPEGDecoder(
+                    decoder: decoder, options: decoding, plan: listener.plan)
+            }
+            return (boundary, state.scanner.completedScans, state.previews, state.listeners, state.decoders)
         }
         guard let start else { return }
-        var prefix = Data(capacity: start.boundary + 2)
-        prefix.append(body.prefix(start.boundary))
-        prefix.append(Self.endOfImage)
-        let closed = prefix
+        // The scans and the marker after the last one: libjpeg ends a scan when it sees that marker.
+        let prefix = Data(body.prefix(min(body.count, start.boundary + 2)))
         let info = PreviewInfo(receivedBytes: body.count, expectedBytes: expected, scans: start.scans, index: start.index)
         let listeners = start.listeners
+        let decoders = start.decoders
+        let scansEnd = start.boundary
         ProcessingThread.run(on: queue) { [self] in
-            let previews = render(closed, info: info, for: listeners)
+            let previews = render(prefix, scansEnd: scansEnd, info: info, for: listeners, decoders: decoders)
             // The next decode may start once this one is done, before the delivery: a chunk
             // that arrives while the previews are handed out is not skipped.
             let waiting = state.withLock { state -> Set<Int> in
@@ -154,6 +157,7 @@ final class ProgressivePreviewer: Sendable {
             state.ended = true
             state.feeding = false
             state.listeners.removeAll()
+            state.decoders.removeAll()
         }
     }
 
@@ -163,7 +167,9 @@ final class ProgressivePreviewer: Sendable {
 
     /// Decodes `prefix` once per group of listeners with the same processors and runs the group's
     /// processors: the preview of each listener (none once the download has ended).
-    private func render(_ prefix: Data, info: PreviewInfo, for listeners: [Listener]) -> [(Listener, Image)] {
+    private func render(
+        _ prefix: Data, scansEnd: Int, info: PreviewInfo, for listeners: [Listener], decoders: [String: ProgressiveJPEGDecoder]
+    ) -> [(Listener, Image)] {
         var groups: [String: [Listener]] = [:]
         var order: [String] = []
         for listener in listeners {
@@ -172,9 +178,11 @@ final class ProgressivePreviewer: Sendable {
         }
         var previews: [(Listener, Image)] = []
         for identifier in order {
-            guard !hasEnded, let group = groups[identifier], let first = group.first else { return [] }
+            guard !hasEnded, let group = groups[identifier], let first = group.first, let previewDecoder = decoders[identifier] else {
+                return []
+            }
             do throws(OspreyError) {
-                let (decoded, folded) = try decoder.decode(prefix, options: decoding, plan: first.plan)
+                guard let (decoded, folded) = try previewDecoder.preview(of: prefix, scansEnd: scansEnd) else { continue }
                 let image = try ImageProcessors.Composition(Array(first.processors.dropFirst(folded ? 1 : 0))).process(decoded)
                 logger.debug(
                     "preview",

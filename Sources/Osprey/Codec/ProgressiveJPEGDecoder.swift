@@ -1,0 +1,139 @@
+import COspreyVips
+import Foundation
+import Synchronization
+
+/// Decodes the previews of one progressive JPEG download (``ProgressiveJPEG``), each from a longer
+/// prefix of the same body, at the size the final decode will have.
+///
+/// With Osprey's ``ImageDecoder`` the decoding is incremental (libjpeg's buffered-image mode, see
+/// `osprey_jpeg_progressive.h`): each scan is entropy-decoded once, as its bytes are handed over,
+/// and a preview is one output pass over the coefficients so far, at the DCT scaling the final
+/// decode's shrink-on-load will use, then turned upright, fitted to the final decode's box and
+/// converted to sRGB as ``ImageDecoder`` does it. Decoding each prefix on its own instead decodes
+/// every earlier scan again: for a 4000 × 3000 photo two previews then cost 1.18× the final
+/// decode, against 0.56× incrementally (`Benchmarks/results/2026-11-28-previews-and-playback.txt`). Other decoders, and CMYK
+/// JPEGs (whose colour libvips converts), get that decode of the prefix closed with an EOI marker.
+///
+/// The incremental decoder holds the image's coefficients (2 bytes per pixel and channel before
+/// chroma subsampling: 36 MB for a 12 MP photo) until this object goes, when the download ends.
+final class ProgressiveJPEGDecoder: Sendable {
+    private let decoder: any ImageDecoding
+    private let options: DecodingOptions
+    private let plan: DecodePlan?
+    private let session = Mutex(Session())
+
+    /// The libjpeg decoder and what the first preview learnt from the header.
+    private final class Session {
+        enum Mode {
+            /// No preview yet.
+            case undecided
+            /// Scans go to the libjpeg decoder as they arrive.
+            case incremental(OpaquePointer, Incremental)
+            /// Each preview decodes its prefix closed with EOI.
+            case whole
+        }
+
+        /// The header's facts every incremental preview needs.
+        struct Incremental {
+            var header: ImageHeader
+            /// The final decode's box (its thumbnail, scale-down limit or folded plan); `nil`: full size.
+            var box: ShrinkBox?
+            /// Whether `box` comes from the plan (the caller then skips the plan's step).
+            var folded: Bool
+        }
+
+        var mode = Mode.undecided
+        /// The body's bytes already handed to the libjpeg decoder.
+        var fed = 0
+
+        deinit {
+            if case .incremental(let handle, _) = mode { osprey_jpeg_progressive_free(handle) }
+        }
+    }
+
+    /// A decoder for the previews of one download decoded by `decoder` with `options`, `plan`
+    /// folded in as the final decode will fold it.
+    init(decoder: any ImageDecoding, options: DecodingOptions, plan: DecodePlan?) {
+        self.decoder = decoder
+        self.options = options
+        self.plan = plan
+    }
+
+    /// The preview of the scans in `body`'s first `scansEnd` bytes, and whether `plan` was folded
+    /// into it. `body` is the body so far (each call's starts with the last call's) and holds at
+    /// least the two bytes of the marker after the last scan. `nil` when no scan is new.
+    func preview(of body: Data, scansEnd: Int) throws(OspreyError) -> (image: Image, folded: Bool)? {
+        try session.withLock { (session: inout sending Session) throws(OspreyError) -> sending (image: Image, folded: Bool)? in
+            if case .undecided = session.mode { session.mode = try start(body) }
+            switch session.mode {
+            case .undecided, .whole:
+                var closed = Data(capacity: scansEnd + 2)
+                closed.append(body.prefix(scansEnd))
+                closed.append(contentsOf: [0xFF, 0xD9])
+                return try decoder.decode(closed, options: options, plan: plan)
+            case .incremental(let handle, let facts):
+                let end = min(body.count, scansEnd + 2)
+                if end > session.fed {
+                    let status = body.withUnsafeBytes { bytes in
+                        osprey_jpeg_progressive_append(handle, bytes.baseAddress! + session.fed, end - session.fed)
+                    }
+                    session.fed = end
+                    guard status == 0 else { throw .decoding(.corruptData(format: .jpeg, message: Vips.takeError())) }
+                }
+                guard let image = try render(handle, facts) else { return nil }
+                return (image, facts.folded)
+            }
+        }
+    }
+
+    /// Chooses how previews are decoded, from the header in the first prefix.
+    private func start(_ body: Data) throws(OspreyError) -> Session.Mode {
+        guard decoder is ImageDecoder else { return .whole }
+        let options = self.options
+        let plan = self.plan
+        return try ImageDecoder.withBytes(body) { (buffer) throws(OspreyError) -> Session.Mode in
+            let probe = try ImageDecoder.loadHeader(buffer, format: .jpeg, allFrames: false)
+            let header = probe.header
+            try options.checkSourcePixels(width: header.width, height: header.height, frames: 1)
+            guard !probe.isCMYK else { return .whole }
+            var box = ImageDecoder.targetBox(header: header, frames: 1, options: options)
+            var folded = false
+            if box == nil, let plan {
+                let upright = header.upright(autoOrient: options.autoOrient)
+                box = plan.shrinkBox(sourceWidth: upright.width, sourceHeight: upright.height, frames: 1)
+                folded = box != nil
+            }
+            let factor = box.map { ImageDecoder.jpegShrinkFactor(header: header, box: $0, autoOrient: options.autoOrient) } ?? 1
+            guard let handle = osprey_jpeg_progressive_new(Int32(factor)) else { return .whole }
+            osprey_jpeg_progressive_keep_metadata(handle, probe.image.pointer)
+            return .incremental(handle, .init(header: header, box: box, folded: folded))
+        }
+    }
+
+    /// The scans decoded so far, upright, in the final decode's box, in sRGB: the steps of
+    /// ``ImageDecoder``'s JPEG thumbnail and full decode after their load.
+    private func render(_ handle: OpaquePointer, _ facts: Session.Incremental) throws(OspreyError) -> Image? {
+        do throws(VipsFailure) {
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard osprey_jpeg_progressive_render(handle, &out) == 0 else { throw VipsFailure(message: Vips.takeError()) }
+            guard let out else { return nil }
+            var image = VipsImageRef(taking: out)
+            if options.autoOrient && facts.header.orientation != .up {
+                image = try image.apply { osprey_autorot($0, &$1) }
+            }
+            if let box = facts.box {
+                image = try image.apply {
+                    osprey_thumbnail_image($0, Int32(box.width), Int32(box.height), Int32(box.size.rawValue), Int32(box.crop.rawValue), &$1)
+                }
+            }
+            let converted = try image.normalisedToSRGB()
+            // An sRGB preview at the scaled size is the rendered image itself: no copy.
+            let pixels = converted.isMaterialised ? converted : try converted.materialised()
+            return Image(
+                storage: pixels, frameHeight: pixels.height, format: .jpeg, frameDelays: [], loopCount: 0,
+                orientation: facts.header.orientation)
+        } catch {
+            throw ImageDecoder.classify(error, format: .jpeg)
+        }
+    }
+}
