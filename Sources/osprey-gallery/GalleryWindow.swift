@@ -16,7 +16,8 @@ final class GalleryWindow {
     private let settleMicroseconds: Int64 = 350_000
 
     init(urls: [URL], cell: (width: Int, height: Int), size: (width: Int, height: Int), pipeline: ImagePipeline, script: [GalleryScript.Command]?) {
-        grid = ImageGrid(urls: urls, cellWidth: cell.width, cellHeight: cell.height, pipeline: pipeline)
+        // Progressive JPEGs show their previews while they download (off by default in the library).
+        grid = ImageGrid(urls: urls, cellWidth: cell.width, cellHeight: cell.height, pipeline: pipeline, options: [.progressiveJPEG()])
         window = gtk_window_new()!
         steps = script ?? []
         gtk_window_set_title(GtkWindowPointer(window), "Osprey gallery")

@@ -117,7 +117,11 @@ final class ProgressivePreviewer: Sendable {
             if limitsDecodeCost {
                 // ProgressiveJPEG.limitsDecodeCost: a few output passes, over the first half of the scans' decoding.
                 guard boundary >= 2 * state.previewedBoundary else { return nil }
-                if let expected, 2 * (boundary + 2) > expected { return nil }
+                if let expected, 2 * (boundary + 2) > expected {
+                    // No preview can come any more: the decoders' coefficients go now, not at the end.
+                    state.decoders.removeAll()
+                    return nil
+                }
             }
             let now = Self.clock.now
             if let last = state.lastStart, now - last < interval { return nil }

@@ -202,13 +202,14 @@ struct ProgressivePreviewTests {
                 return
             }
             let atCancel = previews.load(ordering: .relaxed)
-            // The cancellation reaches the transfer asynchronously: the rest of the body is sent
-            // only once the download has stopped, so the server sees the connection close first.
+            // The cancellation reaches the transfer asynchronously. The rest of the body is held
+            // back until the server has seen the connection close: sent earlier, it could all fit
+            // in the socket's buffers before the close, and the server would count it delivered.
             let downloader = f.pipeline.configuration.downloader
             #expect(await Self.waitFor { downloader.runningCount == 0 }, "the download stopped")
             #expect(await Self.waitFor { f.pipeline.previews.kept == 0 }, "the previewer was dropped")
-            for gate in 1...cuts.count { f.server.openGate("cancel-\(gate)") }
             #expect(await f.server.waitUntil { $0.aborted.contains("/paced/cancel/a") || $0.completed["/paced/cancel/a"] != nil })
+            for gate in 1...cuts.count { f.server.openGate("cancel-\(gate)") }
             queue.sync {}
             #expect(previews.load(ordering: .relaxed) == atCancel, "no preview after the cancellation")
             #expect(f.server.snapshot.aborted.contains("/paced/cancel/a"), "the download stopped")
