@@ -122,6 +122,40 @@ struct ProgressiveJPEGDecoderTests {
         }
     }
 
+    @Test("damaged scans (bytes overwritten after the header, 40 seeded variants): each call returns or throws, none crashes or hangs")
+    func damagedScans() throws {
+        let data = try ProgressiveTestData.progressive()
+        let boundaries = ProgressiveTestData.boundaries(data, step: 4096).boundaries
+        let first = try #require(boundaries.first)
+        var seed: UInt64 = 42
+        func next() -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: seed >> 33)
+        }
+        for _ in 0..<40 {
+            var damaged = [UInt8](data)
+            for _ in 0..<(1 + next() % 64) {
+                let position = first / 2 + next() % (data.count - first / 2)
+                damaged[position] = UInt8(truncatingIfNeeded: next())
+            }
+            let body = Data(damaged)
+            let previewDecoder = ProgressiveJPEGDecoder(decoder: ImageDecoder(), options: .default, plan: nil)
+            for boundary in boundaries {
+                let prefix = body.prefix(min(body.count, boundary + 2))
+                do {
+                    if let preview = try previewDecoder.preview(of: prefix, scansEnd: boundary) {
+                        #expect(preview.image.width > 0 && preview.image.height > 0)
+                    }
+                } catch {
+                    guard case .decoding = error else {
+                        Issue.record("expected a decoding error, got \(error)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a source above the pixel limit is refused before any coefficient buffer is made")
     func pixelLimit() throws {
         let data = try ProgressiveTestData.progressive()
