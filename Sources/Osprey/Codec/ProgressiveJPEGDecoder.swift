@@ -15,11 +15,21 @@ import Synchronization
 /// JPEGs (whose colour libvips converts), get that decode of the prefix closed with an EOI marker.
 ///
 /// The incremental decoder holds the image's coefficients (2 bytes per pixel and channel before
-/// chroma subsampling: 36 MB for a 12 MP photo) until this object goes, when the download ends.
+/// chroma subsampling: 36 MB for a 12 MP photo) until this object goes, when the download ends
+/// or no preview can come any more. All the decoders of the process together hold at most
+/// ``coefficientBudget`` bytes (counted as 2 bytes per pixel and band, before subsampling): a
+/// download that would go over it decodes its previews' prefixes whole, as other decoders do.
 final class ProgressiveJPEGDecoder: Sendable {
+    /// The coefficient bytes all incremental decoders may hold at once: 512 MB (seven 12 MP
+    /// photos by the upper bound of 72 MB each).
+    static let coefficientBudget = 512 << 20
+    /// The coefficient bytes the live incremental decoders hold, by the upper bound.
+    private static let reserved = Atomic<Int>(0)
+
     private let decoder: any ImageDecoding
     private let options: DecodingOptions
     private let plan: DecodePlan?
+    private let budget: Int
     private let session = Mutex(Session())
 
     /// The libjpeg decoder and what the first preview learnt from the header.
@@ -45,18 +55,35 @@ final class ProgressiveJPEGDecoder: Sendable {
         var mode = Mode.undecided
         /// The body's bytes already handed to the libjpeg decoder.
         var fed = 0
+        /// The bytes this session counts in ``ProgressiveJPEGDecoder/reserved``.
+        var reservedBytes = 0
 
         deinit {
             if case .incremental(let handle, _) = mode { osprey_jpeg_progressive_free(handle) }
+            if reservedBytes > 0 { ProgressiveJPEGDecoder.reserved.subtract(reservedBytes, ordering: .relaxed) }
         }
     }
 
     /// A decoder for the previews of one download decoded by `decoder` with `options`, `plan`
-    /// folded in as the final decode will fold it.
-    init(decoder: any ImageDecoding, options: DecodingOptions, plan: DecodePlan?) {
+    /// folded in as the final decode will fold it, decoding incrementally while the process's
+    /// incremental decoders hold no more than `budget` coefficient bytes (default
+    /// ``coefficientBudget``).
+    init(decoder: any ImageDecoding, options: DecodingOptions, plan: DecodePlan?, budget: Int = coefficientBudget) {
         self.decoder = decoder
         self.options = options
         self.plan = plan
+        self.budget = budget
+    }
+
+    /// Counts `bytes` in ``reserved`` when they fit `budget`.
+    private static func reserve(_ bytes: Int, budget: Int) -> Bool {
+        var current = reserved.load(ordering: .relaxed)
+        while current + bytes <= budget {
+            let (exchanged, original) = reserved.compareExchange(expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
     }
 
     /// The preview of the scans in `body`'s first `scansEnd` bytes, and whether `plan` was folded
@@ -64,7 +91,7 @@ final class ProgressiveJPEGDecoder: Sendable {
     /// least the two bytes of the marker after the last scan. `nil` when no scan is new.
     func preview(of body: Data, scansEnd: Int) throws(OspreyError) -> (image: Image, folded: Bool)? {
         try session.withLock { (session: inout sending Session) throws(OspreyError) -> sending (image: Image, folded: Bool)? in
-            if case .undecided = session.mode { session.mode = try start(body) }
+            if case .undecided = session.mode { session.mode = try start(body, session: session) }
             switch session.mode {
             case .undecided, .whole:
                 var closed = Data(capacity: scansEnd + 2)
@@ -87,15 +114,19 @@ final class ProgressiveJPEGDecoder: Sendable {
     }
 
     /// Chooses how previews are decoded, from the header in the first prefix.
-    private func start(_ body: Data) throws(OspreyError) -> Session.Mode {
+    private func start(_ body: Data, session: Session) throws(OspreyError) -> Session.Mode {
         guard decoder is ImageDecoder else { return .whole }
         let options = self.options
         let plan = self.plan
+        let budget = self.budget
         return try ImageDecoder.withBytes(body) { (buffer) throws(OspreyError) -> Session.Mode in
             let probe = try ImageDecoder.loadHeader(buffer, format: .jpeg, allFrames: false)
             let header = probe.header
             try options.checkSourcePixels(width: header.width, height: header.height, frames: 1)
             guard !probe.isCMYK else { return .whole }
+            let coefficientBytes = header.width * header.height * probe.image.bands * 2
+            guard Self.reserve(coefficientBytes, budget: budget) else { return .whole }
+            session.reservedBytes = coefficientBytes
             var box = ImageDecoder.targetBox(header: header, frames: 1, options: options)
             var folded = false
             if box == nil, let plan {

@@ -156,6 +156,23 @@ struct ProgressiveJPEGDecoderTests {
         }
     }
 
+    @Test("over the coefficient budget a download's previews decode each prefix whole: they still come, the same size")
+    func overBudget() throws {
+        let data = try ProgressiveTestData.progressive()
+        let boundaries = ProgressiveTestData.boundaries(data, step: 4096).boundaries
+        let whole = ProgressiveJPEGDecoder(decoder: ImageDecoder(), options: .default, plan: nil, budget: 0)
+        var sizes: [Int] = []
+        for boundary in boundaries {
+            let preview = try #require(try whole.preview(of: data.prefix(min(data.count, boundary + 2)), scansEnd: boundary))
+            sizes.append(preview.image.width)
+        }
+        #expect(sizes.count == boundaries.count && Set(sizes).count == 1)
+        // A baseline JPEG, which the incremental decoder refuses, decodes whole.
+        let baseline = try ProgressiveTestData.baseline()
+        let wholeBaseline = ProgressiveJPEGDecoder(decoder: ImageDecoder(), options: .default, plan: nil, budget: 0)
+        #expect(try wholeBaseline.preview(of: baseline, scansEnd: baseline.count - 2) != nil)
+    }
+
     @Test("a source above the pixel limit is refused before any coefficient buffer is made")
     func pixelLimit() throws {
         let data = try ProgressiveTestData.progressive()
