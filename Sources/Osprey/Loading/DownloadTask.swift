@@ -36,47 +36,77 @@ public final class DownloadTask: Sendable, Hashable {
     let options: DownloadOptions
     /// The caller's progress handler, called on its callback queue.
     let progress: ImageDownloader.ProgressHandler?
+    /// The caller's completion, called once on its callback queue (``deliver(_:)``).
+    let completion: ImageDownloader.Completion
 
     /// Independent fields, each behind its own atomic or lock, in the one allocation per caller.
+    /// The task is the caller's whole record: its delivery to the shared job is a closure that
+    /// captures the task alone, which costs no allocation (a closure with more captures would).
     private let cancelled = Atomic<Bool>(false)
     private let priorityValue: Atomic<Int>
     /// The job the caller waits on, once it joined.
-    private let subscription = Mutex<Subscription>(.starting)
+    private let subscription = Mutex<Subscription>(.starting(requestURL: nil))
 
     /// Where the caller is in its download.
     private enum Subscription: Sendable {
-        /// Not yet subscribed (request modifiers run).
-        case starting
-        /// Waiting as subscriber `id` of `job`; `completion` is its delivery.
-        case waiting(ImageDownloader.DownloadJob, id: Int, completion: ImageDownloader.DownloadJob.Completion)
+        /// Not yet subscribed (request modifiers run); `requestURL`: the URL of the request its
+        /// modifiers made, when it is not ``url``.
+        case starting(requestURL: URL?)
+        /// Waiting as subscriber `id` of `job`.
+        case waiting(ImageDownloader.DownloadJob, id: Int, requestURL: URL?)
         /// Delivered or cancelled: nothing more to do.
         case ended
     }
 
-    init(url: URL, options: DownloadOptions, progress: ImageDownloader.ProgressHandler?) {
+    init(
+        url: URL, options: DownloadOptions, progress: ImageDownloader.ProgressHandler?,
+        completion: @escaping ImageDownloader.Completion
+    ) {
         self.token = .next()
         self.url = url
         self.options = options
         self.progress = progress
+        self.completion = completion
         priorityValue = Atomic(options.priority.rawValue)
+    }
+
+    /// Records that the caller's request modifiers made a request for `requestURL`, another URL
+    /// than ``url`` (a data modifier's failure names it). Before ``joined(_:id:)``.
+    func modified(to requestURL: URL) {
+        subscription.withLock { subscription in
+            if case .starting = subscription { subscription = .starting(requestURL: requestURL) }
+        }
     }
 
     /// Records that the caller waits as subscriber `id` of `job`. When it was cancelled
     /// meanwhile, it leaves at once and receives its cancellation.
-    func joined(_ job: ImageDownloader.DownloadJob, id: Int, completion: @escaping ImageDownloader.DownloadJob.Completion) {
+    func joined(_ job: ImageDownloader.DownloadJob, id: Int) {
         let stored = subscription.withLock { subscription in
-            guard case .starting = subscription, !isCancelled else { return false }
-            subscription = .waiting(job, id: id, completion: completion)
+            guard case .starting(let requestURL) = subscription, !isCancelled else { return false }
+            subscription = .waiting(job, id: id, requestURL: requestURL)
             return true
         }
-        if !stored, job.leave(id) { completion(.failure(.download(.cancelled(token: token)))) }
+        if !stored, job.leave(id) { deliver(.failure(.download(.cancelled(token: token)))) }
         // A priority set before the subscription was recorded.
         if stored, priority != options.priority { job.setPriority(priority, of: id) }
     }
 
-    /// The caller's outcome is being delivered: forgets the job (which holds the outcome).
-    func ended() {
-        subscription.withLock { $0 = .ended }
+    /// Delivers `outcome` to the caller: its data modifier runs and its completion is called, on
+    /// its callback queue (straight through on `.immediate`: no closure to allocate). Forgets the
+    /// job first (which holds the outcome).
+    func deliver(_ outcome: Result<Transferred, OspreyError>) {
+        let requestURL = subscription.withLock { subscription -> URL? in
+            defer { subscription = .ended }
+            switch subscription {
+            case .starting(let requestURL), .waiting(_, _, let requestURL): return requestURL
+            case .ended: return nil
+            }
+        }
+        let url = requestURL ?? url, options = options, completion = completion
+        guard case .dispatch(let queue) = options.callbackQueue else {
+            return completion(ImageDownloader.result(outcome, for: options, url: url))
+        }
+        queue.async { completion(ImageDownloader.result(outcome, for: options, url: url)) }
     }
 
     /// Whether ``cancel()`` was called.
@@ -92,8 +122,8 @@ public final class DownloadTask: Sendable, Hashable {
         }
         // Leaving the job is the one place a waiting caller is cancelled: when it was still
         // waiting, it gets the cancellation; otherwise its outcome is on its way.
-        if case .waiting(let job, let id, let completion) = waiting, job.leave(id) {
-            completion(.failure(.download(.cancelled(token: token))))
+        if case .waiting(let job, let id, _) = waiting, job.leave(id) {
+            deliver(.failure(.download(.cancelled(token: token))))
         }
     }
 

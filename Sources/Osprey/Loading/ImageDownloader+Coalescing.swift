@@ -7,8 +7,8 @@ import Foundation
 /// (``stop(_:)``: out of the queue, or its worker cancelled).
 extension ImageDownloader {
     /// Starts `task`: checks the failed-URL list and the scheme, runs the request modifiers, then registers it.
-    func start(_ task: DownloadTask, completion: @escaping Completion) {
-        let url = task.url, options = task.options
+    func start(_ task: DownloadTask) {
+        let url = task.url, options = task.options, completion = task.completion
         if !options.retryFailed, isOnFailedURLList(url) {
             return options.callbackQueue.deliver(.failure(.download(.previouslyFailed(url: url))), to: completion)
         }
@@ -24,7 +24,7 @@ extension ImageDownloader {
         if modifiers.allSatisfy(\.isSynchronous) {
             var modified: DownloadRequest? = request
             for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, checkURL: !modifiers.isEmpty, completion: completion)
+            register(task, request: modified, checkURL: !modifiers.isEmpty)
         } else {
             Task {
                 var modified: DownloadRequest? = request
@@ -32,15 +32,15 @@ extension ImageDownloader {
                     guard let current = modified else { break }
                     modified = await modifier.modify(current)
                 }
-                register(task, request: modified, checkURL: true, completion: completion)
+                register(task, request: modified, checkURL: true)
             }
         }
     }
 
     /// Subscribes `task` to the job of `request`, starting a network task when none runs for it;
     /// `checkURL` when request modifiers may have changed its URL.
-    func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool, completion: @escaping Completion) {
-        let options = task.options
+    func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool) {
+        let options = task.options, completion = task.completion
         if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
             return options.callbackQueue.execute { completion(.failure(error)) }
@@ -50,14 +50,12 @@ extension ImageDownloader {
                 task.isCancelled ? .download(.cancelled(token: task.token)) : .download(.emptyRequest(url: task.url))
             return options.callbackQueue.execute { completion(.failure(error)) }
         }
+        if checkURL, request.url != task.url { task.modified(to: request.url) }
         // Hashed once.
         let key = RequestKey(request)
-        let url = request.url
-        // The caller's own delivery: its data modifier, on its callback queue.
-        let delivery: DownloadJob.Completion = { [self] outcome in
-            task.ended()
-            deliver(outcome, url: url, options: options, to: completion)
-        }
+        // The caller's own delivery (its data modifier, on its callback queue): it captures the
+        // task alone, so it costs no allocation.
+        let delivery: DownloadJob.Completion = { [task] outcome in task.deliver(outcome) }
         let progress = task.progress.map { handler -> JobProgressHandler in
             guard case .dispatch(let queue) = options.callbackQueue else { return handler }
             return { received, expected in queue.async { handler(received, expected) } }
@@ -72,7 +70,7 @@ extension ImageDownloader {
                     redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
                     retryStrategy: options.retryStrategy ?? configuration.retryStrategy))
         }
-        if let (job, id) = subscription { task.joined(job, id: id, completion: delivery) }
+        if let (job, id) = subscription { task.joined(job, id: id) }
     }
 
     /// Queues the network task of new job `job` (made by a caller at `priority`), or hands it

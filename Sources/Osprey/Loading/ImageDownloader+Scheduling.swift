@@ -26,17 +26,6 @@ extension ImageDownloader {
         }
     }
 
-    /// Calls a caller's `completion` with its result of `outcome`. Its data modifier runs on its
-    /// callback queue; `.immediate` calls straight through (no closure to allocate).
-    func deliver(
-        _ outcome: Result<Transferred, OspreyError>, url: URL, options: DownloadOptions, to completion: @escaping Completion
-    ) {
-        guard case .dispatch(let queue) = options.callbackQueue else {
-            return completion(Self.result(outcome, for: options, url: url))
-        }
-        queue.async { completion(Self.result(outcome, for: options, url: url)) }
-    }
-
     /// Assigns a new worker to each free slot while tasks are queued; the caller launches them
     /// (``launch(_:)``) once it has released the lock. Called with the lock held.
     /// When stale queue entries (see ``popQueued(_:)``) outnumber the live ones, the queue is compacted.

@@ -133,8 +133,8 @@ public final class ImageDownloader: Sendable {
         progress: ProgressHandler? = nil,
         completion: @escaping Completion
     ) -> DownloadTask {
-        let task = DownloadTask(url: url, options: options, progress: progress)
-        start(task, completion: completion)
+        let task = DownloadTask(url: url, options: options, progress: progress, completion: completion)
+        start(task)
         return task
     }
 
@@ -147,10 +147,15 @@ public final class ImageDownloader: Sendable {
     ) async throws -> DownloadResult {
         var options = options
         options.callbackQueue = .immediate
-        let task = DownloadTask(url: url, options: options, progress: progress)
+        // The continuation is stored before the download starts, so the completion finds it.
+        let waiter = ContinuationSlot()
+        let task = DownloadTask(url: url, options: options, progress: progress) { result in
+            waiter.continuation.withLock { $0.take() }?.resume(with: result)
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                start(task) { continuation.resume(with: $0) }
+                waiter.continuation.withLock { $0 = continuation }
+                start(task)
             }
         } onCancel: {
             task.cancel()
@@ -319,4 +324,10 @@ public final class ImageDownloader: Sendable {
         options.validator?.makeConditional(&request)
         return request
     }
+}
+
+/// Where ``ImageDownloader/download(_:options:progress:)`` keeps its continuation for the
+/// download's completion.
+private final class ContinuationSlot: Sendable {
+    let continuation = Mutex<CheckedContinuation<DownloadResult, any Error>?>(nil)
 }

@@ -294,7 +294,8 @@ extension ImagePipeline {
 
     /// Where `context`'s decoding, processing and cache writes run: the options' queue, else the pipeline's.
     func processingPlace(_ context: StageContext) -> ProcessingPlace {
-        processingPlace(context.options)
+        // The one field, read in place: passing `context.options` on copied the whole options.
+        context.options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 
     /// Where work for a request with `options` runs: its ``OspreyOptions/processingQueue``, else

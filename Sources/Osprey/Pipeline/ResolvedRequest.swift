@@ -49,7 +49,7 @@ final class ResolvedRequest: Sendable {
     /// image: with ``OriginalStorage/disk``, unless the processed image's own disk entry is the
     /// original (no processor, stored to disk, in the same cache).
     var storesOriginalSeparately: Bool {
-        let options = options
+        // Each field read in place (a local copy of the options retained every field of them).
         guard options.originalStorage == .disk else { return false }
         return !processorIdentifier.isEmpty || !options.storage.toDisk || originalCache !== cache
     }
