@@ -61,13 +61,7 @@ public struct ImageDecoder: Sendable {
             let header = probe.header
             let frames = options.firstFrameOnly ? 1 : header.frameCount
             try options.checkSourcePixels(width: header.width, height: header.height, frames: frames)
-            var box = Self.targetBox(header: header, frames: frames, options: options)
-            var folded = false
-            if box == nil, let plan {
-                let upright = header.upright(autoOrient: options.autoOrient)
-                box = plan.shrinkBox(sourceWidth: upright.width, sourceHeight: upright.height, frames: frames)
-                folded = box != nil
-            }
+            let (box, folded) = Self.decodeBox(header: header, frames: frames, options: options, plan: plan)
             do throws(VipsFailure) {
                 let loaded = try Self.load(buffer, format: format, probe: probe, box: box, options: options)
                 let frameHeight = loaded.height / max(1, frames)
@@ -272,8 +266,19 @@ public struct ImageDecoder: Sendable {
         }
     }
 
+    /// The box a decode of `header` goes into, and whether `plan` is folded into it: the
+    /// thumbnail and scale-down options' box, else the plan's shrink box (``DecodePlan``); `nil`:
+    /// full size.
+    static func decodeBox(header: ImageHeader, frames: Int, options: DecodingOptions, plan: DecodePlan?) -> (box: ShrinkBox?, folded: Bool) {
+        if let box = targetBox(header: header, frames: frames, options: options) { return (box, false) }
+        guard let plan else { return (nil, false) }
+        let upright = header.upright(autoOrient: options.autoOrient)
+        let box = plan.shrinkBox(sourceWidth: upright.width, sourceHeight: upright.height, frames: frames)
+        return (box, box != nil)
+    }
+
     /// The box to decode into, from the thumbnail and scale-down options; `nil` for full size.
-    static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> ShrinkBox? {
+    private static func targetBox(header: ImageHeader, frames: Int, options: DecodingOptions) -> ShrinkBox? {
         let (width, height) = header.upright(autoOrient: options.autoOrient)
         var box = options.thumbnail
         if let limit = options.scaleDownLimitBytes, limit > 0 {

@@ -105,7 +105,8 @@ final class ProgressiveJPEGDecoder: Sendable {
                         osprey_jpeg_progressive_append(handle, bytes.baseAddress! + session.fed, end - session.fed)
                     }
                     session.fed = end
-                    guard status == 0 else { throw .decoding(.corruptData(format: .jpeg, message: Vips.takeError())) }
+                    // Classified as the full decode's failures are: truncation or other damage.
+                    guard status == 0 else { throw ImageDecoder.classify(VipsFailure(message: Vips.takeError()), format: .jpeg) }
                 }
                 guard let image = try render(handle, facts) else { return nil }
                 return (image, facts.folded)
@@ -127,13 +128,7 @@ final class ProgressiveJPEGDecoder: Sendable {
             let coefficientBytes = header.width * header.height * probe.image.bands * 2
             guard Self.reserve(coefficientBytes, budget: budget) else { return .whole }
             session.reservedBytes = coefficientBytes
-            var box = ImageDecoder.targetBox(header: header, frames: 1, options: options)
-            var folded = false
-            if box == nil, let plan {
-                let upright = header.upright(autoOrient: options.autoOrient)
-                box = plan.shrinkBox(sourceWidth: upright.width, sourceHeight: upright.height, frames: 1)
-                folded = box != nil
-            }
+            let (box, folded) = ImageDecoder.decodeBox(header: header, frames: 1, options: options, plan: plan)
             let factor = box.map { ImageDecoder.jpegShrinkFactor(header: header, box: $0, autoOrient: options.autoOrient) } ?? 1
             guard let handle = osprey_jpeg_progressive_new(Int32(factor)) else { return .whole }
             osprey_jpeg_progressive_keep_metadata(handle, probe.image.pointer)
