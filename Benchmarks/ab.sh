@@ -5,7 +5,12 @@
 # harness sources) in release mode, then runs ROUNDS rounds (default 6) of each scenario (default 1
 # and 2), A then B in odd rounds and B then A in even ones, BENCH_REPS (default 3) each. Prints, per
 # figure both sides report, the median over rounds of each side's median and of the per-round ratio
-# B/A (B: this tree; for times a ratio below 1 is faster). JSON per run in Benchmarks/.work/ab-out.
+# B/A (B: this tree; for times a ratio below 1 is faster), with a bootstrap interval of that median.
+# JSON per run in Benchmarks/.work/ab-out (AB_OUT: elsewhere).
+# AB_B=PATH runs that binary as B instead of this tree's (nothing built for B): AB_B set to a copy
+# of A's binary is an A/A run, this machine's noise floor for the same rows (measure it in the same
+# session as the A/B it qualifies; the interval alone understates run-to-run drift).
+# Scenario 2's env settings pass through: S2_ROWS=group,callback,downloader S2_REQUESTS=5000 ...
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:?usage: ab.sh REV [ROUNDS] [SCENARIO...]}"
@@ -14,7 +19,7 @@ shift $(($# >= 2 ? 2 : 1))
 SCENARIOS=("${@:-1 2}")
 WORK="$ROOT/Benchmarks/.work"
 BASE="${AB_BASE_DIR:-$WORK/ab-$REV}"  # AB_BASE_DIR: an existing checkout of REV
-OUT="$WORK/ab-out"
+OUT="${AB_OUT:-$WORK/ab-out}"
 mkdir -p "$WORK" "$OUT"
 rm -f "$OUT"/*.json
 if [ ! -d "$BASE" ]; then
@@ -22,10 +27,10 @@ if [ ! -d "$BASE" ]; then
     [ -f "$ROOT/Package.resolved" ] && cp "$ROOT/Package.resolved" "$BASE/"
 fi
 echo "ab.sh: building B (this tree) and A ($REV)"
-(cd "$ROOT/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
+[ -n "${AB_B:-}" ] || (cd "$ROOT/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
 (cd "$BASE/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
 A="$BASE/Benchmarks/.build/release/OspreyBench"
-B="$ROOT/Benchmarks/.build/release/OspreyBench"
+B="${AB_B:-$ROOT/Benchmarks/.build/release/OspreyBench}"
 TMP="$(mktemp -d /var/tmp/osprey-ab.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
 run() { # side binary scenario round
@@ -40,7 +45,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "ab.sh: round $round of $ROUNDS done"
 done
 python3 - "$OUT" "$REV" <<'EOF'
-import json, sys, glob, os, statistics as st, collections
+import json, sys, glob, os, statistics as st, collections, random
 out, rev = sys.argv[1], sys.argv[2]
 runs = collections.defaultdict(dict)  # (scenario, round) -> side -> {name: median}
 for path in glob.glob(os.path.join(out, "*.json")):
@@ -56,8 +61,13 @@ for (s, r), sides in sorted(runs.items()):
         entry = names[(s, key)]
         entry[0].append(a); entry[1].append(b); entry[2].append(b / a if a else float("nan"))
         names[(s, key)] = (entry[0], entry[1], entry[2], unit)
-print(f"| scenario | figure | A ({rev}) median | B (this tree) median | unit | B/A median [min..max] | rounds |")
-print("|---|---|---|---|---|---|---|")
+def interval(ratios):  # 95% bootstrap interval of the median ratio
+    rng = random.Random(1)
+    boots = sorted(st.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+    return boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
+print(f"| scenario | figure | A ({rev}) median | B median | unit | B/A median [min..max] | 95% interval | rounds |")
+print("|---|---|---|---|---|---|---|---|")
 for (s, (name, baseline)), (a, b, ratio, unit) in sorted(names.items(), key=lambda i: (i[0][0], i[0][1][0], i[0][1][1] or "")):
-    print(f"| {s[1:]} | {name} | {st.median(a):.4g} | {st.median(b):.4g} | {unit} | {st.median(ratio):.3f} [{min(ratio):.3f}..{max(ratio):.3f}] | {len(ratio)} |")
+    lo, hi = interval(ratio)
+    print(f"| {s[1:]} | {name} | {st.median(a):.4g} | {st.median(b):.4g} | {unit} | {st.median(ratio):.3f} [{min(ratio):.3f}..{max(ratio):.3f}] | {lo:.3f}..{hi:.3f} | {len(ratio)} |")
 EOF

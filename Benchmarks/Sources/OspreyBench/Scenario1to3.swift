@@ -52,80 +52,106 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let image = try tinyImage()
     let decoder = ImageDecoder()
     var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = [], downloaderT: [Double] = []
+    // CPU seconds of the whole process (every thread) per request, for the rows started at once:
+    // less moved by other work on a shared machine than their wall time.
+    var concCPU: [Double] = [], callbackCPU: [Double] = [], downloaderCPU: [Double] = []
     let options: [OspreyOption] = [.cacheMemoryOnly]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
+    // S2_ROWS (default all): a comma-separated subset of decode, seq, mem, group, callback,
+    // downloader, so that a process-wide counter (perf stat) sees one row alone.
+    let rows = Set(
+        (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group,callback,downloader").split(separator: ",").map(String.init))
     for rep in 0..<envInt("S2_REPS", reps) {
-        decodeT.append(
-            try await time {
-                for _ in 0..<n { blackHole(try decoder.decode(png)) }
-            } / Double(n) * 1e6)
+        if rows.contains("decode") {
+            decodeT.append(
+                try await time {
+                    for _ in 0..<n { blackHole(try decoder.decode(png)) }
+                } / Double(n) * 1e6)
+        }
 
-        let seqSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/s\(rep)/\($0).png")!) }
-        let seqPipeline = ImagePipeline(
-            configuration: .init(
-                cache: benchCache("s2"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                decoder: EmptyDecoder(image: image)))
-        seqT.append(
-            try await time {
-                for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
-            } / Double(n) * 1e6)
+        if rows.contains("seq") {
+            let seqSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/s\(rep)/\($0).png")!) }
+            let seqPipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("s2"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
+            seqT.append(
+                try await time {
+                    for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
+                } / Double(n) * 1e6)
+        }
 
-        let memSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/m\(rep)/\($0).png")!) }
-        let memPipeline = ImagePipeline(
-            configuration: .init(
-                cache: benchCache("s2m"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                decoder: EmptyDecoder(image: image)))
-        memT.append(
-            try await time {
-                for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
-            } / Double(n) * 1e6)
+        if rows.contains("mem") {
+            let memSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/m\(rep)/\($0).png")!) }
+            let memPipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("s2m"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
+            memT.append(
+                try await time {
+                    for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
+                } / Double(n) * 1e6)
+        }
 
-        let concSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/c\(rep)/\($0).png")!) }
-        let concPipeline = ImagePipeline(
-            configuration: .init(
-                cache: benchCache("s2c"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                decoder: EmptyDecoder(image: image)))
-        concT.append(
-            try await time {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for source in concSources { group.addTask { blackHole(try await concPipeline.image(for: source, options: memoryOnly)) } }
-                    try await group.waitForAll()
-                }
-            } / Double(concurrent) * 1e6)
-
-        // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
-        // completion: no Swift task per request on the caller's side.
-        let cbSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/b\(rep)/\($0).png")!) }
-        let cbPipeline = ImagePipeline(
-            configuration: .init(
-                cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                decoder: EmptyDecoder(image: image)))
-        let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
-        callbackT.append(
-            await time {
-                await startAll(cbSources) { source, completed in
-                    cbPipeline.loadImage(with: source, options: callbackOptions) { result in
-                        precondition((try? result.get()) != nil, "every request must load")
-                        completed()
+        if rows.contains("group") {
+            let concSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/c\(rep)/\($0).png")!) }
+            let concPipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("s2c"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
+            let concCPU0 = processCPU()
+            concT.append(
+                try await time {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for source in concSources { group.addTask { blackHole(try await concPipeline.image(for: source, options: memoryOnly)) } }
+                        try await group.waitForAll()
                     }
-                }
-            } / Double(concurrent) * 1e6)
+                } / Double(concurrent) * 1e6)
+            concCPU.append((processCPU() - concCPU0) / Double(concurrent) * 1e6)
+            if ProcessInfo.processInfo.environment["S2_ORDER"] != nil { try await reportCompletionOrder(concSources, concPipeline, memoryOnly) }
+        }
 
-        // The downloader alone, the same way: its share of a miss.
-        let dlURLs = (0..<concurrent).map { URL(string: "https://images.example.com/d\(rep)/\($0).png")! }
-        let downloader = ImageDownloader(loader: InstantLoader(data: png))
-        var immediate = DownloadOptions()
-        immediate.callbackQueue = .immediate
-        downloaderT.append(
-            await time {
-                await startAll(dlURLs) { url, completed in
-                    downloader.download(url, options: immediate) { result in
-                        precondition((try? result.get()) != nil, "every download must succeed")
-                        completed()
+        if rows.contains("callback") {
+            // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
+            // completion: no Swift task per request on the caller's side.
+            let cbSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/b\(rep)/\($0).png")!) }
+            let cbPipeline = ImagePipeline(
+                configuration: .init(
+                    cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                    decoder: EmptyDecoder(image: image)))
+            let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
+            let callbackCPU0 = processCPU()
+            callbackT.append(
+                await time {
+                    await startAll(cbSources) { source, completed in
+                        cbPipeline.loadImage(with: source, options: callbackOptions) { result in
+                            precondition((try? result.get()) != nil, "every request must load")
+                            completed()
+                        }
                     }
-                }
-            } / Double(concurrent) * 1e6)
+                } / Double(concurrent) * 1e6)
+            callbackCPU.append((processCPU() - callbackCPU0) / Double(concurrent) * 1e6)
+        }
+
+        if rows.contains("downloader") {
+            // The downloader alone, the same way: its share of a miss.
+            let dlURLs = (0..<concurrent).map { URL(string: "https://images.example.com/d\(rep)/\($0).png")! }
+            let downloader = ImageDownloader(loader: InstantLoader(data: png))
+            var immediate = DownloadOptions()
+            immediate.callbackQueue = .immediate
+            let downloaderCPU0 = processCPU()
+            downloaderT.append(
+                await time {
+                    await startAll(dlURLs) { url, completed in
+                        downloader.download(url, options: immediate) { result in
+                            precondition((try? result.get()) != nil, "every download must succeed")
+                            completed()
+                        }
+                    }
+                } / Double(concurrent) * 1e6)
+            downloaderCPU.append((processCPU() - downloaderCPU0) / Double(concurrent) * 1e6)
+        }
     }
     let goal = "≤ 5 µs/request"
     return [
@@ -155,8 +181,13 @@ func scenario2(reps: Int) async throws -> [Figure] {
         Figure(
             scenario: 2, name: "downloader alone, \(concurrent) at once, download(_:options:completion:)", unit: "µs/request", samples: downloaderT,
             baseline: "pipeline, loadImage", baselineSamples: callbackT,
-            note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline")
-    ]
+            note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline"),
+        Figure(scenario: 2, name: "CPU of miss, \(concurrent) started at once (wall/n), memory cache only", unit: "CPU µs/request", samples: concCPU),
+        Figure(
+            scenario: 2, name: "CPU of miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "CPU µs/request", samples: callbackCPU
+        ),
+        Figure(scenario: 2, name: "CPU of downloader alone, \(concurrent) at once", unit: "CPU µs/request", samples: downloaderCPU)
+    ].filter { !$0.samples.isEmpty }
 }
 
 /// Starts a completion-handler request for every item at once and returns when all have called
@@ -260,4 +291,46 @@ final class BareDict: Sendable {
     let storage: Mutex<[String: Image]>
     init(keys: [String], image: Image) { storage = Mutex(Dictionary(uniqueKeysWithValues: keys.map { ($0, image) })) }
     func value(_ key: String) -> Image? { storage.withLock { $0[key] } }
+}
+
+/// Prints how far from first-started-first-received the children of a task group are received:
+/// the mean number of older children not yet received when one is. The Swift runtime detaches a
+/// received child by walking the group's child list from its oldest, so this is the mean walk
+/// (a diagnostic of scenario 2's task-group row, run with S2_ORDER=1; not timed).
+func reportCompletionOrder(_ sources: [ImageSource], _ pipeline: ImagePipeline, _ options: [OspreyOption]) async throws {
+    let again = sources.map { ImageSource.url(URL(string: $0.cacheKey + "?again")!) }
+    var order: [Int] = []
+    order.reserveCapacity(again.count)
+    try await withThrowingTaskGroup(of: Int.self) { group in
+        for (index, source) in again.enumerated() {
+            group.addTask {
+                blackHole(try await pipeline.image(for: source, options: options))
+                return index
+            }
+        }
+        for try await index in group { order.append(index) }
+    }
+    // Fenwick tree over indices: how many received children are older than each one received.
+    var tree = [Int](repeating: 0, count: order.count + 1)
+    var walked = 0
+    for index in order {
+        var i = index, olderDone = 0
+        while i > 0 {
+            olderDone += tree[i]
+            i -= i & -i
+        }
+        walked += index - olderDone
+        i = index + 1
+        while i <= order.count {
+            tree[i] += 1
+            i += i & -i
+        }
+    }
+    let firstTenth = order.prefix(order.count / 10).filter { $0 >= order.count / 10 }.count
+    print(
+        "S2_ORDER: sizes ImageResult \(MemoryLayout<ImageResult>.size), OspreyError \(MemoryLayout<OspreyError>.size), ImageSource \(MemoryLayout<ImageSource>.size)"
+    )
+    print(
+        "S2_ORDER: \(order.count) children; mean older children not yet received when one is: \(Double(walked) / Double(order.count)); of the first tenth received, \(firstTenth) were not among the first tenth started"
+    )
 }

@@ -102,11 +102,13 @@ public final class DownloadTask: Sendable, Hashable {
             case .ended: return nil
             }
         }
-        let url = requestURL ?? url, options = options, completion = completion
+        // Fields read in place: a copy of the whole options retains each of their fields.
+        let url = requestURL ?? url
         guard case .dispatch(let queue) = options.callbackQueue else {
-            return completion(ImageDownloader.result(outcome, for: options, url: url))
+            return completion(ImageDownloader.result(outcome, modifier: options.responseDataModifier, url: url))
         }
-        queue.async { completion(ImageDownloader.result(outcome, for: options, url: url)) }
+        let modifier = options.responseDataModifier, completion = completion
+        queue.async { completion(ImageDownloader.result(outcome, modifier: modifier, url: url)) }
     }
 
     /// Whether ``cancel()`` was called.

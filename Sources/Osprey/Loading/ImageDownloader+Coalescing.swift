@@ -7,24 +7,26 @@ import Foundation
 /// (``stop(_:)``: out of the queue, or its worker cancelled).
 extension ImageDownloader {
     /// Starts `task`: checks the failed-URL list and the scheme, runs the request modifiers, then registers it.
+    /// (The task's fields are read in place here and in ``register(_:request:checkURL:)``: a copy
+    /// of its whole options retains each of their fields, per download.)
     func start(_ task: DownloadTask) {
-        let url = task.url, options = task.options, completion = task.completion
-        if !options.retryFailed, isOnFailedURLList(url) {
-            return options.callbackQueue.deliver(.failure(.download(.previouslyFailed(url: url))), to: completion)
+        let url = task.url
+        if !task.options.retryFailed, isOnFailedURLList(url) {
+            return task.deliver(.failure(.download(.previouslyFailed(url: url))))
         }
         guard Self.isSupported(url) else {
             addToFailedURLList(url)
-            return options.callbackQueue.deliver(.failure(.download(.invalidURL(url.absoluteString))), to: completion)
+            return task.deliver(.failure(.download(.invalidURL(url.absoluteString))))
         }
-        let request = makeRequest(url, options: options)
-        let modifiers =
-            configuration.requestModifier == nil && options.requestModifier == nil
-            ? []
-            : [configuration.requestModifier, options.requestModifier].compactMap { $0 }
+        let request = makeRequest(url, options: task.options)
+        guard configuration.requestModifier != nil || task.options.requestModifier != nil else {
+            return register(task, request: request, checkURL: false)
+        }
+        let modifiers = [configuration.requestModifier, task.options.requestModifier].compactMap { $0 }
         if modifiers.allSatisfy(\.isSynchronous) {
             var modified: DownloadRequest? = request
             for modifier in modifiers { modified = modified.flatMap(modifier.modifySync) }
-            register(task, request: modified, checkURL: !modifiers.isEmpty)
+            register(task, request: modified, checkURL: true)
         } else {
             Task {
                 var modified: DownloadRequest? = request
@@ -40,35 +42,43 @@ extension ImageDownloader {
     /// Subscribes `task` to the job of `request`, starting a network task when none runs for it;
     /// `checkURL` when request modifiers may have changed its URL.
     func register(_ task: DownloadTask, request: DownloadRequest?, checkURL: Bool) {
-        let options = task.options, completion = task.completion
         if checkURL, let request, !Self.isSupported(request.url) {
             let error = OspreyError.download(.invalidURL(request.url.absoluteString))
-            return options.callbackQueue.execute { completion(.failure(error)) }
+            return task.deliver(.failure(error))
         }
         guard let request, !task.isCancelled else {
             let error: OspreyError =
                 task.isCancelled ? .download(.cancelled(token: task.token)) : .download(.emptyRequest(url: task.url))
-            return options.callbackQueue.execute { completion(.failure(error)) }
+            return task.deliver(.failure(error))
         }
         if checkURL, request.url != task.url { task.modified(to: request.url) }
         // Hashed once.
         let key = RequestKey(request)
-        // The caller's own delivery (its data modifier, on its callback queue): it captures the
-        // task alone, so it costs no allocation.
-        let delivery: DownloadJob.Completion = { [task] outcome in task.deliver(outcome) }
-        let progress = task.progress.map { handler -> JobProgressHandler in
-            guard case .dispatch(let queue) = options.callbackQueue else { return handler }
-            return { received, expected in queue.async { handler(received, expected) } }
+        // A caller with a body observer is told of chunks only as a progress receiver of the job:
+        // it subscribes with a handler even without a progress handler of its own.
+        var progress: JobProgressHandler?
+        if let handler = task.progress {
+            if case .dispatch(let queue) = task.options.callbackQueue {
+                progress = { received, expected in queue.async { handler(received, expected) } }
+            } else {
+                progress = handler
+            }
+        } else if task.options.bodyObserver != nil {
+            progress = { _, _ in }
         }
         let priority = task.priority
+        // The caller's delivery (its data modifier, on its callback queue) captures the task
+        // alone. Written as the argument itself, the closure is made at the job table's generic
+        // abstraction: declared first with its concrete type, it was wrapped in a reabstraction
+        // thunk, one more allocation per download.
         let subscription = jobs.subscribe(
-            key, priority: priority, owner: task, progress: progress, completion: delivery
+            key, priority: priority, owner: task, progress: progress, completion: { [task] outcome in task.deliver(outcome) }
         ) { job in
             schedule(
                 job, priority: priority,
                 settings: TransferSettings(
-                    redirectHandler: options.redirectHandler ?? configuration.redirectHandler ?? .follow,
-                    retryStrategy: options.retryStrategy ?? configuration.retryStrategy))
+                    redirectHandler: task.options.redirectHandler ?? configuration.redirectHandler ?? .follow,
+                    retryStrategy: task.options.retryStrategy ?? configuration.retryStrategy))
         }
         if let (job, id) = subscription { task.joined(job, id: id) }
     }

@@ -169,9 +169,10 @@ extension ImageDownloader {
 
     /// Tells the callers of `job` how far its body has come: the progress handlers (each on its
     /// caller's callback queue) and the body observers (``DownloadOptions/bodyObserver``, on this
-    /// thread). One lock of the job per chunk.
+    /// thread). One lock of the job per chunk; nothing more while no caller has either (a caller
+    /// with a body observer subscribes with a progress handler, see ``register(_:request:checkURL:)``).
     func reportChunk(_ job: DownloadJob, body: Data, expected: Int?) {
-        job.waiting?.forEach { subscriber in
+        job.progressReceivers?.forEach { subscriber in
             subscriber.progress?(body.count, expected)
             if let observe = (subscriber.owner as? DownloadTask)?.options.bodyObserver { observe(body, expected) }
         }

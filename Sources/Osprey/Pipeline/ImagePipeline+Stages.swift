@@ -88,7 +88,7 @@ extension ImagePipeline {
         }
         let subscription = subscribeProcessing(
             processors, count: processors.count, source: fetched, context,
-            progress: job.reportProgress
+            progress: context.reportsProgress ? job.reportProgress : nil
         ) { result in
             switch result {
             case .failure(let error): job.finish(.failure(error))
@@ -122,7 +122,7 @@ extension ImagePipeline {
             }
             let previous = self.subscribeProcessing(
                 processors, count: count - 1, source: source, context,
-                progress: job.reportProgress, completion: run)
+                progress: context.reportsProgress ? job.reportProgress : nil, completion: run)
             if let (stage, id) = previous { job.setStep(.subscription(stage, id: id)) }
         }
     }

@@ -5,7 +5,7 @@
 /// (``value(for:work:)``).
 ///
 /// Lock order: the registry's lock, then a job's. A job never holds its own lock while calling
-/// the registry (``SharedJob`` calls ``forget(_:_:)`` after releasing it), so the two cannot
+/// the registry (``SharedJob`` calls ``forget(_:_:)`` without holding it), so the two cannot
 /// deadlock.
 package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
@@ -15,7 +15,7 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     /// and a decode size that finished before the last of them asked must not run again; the
     /// registry lives as long as the bytes. `false` everywhere else: a finished job's result is
     /// in a cache, and the next request for its key must start afresh (a new download revalidates).
-    private let keepsFinished: Bool
+    let keepsFinished: Bool
 
     /// An empty registry; `keepsFinished` (default `false`): see ``keepsFinished``.
     package init(keepsFinished: Bool = false) {
@@ -81,11 +81,6 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
 
     /// The jobs in flight.
     var inFlight: [SharedJob<Key, Value>] { jobs.withLock { Array($0.values) } }
-
-    /// Called by `job` when it finished: forgets it unless the registry keeps finished jobs.
-    func finished(_ key: Key, _ job: SharedJob<Key, Value>) {
-        if !keepsFinished { forget(key, job) }
-    }
 
     /// Drops `job`, which ended, unless a newer job took its key.
     func forget(_ key: Key, _ job: SharedJob<Key, Value>) {

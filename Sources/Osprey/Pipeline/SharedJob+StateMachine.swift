@@ -4,7 +4,7 @@ extension SharedJob {
     /// releasing it, so no completion, step or registry call ever runs under the lock.
     ///
     /// ```
-    /// running(subscribers, step) ──finish──────────────▶ finished(outcome)
+    /// running(subscribers) ──finish──────────────▶ finished(outcome)
     ///            │
     ///            └──────────last subscriber leaves─────▶ cancelled
     /// ```
@@ -40,11 +40,14 @@ extension SharedJob {
             private(set) var lastID: Int
             /// The highest priority of the subscribers.
             private(set) var priority: DownloadPriority
+            /// How many of them have a progress handler.
+            private(set) var reporting: Int
 
             init(first: Subscriber) {
                 self.first = first
                 lastID = first.id
                 priority = first.priority
+                reporting = first.progress == nil ? 0 : 1
             }
 
             var isEmpty: Bool { first == nil && others.isEmpty }
@@ -57,18 +60,22 @@ extension SharedJob {
                 let added = subscriber(lastID)
                 others.append(added)
                 priority = max(priority, added.priority)
+                if added.progress != nil { reporting += 1 }
                 return lastID
             }
 
             /// Removes subscriber `id`; `false` when it is not here.
             mutating func remove(_ id: Int) -> Bool {
-                if first?.id == id {
-                    first = nil
+                let removed: Subscriber
+                if let first, first.id == id {
+                    removed = first
+                    self.first = nil
                 } else if let index = others.firstIndex(where: { $0.id == id }) {
-                    others.remove(at: index)
+                    removed = others.remove(at: index)
                 } else {
                     return false
                 }
+                if removed.progress != nil { reporting -= 1 }
                 recomputePriority()
                 return true
             }
@@ -102,11 +109,11 @@ extension SharedJob {
         }
 
         enum State: Sendable {
-            /// Working for `subscribers`; `step` is what the work waits on (a download, an upstream
-            /// subscription), stopped if every subscriber leaves.
-            case running(Subscribers, step: PendingStep?)
-            /// Done: late subscribers get this outcome.
-            case finished(Result<Value, OspreyError>)
+            /// Working for `subscribers` (``step`` is what the work waits on).
+            case running(Subscribers)
+            /// Done: late subscribers get this outcome, when it was kept (see ``finish(_:keepsOutcome:)``).
+            /// Kept in a closure so that the state's layout does not depend on `Value` (see ``SharedJob``).
+            case finished(outcome: (@Sendable () -> Result<Value, OspreyError>)?)
             /// Left by its last subscriber before its work finished: takes no subscriber.
             case cancelled
             /// Only inside a transition that edits `running` in place: the subscribers are taken
@@ -115,6 +122,10 @@ extension SharedJob {
         }
 
         private(set) var state: State
+        /// What a running job's work waits on (a download, an upstream subscription), stopped if
+        /// every subscriber leaves. Kept beside `state`, not in its payload: recording a step
+        /// then copies no subscribers.
+        private(set) var step: PendingStep?
         /// How many steps were recorded (see ``setStep(_:ifStepsSince:)``).
         private(set) var steps: UInt64 = 0
         /// The highest priority of the live subscribers (the last one while running; kept after
@@ -132,7 +143,7 @@ extension SharedJob {
         ) {
             let first = Subscriber(
                 id: SharedJob.firstID, completion: completion, progress: progress, priority: priority, owner: owner)
-            state = .running(Subscribers(first: first), step: nil)
+            state = .running(Subscribers(first: first))
             self.priority = priority
             toldPriority = priority
         }
@@ -144,7 +155,8 @@ extension SharedJob {
             case waiting(id: Int)
             /// Not added: the job has finished with this outcome; the caller delivers it.
             case finished(Result<Value, OspreyError>)
-            /// Not added: every subscriber left and the job is dead; the caller starts new work.
+            /// Not added: every subscriber left and the job is dead, or it finished without keeping
+            /// its outcome; the caller starts new work.
             case cancelled
         }
 
@@ -153,16 +165,16 @@ extension SharedJob {
             owner: (any AnyObject & Sendable)? = nil
         ) -> SubscribeAction {
             switch state {
-            case .running(var subscribers, let step):
+            case .running(var subscribers):
                 state = .modifying
                 let id = subscribers.add { id in
                     Subscriber(id: id, completion: completion, progress: progress, priority: priority, owner: owner)
                 }
                 self.priority = subscribers.priority
-                state = .running(subscribers, step: step)
+                state = .running(subscribers)
                 return .waiting(id: id)
             case .finished(let outcome):
-                return .finished(outcome)
+                return outcome.map { .finished($0()) } ?? .cancelled
             case .cancelled:
                 return .cancelled
             case .modifying:
@@ -183,19 +195,20 @@ extension SharedJob {
 
         mutating func unsubscribe(_ id: Int) -> UnsubscribeAction {
             switch state {
-            case .running(var subscribers, let step):
+            case .running(var subscribers):
                 state = .modifying
                 guard subscribers.remove(id) else {
-                    state = .running(subscribers, step: step)
+                    state = .running(subscribers)
                     return .none
                 }
                 guard subscribers.isEmpty else {
                     priority = subscribers.priority
-                    state = .running(subscribers, step: step)
+                    state = .running(subscribers)
                     return .left
                 }
                 state = .cancelled
                 priorityObserver = nil
+                defer { step = nil }
                 return .cancelWork(step)
             case .finished, .cancelled:
                 // Already delivered, or already left: nothing to stop.
@@ -223,10 +236,10 @@ extension SharedJob {
         /// task, done, must not replace it (the job would then stop the wrong step).
         mutating func setStep(_ step: PendingStep, ifStepsSince count: UInt64) -> SetStepAction {
             switch state {
-            case .running(let subscribers, _):
+            case .running:
                 guard steps == count else { return .none }
                 steps += 1
-                state = .running(subscribers, step: step)
+                self.step = step
                 return .none
             case .cancelled:
                 return .cancel(step)
@@ -246,11 +259,20 @@ extension SharedJob {
             case deliver(Subscribers, Result<Value, OspreyError>)
         }
 
-        mutating func finish(_ outcome: Result<Value, OspreyError>) -> FinishAction {
+        /// Ends a running job with `outcome`, kept for late subscribers when `keepsOutcome`
+        /// (default `true`; ``SharedJob`` keeps it only in a registry that keeps finished jobs,
+        /// the others forget the job before it finishes, so no late subscriber can come).
+        mutating func finish(_ outcome: Result<Value, OspreyError>, keepsOutcome: Bool = true) -> FinishAction {
             switch state {
-            case .running(let subscribers, _):
-                state = .finished(outcome)
+            case .running:
+                // Swapped out, so the subscribers move to the action rather than being copied.
+                var kept: (@Sendable () -> Result<Value, OspreyError>)?
+                if keepsOutcome { kept = { outcome } }
+                var ended = State.finished(outcome: kept)
+                swap(&ended, &state)
+                step = nil
                 priorityObserver = nil
+                guard case .running(let subscribers) = consume ended else { preconditionFailure("SharedJob: finish left running") }
                 return .deliver(subscribers, outcome)
             case .finished, .cancelled:
                 // A second outcome, or one nobody waits for any more: dropped.
@@ -264,10 +286,10 @@ extension SharedJob {
 
         /// Sets subscriber `id`'s priority (nothing when it is not waiting).
         mutating func setPriority(_ priority: DownloadPriority, of id: Int) {
-            guard case .running(var subscribers, let step) = state else { return }
+            guard case .running(var subscribers) = state else { return }
             state = .modifying
             if subscribers.setPriority(priority, of: id) { self.priority = subscribers.priority }
-            state = .running(subscribers, step: step)
+            state = .running(subscribers)
         }
 
         /// Registers the work's priority observer (replacing any); it hears of changes from now on.
@@ -287,12 +309,19 @@ extension SharedJob {
 
         // MARK: - Queries
 
-        /// The subscribers to tell about progress (none once the job has ended).
-        var progressReceivers: Subscribers? {
-            if case .running(let subscribers, _) = state { return subscribers }
+        /// The waiting subscribers (none once the job has ended).
+        var waiting: Subscribers? {
+            if case .running(let subscribers) = state { return subscribers }
             return nil
         }
 
-        var subscriberCount: Int { progressReceivers?.count ?? 0 }
+        /// The subscribers to tell about progress: none once the job has ended, or while none of
+        /// them has a progress handler (so a download's chunks copy no subscribers then).
+        var progressReceivers: Subscribers? {
+            if case .running(let subscribers) = state, subscribers.reporting > 0 { return subscribers }
+            return nil
+        }
+
+        var subscriberCount: Int { waiting?.count ?? 0 }
     }
 }

@@ -17,7 +17,17 @@
 /// table's user can find again among the ``waiting`` subscribers.
 /// A request that misses costs no Swift task in the pipeline: with a task per stage,
 /// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine.
-final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing {
+///
+/// The state sits in a plain stored property behind a lock of its own, not in a
+/// `Locked<StateMachine>`, and its type's layout does not depend on `Value` (a kept outcome is a
+/// closure): a generic class's deinit runs unspecialised, and it looked up the runtime metadata of
+/// `Locked<StateMachine>`, `Mutex`, its cell and the state on every job freed (perf, scenario 2:
+/// 2% of a concurrent miss). One lookup is left, the state machine's own: the compiler destroys a
+/// value this large through its value witness.
+///
+/// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only in
+/// ``withMachine(_:)``, under `lock`.
+final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing, @unchecked Sendable {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.
@@ -25,7 +35,9 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     /// Told the job's new priority when it changes.
     typealias PriorityObserver = @Sendable (DownloadPriority) -> Void
 
-    private let machine: Locked<StateMachine>
+    private let lock = Locked<Void>(())
+    /// Guarded by `lock` (``withMachine(_:)``), so exclusive without the runtime's check.
+    @exclusivity(unchecked) private var machine: StateMachine
     /// The registry holding the job under `key`, told when the job finishes or is abandoned
     /// (it forgets the job then). Held directly, not through a closure or a protocol value, so
     /// that code specialised for the job's types forgets it with specialised code too.
@@ -40,7 +52,13 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     ) {
         self.registry = registry
         self.key = key
-        machine = Locked(StateMachine(progress: progress, completion: completion, priority: priority, owner: owner))
+        machine = StateMachine(progress: progress, completion: completion, priority: priority, owner: owner)
+    }
+
+    /// Runs `body` on the state machine under the job's lock.
+    @inline(__always)
+    private func withMachine<Answer>(_ body: (inout StateMachine) -> Answer) -> Answer {
+        lock.withLock { _ in body(&machine) }
     }
 
     /// The id of the subscriber a job is made with.
@@ -63,7 +81,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
         progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority,
         owner: (any AnyObject & Sendable)?
     ) -> (StateMachine.SubscribeAction, notice: (@Sendable () -> Void)?) {
-        let (action, notice) = machine.withLock { machine in
+        let (action, notice) = withMachine { machine in
             (machine.subscribe(progress: progress, completion: completion, priority: priority, owner: owner), machine.takePriorityNotice())
         }
         guard let (observer, priority) = notice else { return (action, nil) }
@@ -80,7 +98,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     /// has been or is being called, or it left before).
     @discardableResult
     func leave(_ id: Int) -> Bool {
-        let (action, notice) = machine.withLock { machine in (machine.unsubscribe(id), machine.takePriorityNotice()) }
+        let (action, notice) = withMachine { machine in (machine.unsubscribe(id), machine.takePriorityNotice()) }
         switch action {
         case .none:
             return false
@@ -95,11 +113,11 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     }
 
     /// The highest priority of the subscribers waiting (the last one, once the job has ended).
-    var priority: DownloadPriority { machine.withLock { $0.priority } }
+    var priority: DownloadPriority { withMachine { $0.priority } }
 
     /// Sets subscriber `id`'s priority, telling the work's observer if the job's changes.
     func setPriority(_ priority: DownloadPriority, of id: Int) {
-        let notice = machine.withLock { machine in
+        let notice = withMachine { machine in
             machine.setPriority(priority, of: id)
             return machine.takePriorityNotice()
         }
@@ -112,30 +130,30 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
     /// - Returns: the priority now, from which the changes are told.
     @discardableResult
     func observePriority(_ observer: @escaping PriorityObserver) -> DownloadPriority {
-        machine.withLock { machine in
+        withMachine { machine in
             machine.observePriority(observer)
             return machine.priority
         }
     }
 
     /// The waiting subscribers (none once the job has ended), to call outside the lock.
-    var waiting: StateMachine.Subscribers? { machine.withLock { $0.progressReceivers } }
+    var waiting: StateMachine.Subscribers? { withMachine { $0.waiting } }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
     /// already was).
     func setStep(_ step: PendingStep) {
-        switch machine.withLock({ $0.setStep(step) }) {
+        switch withMachine({ $0.setStep(step) }) {
         case .none: return
         case .cancel(let step): step.cancel()
         }
     }
 
     /// How many steps were recorded so far (for ``setStep(_:ifStepsSince:)``).
-    var steps: UInt64 { machine.withLock { $0.steps } }
+    var steps: UInt64 { withMachine { $0.steps } }
 
     /// Records `step` unless a newer step was recorded since `count`.
     func setStep(_ step: PendingStep, ifStepsSince count: UInt64) {
-        switch machine.withLock({ $0.setStep(step, ifStepsSince: count) }) {
+        switch withMachine({ $0.setStep(step, ifStepsSince: count) }) {
         case .none: return
         case .cancel(let step): step.cancel()
         }
@@ -143,20 +161,29 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing 
 
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
     /// Does nothing when the job was abandoned or has finished.
+    ///
+    /// A registry that does not keep finished jobs forgets this one first: nobody can join it
+    /// after that, so its outcome need not be kept for late subscribers (which would cost an
+    /// allocation per job). Every subscriber that joined before is delivered.
     func finish(_ outcome: Result<Value, OspreyError>) {
-        switch machine.withLock({ $0.finish(outcome) }) {
+        let keepsOutcome = registry.keepsFinished
+        if !keepsOutcome { registry.forget(key, self) }
+        switch withMachine({ $0.finish(outcome, keepsOutcome: keepsOutcome) }) {
         case .none:
             return
         case .deliver(let subscribers, let outcome):
-            registry.finished(key, self)
             subscribers.forEach { $0.completion(outcome) }
         }
     }
 
     /// Tells every subscriber's progress handler how far the work has come.
     func reportProgress(received: Int, expected: Int?) {
-        machine.withLock { $0.progressReceivers }?.forEach { $0.progress?(received, expected) }
+        progressReceivers?.forEach { $0.progress?(received, expected) }
     }
+
+    /// The waiting subscribers when one of them has a progress handler (else `nil`), to call
+    /// outside the lock.
+    var progressReceivers: StateMachine.Subscribers? { withMachine { $0.progressReceivers } }
 }
 
 /// Receives (bytes received, bytes expected) while a download runs.

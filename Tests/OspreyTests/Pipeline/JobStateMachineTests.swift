@@ -144,6 +144,22 @@ struct JobStateMachineTests {
         #expect(withProgress == [1, 3])
     }
 
+    @Test("no progress receivers while no waiting subscriber has a progress handler")
+    func noProgressReceivers() {
+        var machine = Machine(progress: nil, completion: { _ in })
+        #expect(machine.progressReceivers == nil && machine.waiting?.count == 1)
+        guard case .waiting(let id) = machine.subscribe(progress: { _, _ in }, completion: { _ in }) else {
+            Issue.record("a running job takes subscribers")
+            return
+        }
+        #expect(machine.progressReceivers?.count == 2)
+        guard case .left = machine.unsubscribe(id) else {
+            Issue.record("the subscriber with progress leaves, one remains")
+            return
+        }
+        #expect(machine.progressReceivers == nil && machine.waiting?.count == 1)
+    }
+
     @Test("many subscribers: each leaves or is delivered exactly once")
     func manySubscribers() {
         var machine = Self.machine()

@@ -45,15 +45,24 @@ struct SharedJobTests {
         second.job.finish(.success(1))
     }
 
-    @Test("a finished job hands its outcome to a late subscriber; an abandoned one takes none, and the registry starts afresh")
+    @Test(
+        "a finished job of a registry that keeps them hands its outcome to a late subscriber; one of a registry that forgets them, or an abandoned one, takes none, and the registry starts afresh"
+    )
     func lateSubscribers() {
         let registry = Registry()
-        let finished = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }!
+        let keeping = Registry(keepsFinished: true)
+        let finished = keeping.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }!
         guard case .finished(let outcome) = finished.job.subscribe(progress: nil, completion: { _ in }) else {
-            Issue.record("a finished job keeps its outcome")
+            Issue.record("a finished job of a registry that keeps them keeps its outcome")
             return
         }
-        #expect((try? outcome.get()) == 3)
+        #expect((try? outcome.get()) == 3 && keeping.count == 1)
+        let forgotten = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(4)) }!
+        guard case .cancelled = forgotten.job.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("a finished job of a registry that forgets them takes no subscriber")
+            return
+        }
+        #expect(registry.count == 0)
         let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
         abandoned.job.unsubscribe(abandoned.id)
         guard case .cancelled = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
