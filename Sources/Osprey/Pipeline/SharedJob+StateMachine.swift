@@ -40,17 +40,16 @@ extension SharedJob {
             private(set) var lastID: Int
             /// The highest priority of the subscribers.
             private(set) var priority: DownloadPriority
-            /// How many of them have a progress handler.
-            private(set) var reporting: Int
 
             init(first: Subscriber) {
                 self.first = first
                 lastID = first.id
                 priority = first.priority
-                reporting = first.progress == nil ? 0 : 1
             }
 
             var isEmpty: Bool { first == nil && others.isEmpty }
+            /// Whether one of them has a progress handler (usually one subscriber to look at).
+            var hasProgress: Bool { first?.progress != nil || others.contains { $0.progress != nil } }
             var count: Int { (first == nil ? 0 : 1) + others.count }
 
             mutating func add(_ subscriber: (Int) -> Subscriber) -> Int {
@@ -60,22 +59,18 @@ extension SharedJob {
                 let added = subscriber(lastID)
                 others.append(added)
                 priority = max(priority, added.priority)
-                if added.progress != nil { reporting += 1 }
                 return lastID
             }
 
             /// Removes subscriber `id`; `false` when it is not here.
             mutating func remove(_ id: Int) -> Bool {
-                let removed: Subscriber
-                if let first, first.id == id {
-                    removed = first
-                    self.first = nil
+                if first?.id == id {
+                    first = nil
                 } else if let index = others.firstIndex(where: { $0.id == id }) {
-                    removed = others.remove(at: index)
+                    others.remove(at: index)
                 } else {
                     return false
                 }
-                if removed.progress != nil { reporting -= 1 }
                 recomputePriority()
                 return true
             }
@@ -318,7 +313,7 @@ extension SharedJob {
         /// The subscribers to tell about progress: none once the job has ended, or while none of
         /// them has a progress handler (so a download's chunks copy no subscribers then).
         var progressReceivers: Subscribers? {
-            if case .running(let subscribers) = state, subscribers.reporting > 0 { return subscribers }
+            if case .running(let subscribers) = state, subscribers.hasProgress { return subscribers }
             return nil
         }
 
