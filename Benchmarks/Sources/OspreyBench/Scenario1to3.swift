@@ -62,6 +62,17 @@ func scenario2(reps: Int) async throws -> [Figure] {
     // downloader, so that a process-wide counter (perf stat) sees one row alone.
     let rows = Set(
         (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group,callback,downloader").split(separator: ",").map(String.init))
+    // URLs no cache has seen, and a pipeline on the instant loader and the empty decoder: each
+    // request is a miss that costs the pipeline's own work.
+    func missSources(_ path: String, _ count: Int) -> [ImageSource] {
+        (0..<count).map { ImageSource.url(URL(string: "https://images.example.com/\(path)/\($0).png")!) }
+    }
+    func missPipeline(_ cache: String) -> ImagePipeline {
+        ImagePipeline(
+            configuration: .init(
+                cache: benchCache(cache), downloader: ImageDownloader(loader: InstantLoader(data: png)),
+                decoder: EmptyDecoder(image: image)))
+    }
     for rep in 0..<envInt("S2_REPS", reps) {
         if rows.contains("decode") {
             decodeT.append(
@@ -71,11 +82,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
         }
 
         if rows.contains("seq") {
-            let seqSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/s\(rep)/\($0).png")!) }
-            let seqPipeline = ImagePipeline(
-                configuration: .init(
-                    cache: benchCache("s2"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                    decoder: EmptyDecoder(image: image)))
+            let seqSources = missSources("s\(rep)", n)
+            let seqPipeline = missPipeline("s2")
             seqT.append(
                 try await time {
                     for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
@@ -83,11 +91,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
         }
 
         if rows.contains("mem") {
-            let memSources = (0..<n).map { ImageSource.url(URL(string: "https://images.example.com/m\(rep)/\($0).png")!) }
-            let memPipeline = ImagePipeline(
-                configuration: .init(
-                    cache: benchCache("s2m"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                    decoder: EmptyDecoder(image: image)))
+            let memSources = missSources("m\(rep)", n)
+            let memPipeline = missPipeline("s2m")
             memT.append(
                 try await time {
                     for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
@@ -95,11 +100,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
         }
 
         if rows.contains("group") {
-            let concSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/c\(rep)/\($0).png")!) }
-            let concPipeline = ImagePipeline(
-                configuration: .init(
-                    cache: benchCache("s2c"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                    decoder: EmptyDecoder(image: image)))
+            let concSources = missSources("c\(rep)", concurrent)
+            let concPipeline = missPipeline("s2c")
             let concCPU0 = processCPU()
             concT.append(
                 try await time {
@@ -115,11 +117,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
         if rows.contains("callback") {
             // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
             // completion: no Swift task per request on the caller's side.
-            let cbSources = (0..<concurrent).map { ImageSource.url(URL(string: "https://images.example.com/b\(rep)/\($0).png")!) }
-            let cbPipeline = ImagePipeline(
-                configuration: .init(
-                    cache: benchCache("s2b"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
-                    decoder: EmptyDecoder(image: image)))
+            let cbSources = missSources("b\(rep)", concurrent)
+            let cbPipeline = missPipeline("s2b")
             let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
             let callbackCPU0 = processCPU()
             callbackT.append(
