@@ -8,9 +8,19 @@
 /// the registry (``SharedJob`` calls ``forget(_:_:)`` without holding it), so the two cannot
 /// deadlock.
 package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let jobs = Locked<[Key: SharedJob<Key, Value>]>([:])
-    /// Whether a finished job stays in the registry, its outcome answering later subscribers at
-    /// once (an abandoned one is still forgotten). `true` for the decodes of one fetched source
+    /// What the registry holds for a key.
+    private enum Entry {
+        /// The job in flight (which holds the registry until it ends).
+        case running(SharedJob<Key, Value>)
+        /// The outcome of a finished job, when the registry keeps them (``keepsFinished``). The
+        /// outcome, not the job: a job holds its registry, so a kept job would keep the registry
+        /// (and every outcome in it) alive for good.
+        case finished(Result<Value, OspreyError>)
+    }
+
+    private let jobs = Locked<[Key: Entry]>([:])
+    /// Whether a finished job's outcome stays in the registry, answering later subscribers at
+    /// once (an abandoned job is still forgotten). `true` for the decodes of one fetched source
     /// (``FetchedSource/decodes``): the fetch stage hands the bytes to its subscribers one by one,
     /// and a decode size that finished before the last of them asked must not run again; the
     /// registry lives as long as the bytes. `false` everywhere else: a finished job's result is
@@ -28,13 +38,13 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         case started(SharedJob<Key, Value>)
         /// The job in flight, under this subscriber id; `notice` tells its work of a new priority.
         case waiting(SharedJob<Key, Value>, id: Int, notice: (@Sendable () -> Void)?)
-        /// The job in flight had just finished, with this outcome (not yet forgotten).
+        /// The job for the key has finished with this outcome, kept by the registry.
         case finished(Result<Value, OspreyError>)
     }
 
     /// Subscribes to the job in flight for `key`, or creates one, subscribes, and runs `work` on it
-    /// (synchronously: `work` starts the job's first step and returns). When the job in flight has
-    /// just finished, `completion` is called at once with its outcome.
+    /// (synchronously: `work` starts the job's first step and returns). When the registry kept the
+    /// outcome of a finished job for `key`, `completion` is called at once with it.
     /// - Returns: the job and the subscriber's id, to ``SharedJob/unsubscribe(_:)``; `nil` when
     ///   `completion` was already called.
     /// The subscriber has `priority` (default ``DownloadPriority/normal``; the job runs at the
@@ -47,18 +57,23 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         work: (SharedJob<Key, Value>) -> Void
     ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
-            if let existing = jobs[key] {
+            switch jobs[key] {
+            case .running(let existing):
                 switch existing.join(progress: progress, completion: completion, priority: priority, owner: owner) {
                 case (.waiting(let id), let notice): return .waiting(existing, id: id, notice: notice)
-                case (.finished(let outcome), _): return .finished(outcome)
                 // Its last subscriber left; its own `forget` will find the new job and leave it.
-                case (.cancelled, _): break
+                // (A finishing job leaves this table before its state ends, under this lock.)
+                case (.ended, _): break
                 }
+            case .finished(let outcome):
+                return .finished(outcome)
+            case nil:
+                break
             }
-            // The registry holds a job only until it ends, when `forget` drops it.
+            // The registry holds a job only until it ends (``ended(_:_:with:)``, ``forget(_:_:)``).
             let job = SharedJob<Key, Value>(
                 registry: self, key: key, progress: progress, completion: completion, priority: priority, owner: owner)
-            jobs[key] = job
+            jobs[key] = .running(job)
             return .started(job)
         }
         switch joined {
@@ -76,16 +91,33 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         }
     }
 
-    /// How many jobs are in flight.
+    /// How many jobs are in flight or kept finished.
     package var count: Int { jobs.withLock { $0.count } }
 
     /// The jobs in flight.
-    var inFlight: [SharedJob<Key, Value>] { jobs.withLock { Array($0.values) } }
+    var inFlight: [SharedJob<Key, Value>] {
+        jobs.withLock { jobs in
+            jobs.values.compactMap { entry in
+                if case .running(let job) = entry { return job }
+                return nil
+            }
+        }
+    }
 
-    /// Drops `job`, which ended, unless a newer job took its key.
+    /// Drops `job`, which was abandoned, unless a newer job took its key.
     func forget(_ key: Key, _ job: SharedJob<Key, Value>) {
         jobs.withLock { jobs in
-            if jobs[key] === job { jobs.removeValue(forKey: key) }
+            if case .running(let held) = jobs[key], held === job { jobs.removeValue(forKey: key) }
+        }
+    }
+
+    /// Drops `job`, which is finishing with `outcome` (called before its subscribers are told, so
+    /// no request joins it after that), keeping the outcome instead when ``keepsFinished``.
+    /// Nothing changes when a newer job took its key.
+    func ended(_ key: Key, _ job: SharedJob<Key, Value>, with outcome: Result<Value, OspreyError>) {
+        jobs.withLock { jobs in
+            guard case .running(let held) = jobs[key], held === job else { return }
+            if keepsFinished { jobs[key] = .finished(outcome) } else { jobs.removeValue(forKey: key) }
         }
     }
 }

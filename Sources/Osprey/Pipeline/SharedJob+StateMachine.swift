@@ -4,7 +4,7 @@ extension SharedJob {
     /// releasing it, so no completion, step or registry call ever runs under the lock.
     ///
     /// ```
-    /// running(subscribers) ──finish──────────────▶ finished(outcome)
+    /// running(subscribers) ──finish──────────────▶ finished
     ///            │
     ///            └──────────last subscriber leaves─────▶ cancelled
     /// ```
@@ -12,9 +12,10 @@ extension SharedJob {
     /// Both ends are final. Exactly-once delivery follows from three facts, each a `case` below:
     /// a completion is handed out only by ``finish(_:)``, only in `running`, which it leaves for
     /// good; a subscriber that leaves is removed before that (``unsubscribe(_:)``) and is never
-    /// handed out; a subscriber that comes after the end is not added, and gets the outcome
-    /// (``subscribe(progress:completion:)`` returns ``SubscribeAction/finished(_:)``) or is told
-    /// to start afresh (``SubscribeAction/cancelled``).
+    /// handed out; a subscriber that comes after the end is not added, and is told so
+    /// (``SubscribeAction/ended``). The outcome itself is not state: ``finish()`` hands out the
+    /// subscribers, and the job calls them with it (a registry that keeps finished outcomes keeps
+    /// them itself, ``JobRegistry/keepsFinished``).
     ///
     /// Priority: each subscriber has one, and a running job's ``priority`` is the highest of its
     /// subscribers'. Joining, leaving and ``setPriority(_:of:)`` recompute it; the work learns of a
@@ -106,9 +107,8 @@ extension SharedJob {
         enum State: Sendable {
             /// Working for `subscribers` (``step`` is what the work waits on).
             case running(Subscribers)
-            /// Done: late subscribers get this outcome, when it was kept (see ``finish(_:keepsOutcome:)``).
-            /// Kept in a closure so that the state's layout does not depend on `Value` (see ``SharedJob``).
-            case finished(outcome: (@Sendable () -> Result<Value, OspreyError>)?)
+            /// Done: its subscribers were handed out to be called with the outcome.
+            case finished
             /// Left by its last subscriber before its work finished: takes no subscriber.
             case cancelled
             /// Only inside a transition that edits `running` in place: the subscribers are taken
@@ -148,11 +148,9 @@ extension SharedJob {
         enum SubscribeAction {
             /// Added: the completion will be called once, unless it leaves first.
             case waiting(id: Int)
-            /// Not added: the job has finished with this outcome; the caller delivers it.
-            case finished(Result<Value, OspreyError>)
-            /// Not added: every subscriber left and the job is dead, or it finished without keeping
-            /// its outcome; the caller starts new work.
-            case cancelled
+            /// Not added: the job has finished, or every subscriber left and it is dead; the
+            /// caller starts new work (or takes the outcome its registry kept).
+            case ended
         }
 
         mutating func subscribe(
@@ -168,10 +166,8 @@ extension SharedJob {
                 self.priority = subscribers.priority
                 state = .running(subscribers)
                 return .waiting(id: id)
-            case .finished(let outcome):
-                return outcome.map { .finished($0()) } ?? .cancelled
-            case .cancelled:
-                return .cancelled
+            case .finished, .cancelled:
+                return .ended
             case .modifying:
                 preconditionFailure("SharedJob: subscribe during a transition")
             }
@@ -250,25 +246,21 @@ extension SharedJob {
 
         enum FinishAction {
             case none
-            /// Forget the job, then call each of these completions with the outcome, in order.
-            case deliver(Subscribers, Result<Value, OspreyError>)
+            /// Call each of these completions with the outcome, in order.
+            case deliver(Subscribers)
         }
 
-        /// Ends a running job with `outcome`, kept for late subscribers when `keepsOutcome`
-        /// (default `true`; ``SharedJob`` keeps it only in a registry that keeps finished jobs,
-        /// the others forget the job before it finishes, so no late subscriber can come).
-        mutating func finish(_ outcome: Result<Value, OspreyError>, keepsOutcome: Bool = true) -> FinishAction {
+        /// Ends a running job: its subscribers are handed out, to be called with the outcome.
+        mutating func finish() -> FinishAction {
             switch state {
             case .running:
                 // Swapped out, so the subscribers move to the action rather than being copied.
-                var kept: (@Sendable () -> Result<Value, OspreyError>)?
-                if keepsOutcome { kept = { outcome } }
-                var ended = State.finished(outcome: kept)
+                var ended = State.finished
                 swap(&ended, &state)
                 step = nil
                 priorityObserver = nil
                 guard case .running(let subscribers) = consume ended else { preconditionFailure("SharedJob: finish left running") }
-                return .deliver(subscribers, outcome)
+                return .deliver(subscribers)
             case .finished, .cancelled:
                 // A second outcome, or one nobody waits for any more: dropped.
                 return .none

@@ -19,8 +19,8 @@
 /// tasks, continuations and thread hand-offs were most of a miss on a 2-core machine.
 ///
 /// The state sits in a plain stored property behind a lock of its own, not in a
-/// `Locked<StateMachine>`, and its type's layout does not depend on `Value` (a kept outcome is a
-/// closure): a generic class's deinit runs unspecialised, and it looked up the runtime metadata of
+/// `Locked<StateMachine>`, and its type's layout does not depend on `Value` (the outcome is
+/// handed on, never kept: see ``finish(_:)``): a generic class's deinit runs unspecialised, and it looked up the runtime metadata of
 /// `Locked<StateMachine>`, `Mutex`, its cell and the state on every job freed (perf, scenario 2:
 /// 2% of a concurrent miss). One lookup is left, the state machine's own: the compiler destroys a
 /// value this large through its value witness.
@@ -162,16 +162,15 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
     /// Does nothing when the job was abandoned or has finished.
     ///
-    /// A registry that does not keep finished jobs forgets this one first: nobody can join it
-    /// after that, so its outcome need not be kept for late subscribers (which would cost an
-    /// allocation per job). Every subscriber that joined before is delivered.
+    /// The registry drops the job first (keeping its outcome, if it keeps finished ones): nobody
+    /// can join the job after that, so the job keeps no outcome for late subscribers, and no
+    /// finished job holds its registry. Every subscriber that joined before is delivered.
     func finish(_ outcome: Result<Value, OspreyError>) {
-        let keepsOutcome = registry.keepsFinished
-        if !keepsOutcome { registry.forget(key, self) }
-        switch withMachine({ $0.finish(outcome, keepsOutcome: keepsOutcome) }) {
+        registry.ended(key, self, with: outcome)
+        switch withMachine({ $0.finish() }) {
         case .none:
             return
-        case .deliver(let subscribers, let outcome):
+        case .deliver(let subscribers):
             subscribers.forEach { $0.completion(outcome) }
         }
     }

@@ -12,12 +12,12 @@ struct JobStateMachineTests {
         Machine(progress: nil, completion: { _ in })
     }
 
-    /// The ids of the subscribers a finish hands out, and its outcome; `nil` for no delivery.
-    private static func delivered(_ action: Machine.FinishAction) -> (ids: [Int], value: Int?)? {
-        guard case .deliver(let subscribers, let outcome) = action else { return nil }
+    /// The ids of the subscribers a finish hands out; `nil` for no delivery.
+    private static func delivered(_ action: Machine.FinishAction) -> [Int]? {
+        guard case .deliver(let subscribers) = action else { return nil }
         var ids: [Int] = []
         subscribers.forEach { ids.append($0.id) }
-        return (ids, try? outcome.get())
+        return ids
     }
 
     /// The subscriber id of a subscription step.
@@ -48,25 +48,21 @@ struct JobStateMachineTests {
         for _ in 0..<4 { _ = machine.subscribe(progress: nil, completion: { _ in }) }
         let r1 = machine.unsubscribe(3)
         #expect(r1.isLeft)
-        let first = Self.delivered(machine.finish(.success(7)))
-        #expect(first?.ids == [1, 2, 4, 5])
-        #expect(first?.value == 7)
-        let r2 = machine.finish(.success(8))
+        let first = Self.delivered(machine.finish())
+        #expect(first == [1, 2, 4, 5])
+        let r2 = machine.finish()
         #expect(Self.delivered(r2) == nil, "a second outcome is dropped")
-        let r3 = machine.finish(.failure(.pipeline(.cancelled(source: "x"))))
-        #expect(Self.delivered(r3) == nil)
         #expect(machine.subscriberCount == 0 && machine.progressReceivers == nil)
     }
 
-    @Test("a late subscriber after finish is not added and gets the outcome")
+    @Test("a late subscriber after finish is not added and is told the job ended")
     func lateSubscribeAfterFinish() {
         var machine = Self.machine()
-        _ = machine.finish(.success(3))
-        guard case .finished(let outcome) = machine.subscribe(progress: nil, completion: { _ in }) else {
-            Issue.record("a finished job answers with its outcome")
+        _ = machine.finish()
+        guard case .ended = machine.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("a finished job takes no subscriber (its registry keeps the outcome, if anyone)")
             return
         }
-        #expect((try? outcome.get()) == 3)
         #expect(machine.subscriberCount == 0)
         let r4 = machine.unsubscribe(1)
         #expect(r4.isNone, "leaving a finished job stops nothing")
@@ -113,9 +109,9 @@ struct JobStateMachineTests {
     func finishAfterCancel() {
         var machine = Self.machine()
         _ = machine.unsubscribe(1)
-        let r11 = machine.finish(.success(1))
+        let r11 = machine.finish()
         #expect(Self.delivered(r11) == nil)
-        guard case .cancelled = machine.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = machine.subscribe(progress: nil, completion: { _ in }) else {
             Issue.record("a cancelled job takes no subscriber: the registry starts afresh")
             return
         }
@@ -129,7 +125,7 @@ struct JobStateMachineTests {
     @Test("a step set after finish is not the job's to stop")
     func stepAfterFinish() {
         var machine = Self.machine()
-        _ = machine.finish(.success(1))
+        _ = machine.finish()
         let r12 = machine.setStep(Self.step(13))
         #expect(r12.isNone)
     }
@@ -168,7 +164,7 @@ struct JobStateMachineTests {
             let left = machine.unsubscribe(id)
             #expect(left.isLeft)
         }
-        let ids = Self.delivered(machine.finish(.success(0)))?.ids
+        let ids = Self.delivered(machine.finish())
         #expect(ids == Array(stride(from: 2, through: 1_000, by: 2)))
     }
 

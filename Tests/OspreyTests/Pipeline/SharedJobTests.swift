@@ -46,32 +46,49 @@ struct SharedJobTests {
     }
 
     @Test(
-        "a finished job of a registry that keeps them hands its outcome to a late subscriber; one of a registry that forgets them, or an abandoned one, takes none, and the registry starts afresh"
+        "a registry that keeps finished jobs hands the outcome to a late subscriber without running the work again; one that forgets them, or an abandoned job, starts afresh"
     )
     func lateSubscribers() {
         let registry = Registry()
         let keeping = Registry(keepsFinished: true)
         let finished = keeping.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }!
-        guard case .finished(let outcome) = finished.job.subscribe(progress: nil, completion: { _ in }) else {
-            Issue.record("a finished job of a registry that keeps them keeps its outcome")
+        guard case .ended = finished.job.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("a finished job takes no subscriber")
             return
         }
-        #expect((try? outcome.get()) == 3 && keeping.count == 1)
+        let late = Collector<Int>()
+        var runs = 0
+        let answer = keeping.subscribe("c", progress: nil, completion: { late.append(try! $0.get()) }) { _ in runs += 1 }
+        #expect(answer == nil && late.values == [3] && runs == 0 && keeping.count == 1)
         let forgotten = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(4)) }!
-        guard case .cancelled = forgotten.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = forgotten.job.subscribe(progress: nil, completion: { _ in }) else {
             Issue.record("a finished job of a registry that forgets them takes no subscriber")
             return
         }
         #expect(registry.count == 0)
         let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
         abandoned.job.unsubscribe(abandoned.id)
-        guard case .cancelled = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
             Issue.record("an abandoned job takes no subscriber")
             return
         }
         var started = 0
         let fresh = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in started += 1 }
         #expect(started == 1 && fresh?.job !== abandoned.job)
+    }
+
+    @Test("a registry that keeps finished outcomes is freed with its last user: no finished job holds it")
+    func keptOutcomesAreFreed() {
+        weak var weakRegistry: Registry?
+        weak var weakJob: SharedJob<String, Int>?
+        do {
+            let keeping = Registry(keepsFinished: true)
+            weakRegistry = keeping
+            let finished = keeping.subscribe("k", progress: nil, completion: { _ in }) { $0.finish(.success(5)) }
+            weakJob = finished?.job
+        }
+        #expect(weakJob == nil, "a finished job is not kept: its outcome is")
+        #expect(weakRegistry == nil, "the registry and the outcomes it keeps go with their last user")
     }
 
     @Test("progress reaches the subscribers that asked for it")

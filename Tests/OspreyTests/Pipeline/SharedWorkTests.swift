@@ -48,6 +48,21 @@ struct SharedWorkTests {
         }
     }
 
+    @Test("a decoded image is freed once its caller and the caches let it go: the shared decode keeps nothing")
+    func decodedImageIsFreed() async throws {
+        try await PipelineFixture.run { f in
+            weak var pixels: VipsImageRef?
+            do {
+                let result = try await f.pipeline.image(for: f.source("/image/freed"), options: [.cacheMemoryOnly])
+                #expect(result.cacheType == .none)
+                pixels = result.image.storage
+            }
+            #expect(pixels != nil, "the memory cache holds it")
+            f.cache.clearMemoryCache()
+            #expect(pixels == nil, "no finished decode job, registry or fetched source still holds the pixels")
+        }
+    }
+
     @Test("a request that missed memory just before another request stored the image does not download it again")
     func missRacingAStore() async throws {
         try await PipelineFixture.run { f in
