@@ -35,38 +35,53 @@ extension SharedJob {
         /// The subscribers of a running job, in the order they came. Usually there is one: it is
         /// kept inline, with no array (a linear search is cheapest for the few others).
         struct Subscribers: Sendable {
-            private(set) var first: Subscriber?
-            private(set) var others: [Subscriber] = []
+            /// The oldest subscriber, while `hasFirst`. A plain field with a flag, not an optional:
+            /// the compiler copied a set whose first subscriber was optional, whole, into every new
+            /// job's state, retaining and releasing each of its closures once more (perf probes on
+            /// swift_retain/release, scenario 2).
+            private var first: Subscriber
+            /// `false` only once the last subscriber has left (the job is then abandoned and its
+            /// set dropped, so the departed `first` is not kept for long).
+            private var hasFirst = true
+            private var others: [Subscriber] = []
             /// The last id handed out; ids are never reused within a job.
             private(set) var lastID: Int
             /// The highest priority of the subscribers.
             private(set) var priority: DownloadPriority
 
-            init(first: Subscriber) {
-                self.first = first
+            /// `consuming`: the subscriber moves in (no copy of its closures to retain and release).
+            init(first: consuming Subscriber) {
                 lastID = first.id
                 priority = first.priority
+                self.first = first
             }
 
-            var isEmpty: Bool { first == nil && others.isEmpty }
+            var isEmpty: Bool { !hasFirst }
             /// Whether one of them has a progress handler (usually one subscriber to look at).
-            var hasProgress: Bool { first?.progress != nil || others.contains { $0.progress != nil } }
-            var count: Int { (first == nil ? 0 : 1) + others.count }
+            var hasProgress: Bool { hasFirst && (first.progress != nil || others.contains { $0.progress != nil }) }
+            var count: Int { hasFirst ? 1 + others.count : 0 }
 
             mutating func add(_ subscriber: (Int) -> Subscriber) -> Int {
                 lastID += 1
-                // A running job has a subscriber (it ends when its last one leaves): the new one
-                // joins the others.
                 let added = subscriber(lastID)
-                others.append(added)
                 priority = max(priority, added.priority)
+                // A running job has a subscriber (it ends when its last one leaves), so the new one
+                // joins the others; `first` is refilled only as a safeguard.
+                if hasFirst {
+                    others.append(added)
+                } else {
+                    first = added
+                    hasFirst = true
+                }
                 return lastID
             }
 
-            /// Removes subscriber `id`; `false` when it is not here.
+            /// Removes subscriber `id`; `false` when it is not here. The next oldest becomes
+            /// `first` when the first one leaves.
             mutating func remove(_ id: Int) -> Bool {
-                if first?.id == id {
-                    first = nil
+                guard hasFirst else { return false }
+                if first.id == id {
+                    if others.isEmpty { hasFirst = false } else { first = others.removeFirst() }
                 } else if let index = others.firstIndex(where: { $0.id == id }) {
                     others.remove(at: index)
                 } else {
@@ -78,8 +93,9 @@ extension SharedJob {
 
             /// Sets subscriber `id`'s priority; `false` when it is not here.
             mutating func setPriority(_ priority: DownloadPriority, of id: Int) -> Bool {
-                if first?.id == id {
-                    first!.priority = priority
+                guard hasFirst else { return false }
+                if first.id == id {
+                    first.priority = priority
                 } else if let index = others.firstIndex(where: { $0.id == id }) {
                     others[index].priority = priority
                 } else {
@@ -90,16 +106,14 @@ extension SharedJob {
             }
 
             private mutating func recomputePriority() {
-                var highest = first?.priority
-                for subscriber in others where highest.map({ subscriber.priority > $0 }) ?? true {
-                    highest = subscriber.priority
-                }
                 // An empty set keeps its last priority: the job is about to end.
-                if let highest { priority = highest }
+                guard hasFirst else { return }
+                priority = others.reduce(first.priority) { max($0, $1.priority) }
             }
 
             func forEach(_ body: (Subscriber) -> Void) {
-                if let first { body(first) }
+                guard hasFirst else { return }
+                body(first)
                 for subscriber in others { body(subscriber) }
             }
         }
@@ -136,9 +150,11 @@ extension SharedJob {
             progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
             owner: (any AnyObject & Sendable)? = nil
         ) {
-            let first = Subscriber(
-                id: SharedJob.firstID, completion: completion, progress: progress, priority: priority, owner: owner)
-            state = .running(Subscribers(first: first))
+            // Built in place: a named subscriber would be copied into the state, then destroyed.
+            state = .running(
+                Subscribers(
+                    first: Subscriber(
+                        id: SharedJob.firstID, completion: completion, progress: progress, priority: priority, owner: owner)))
             self.priority = priority
             toldPriority = priority
         }

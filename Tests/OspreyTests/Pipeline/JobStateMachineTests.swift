@@ -156,6 +156,27 @@ struct JobStateMachineTests {
         #expect(machine.progressReceivers == nil && machine.waiting?.count == 1)
     }
 
+    @Test("the first subscriber leaving while others wait: the next oldest takes its place, order and priority follow")
+    func firstLeavesOthersWait() {
+        var machine = Machine(progress: nil, completion: { _ in }, priority: .veryHigh)
+        guard case .waiting(let second) = machine.subscribe(progress: nil, completion: { _ in }, priority: .low),
+            case .waiting(let third) = machine.subscribe(progress: { _, _ in }, completion: { _ in }, priority: .high)
+        else {
+            Issue.record("a running job takes subscribers")
+            return
+        }
+        #expect(machine.priority == .veryHigh)
+        #expect(machine.unsubscribe(SharedJob<String, Int>.firstID).isLeft)
+        #expect(machine.priority == .high && machine.subscriberCount == 2 && machine.progressReceivers != nil)
+        #expect(machine.unsubscribe(third).isLeft)
+        #expect(machine.priority == .low && machine.progressReceivers == nil)
+        guard case .waiting(let fourth) = machine.subscribe(progress: nil, completion: { _ in }) else {
+            Issue.record("a running job takes subscribers")
+            return
+        }
+        #expect(Self.delivered(machine.finish()) == [second, fourth])
+    }
+
     @Test("many subscribers: each leaves or is delivered exactly once")
     func manySubscribers() {
         var machine = Self.machine()

@@ -63,6 +63,36 @@ struct SharedWorkTests {
         }
     }
 
+    @Test("a pipeline that has shared, processed and cached images is freed with its last reference: no job or registry keeps it")
+    func pipelineIsFreed() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-freed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withLoopback { server, loader in
+            weak var weakPipeline: ImagePipeline?
+            weak var weakCache: ImageCache?
+            do {
+                let cache = ImageCache(name: "freed", diskConfig: DiskStorage.Config(name: "freed", directory: directory))
+                let pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: makeDownloader(loader)))
+                weakPipeline = pipeline
+                weakCache = cache
+                let sources = (0..<3).map { ImageSource.url(server.url("/image/freed/\($0)")) }
+                let blur = ImageProcessors.Blur(sigma: 1)
+                // Misses shared between requests with and without a processor, then hits.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for source in sources + sources {
+                        group.addTask { _ = try await pipeline.image(for: source) }
+                        group.addTask { _ = try await pipeline.image(for: source, options: [.processor(blur)]) }
+                    }
+                    try await group.waitForAll()
+                }
+                for source in sources { _ = try await pipeline.image(for: source, options: [.processor(blur)]) }
+                await cache.diskStorage.waitForPendingWork()
+            }
+            // The last deliveries may still be returning on other threads.
+            #expect(await eventually { weakPipeline == nil && weakCache == nil }, "the pipeline and its cache are freed")
+        }
+    }
+
     @Test("a request that missed memory just before another request stored the image does not download it again")
     func missRacingAStore() async throws {
         try await PipelineFixture.run { f in
