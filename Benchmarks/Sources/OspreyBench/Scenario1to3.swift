@@ -73,6 +73,14 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 cache: benchCache(cache), downloader: ImageDownloader(loader: InstantLoader(data: png)),
                 decoder: EmptyDecoder(image: image)))
     }
+    // One request at a time, each awaited before the next: µs per request.
+    func oneAtATime(_ path: String, _ cache: String, _ options: [OspreyOption]) async throws -> Double {
+        let sources = missSources(path, n)
+        let pipeline = missPipeline(cache)
+        return try await time {
+            for source in sources { blackHole(try await pipeline.image(for: source, options: options)) }
+        } / Double(n) * 1e6
+    }
     for rep in 0..<envInt("S2_REPS", reps) {
         if rows.contains("decode") {
             decodeT.append(
@@ -81,23 +89,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 } / Double(n) * 1e6)
         }
 
-        if rows.contains("seq") {
-            let seqSources = missSources("s\(rep)", n)
-            let seqPipeline = missPipeline("s2")
-            seqT.append(
-                try await time {
-                    for source in seqSources { blackHole(try await seqPipeline.image(for: source, options: options)) }
-                } / Double(n) * 1e6)
-        }
-
-        if rows.contains("mem") {
-            let memSources = missSources("m\(rep)", n)
-            let memPipeline = missPipeline("s2m")
-            memT.append(
-                try await time {
-                    for source in memSources { blackHole(try await memPipeline.image(for: source, options: memoryOnly)) }
-                } / Double(n) * 1e6)
-        }
+        if rows.contains("seq") { seqT.append(try await oneAtATime("s\(rep)", "s2", options)) }
+        if rows.contains("mem") { memT.append(try await oneAtATime("m\(rep)", "s2m", memoryOnly)) }
 
         if rows.contains("group") {
             let concSources = missSources("c\(rep)", concurrent)

@@ -25,7 +25,7 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     /// and a decode size that finished before the last of them asked must not run again; the
     /// registry lives as long as the bytes. `false` everywhere else: a finished job's result is
     /// in a cache, and the next request for its key must start afresh (a new download revalidates).
-    let keepsFinished: Bool
+    private let keepsFinished: Bool
 
     /// An empty registry; `keepsFinished` (default `false`): see ``keepsFinished``.
     package init(keepsFinished: Bool = false) {

@@ -20,10 +20,10 @@
 ///
 /// The state sits in a plain stored property behind a lock of its own, not in a
 /// `Locked<StateMachine>`, and its type's layout does not depend on `Value` (the outcome is
-/// handed on, never kept: see ``finish(_:)``): a generic class's deinit runs unspecialised, and it looked up the runtime metadata of
-/// `Locked<StateMachine>`, `Mutex`, its cell and the state on every job freed (perf, scenario 2:
-/// 2% of a concurrent miss). One lookup is left, the state machine's own: the compiler destroys a
-/// value this large through its value witness.
+/// handed on, never kept: see ``finish(_:)``): a generic class's deinit runs unspecialised, and
+/// it looked up the runtime metadata of `Locked<StateMachine>`, `Mutex`, its cell and the state
+/// on every job freed (perf, scenario 2: 2% of a concurrent miss). One lookup is left, the state
+/// machine's own: the compiler destroys a value this large through its value witness.
 ///
 /// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only in
 /// ``withMachine(_:)``, under `lock`.
