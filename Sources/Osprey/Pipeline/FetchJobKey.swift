@@ -42,19 +42,20 @@ struct FetchJobKey: Hashable, Sendable {
     }
 
     init(_ request: ResolvedRequest) {
-        let source = request.source, key = request.key, options = request.options
+        // Through a local reference to the box: no copy of the options (``SharedOptions``).
+        let source = request.source, key = request.key, shared = request.sharedOptions
         downloader = ObjectIdentifier(request.downloader)
         originalCache = ObjectIdentifier(request.originalCache)
         cacheKey = key
         let url = source.url?.absoluteString
         self.url = url == key ? nil : url
         isProvider = source.url == nil
-        decoding = options.decodingOptions
-        cachePolicy = options.cachePolicy.forFetch
-        headers = options.requestHeaders
-        user = options.credentials?.user
+        decoding = shared.value.decodingOptions
+        cachePolicy = shared.value.cachePolicy.forFetch
+        headers = shared.value.requestHeaders
+        user = shared.value.credentials?.user
         storesOriginal = request.storesOriginalSeparately
-        unshared = Self.unshared(options)
+        unshared = Self.unshared(shared.value)
     }
 }
 

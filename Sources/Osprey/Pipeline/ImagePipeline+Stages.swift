@@ -24,12 +24,12 @@ extension ImagePipeline {
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil, fetchKey: fetchKey)
-        let options = request.options
+        let options = request.sharedOptions
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
-            originalCache: ObjectIdentifier(request.originalCache), storage: options.storage,
-            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage,
-            framesOnDemand: Self.decodesFramesOnDemand(options))
+            originalCache: ObjectIdentifier(request.originalCache), storage: options.value.storage,
+            cacheWrites: options.value.cacheWrites, originalStorage: options.value.originalStorage,
+            framesOnDemand: context.framesOnDemand)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context)
         }
@@ -67,7 +67,7 @@ extension ImagePipeline {
     /// an animation asked for with ``OspreyOptions/animationFramesOnDemand``, delivers its first
     /// frame and its frame decoder (``deliverFramesOnDemand(_:fetched:for:_:)``).
     private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
-        if fetched.image == nil, let data = fetched.data, Self.decodesFramesOnDemand(context.options),
+        if fetched.image == nil, let data = fetched.data, context.framesOnDemand,
             ImageFormat(sniffing: data)?.supportsAnimation == true
         {
             return deliverFramesOnDemand(data, fetched: fetched, for: job, context)
@@ -234,7 +234,9 @@ extension ImagePipeline {
         }
         switch context.source {
         case .network(let resource):
-            var options = context.options.downloadOptions()
+            // Through a local reference to the box: no copy of the options (``SharedOptions``).
+            let shared = context.request.sharedOptions
+            var options = shared.value.downloadOptions()
             // Progressive previews, when a request listens for them (ImagePipeline+Previews.swift).
             let fetchKey = context.fetchKey
             guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {

@@ -10,6 +10,8 @@ extension ImagePipeline {
     func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
+        // Cache options built through a local reference to the box: no copy of the options (``SharedOptions``).
+        let shared = context.request.sharedOptions
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType, decoded: processed.decoded)
         configuration.logger.debug(
             "store",
@@ -20,7 +22,7 @@ extension ImagePipeline {
             ])
         let plan = StorePlan(
             fetched: fetched, identifier: context.request.processorIdentifier, cache: cache,
-            originalCache: originalCache, options: context.options)
+            originalCache: originalCache, storage: context.options.storage)
         let place = processingPlace(context)
         if context.options.cacheWrites == .beforeDelivery {
             guard plan.needsStore else { return job.finish(.success(delivered)) }
@@ -29,7 +31,7 @@ extension ImagePipeline {
             return ProcessingThread.run(on: place) {
                 cache.store(
                     image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
-                    options: context.options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
+                    options: shared.value.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
                 ) { _ in job.finish(.success(delivered)) }
             }
         }
@@ -37,7 +39,7 @@ extension ImagePipeline {
             // The pipeline's own threads (``Configuration/processingThreadNice``): the encode and
             // the write wait there, behind the decodes queued before them and below a UI's priority,
             // instead of running as a task at the process's priority. The memory entry is there first.
-            let computed = context.request.computedKey, options = context.options.cacheOptions
+            let computed = context.request.computedKey, options = shared.value.cacheOptions
             _ = cache.storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
             place.async {
                 cache.storeOnDisk(
@@ -47,7 +49,7 @@ extension ImagePipeline {
             }
         } else if plan.needsStore && plan.toDisk {
             cache.store(
-                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: context.options.cacheOptions,
+                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: shared.value.cacheOptions,
                 toDisk: true, validator: plan.validator, completion: nil)
         } else if plan.needsStore {
             // Memory only: no cache options to build.
@@ -67,11 +69,11 @@ extension ImagePipeline {
         var validator: CacheValidator?
         var original: Data?
 
-        init(fetched: FetchedSource, identifier: String, cache: ImageCache, originalCache: ImageCache, options: OspreyOptions) {
+        init(fetched: FetchedSource, identifier: String, cache: ImageCache, originalCache: ImageCache, storage: CacheStorage) {
             self.identifier = identifier
-            toDisk = options.storage.toDisk
+            toDisk = storage.toDisk
             needsStore =
-                options.storage != .none && !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
+                storage != .none && !(identifier.isEmpty && fetched.cacheType != .none && originalCache === cache)
             validator = fetched.cacheType == .none && toDisk ? fetched.validator : nil
             original = identifier.isEmpty ? fetched.data : nil
         }

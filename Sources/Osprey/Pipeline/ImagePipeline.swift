@@ -278,14 +278,15 @@ public final class ImagePipeline: Sendable {
                 with: source, options: configuration.defaultOptions, boxed: defaultOptionsBox, progress: progress, preview: preview,
                 completion: completion)
         }
-        return loadImage(
-            with: source, options: configuration.defaultOptions.merging(items), boxed: nil, progress: progress, preview: preview,
-            completion: completion)
+        // Boxed at once: boxed later (on a miss), the merged options were copied into the box.
+        let boxed = SharedOptions(configuration.defaultOptions.merging(items))
+        return loadImage(with: source, options: boxed.value, boxed: boxed, progress: progress, preview: preview, completion: completion)
     }
 
-    /// ``loadImage(with:options:progress:preview:completion:)`` with its options resolved.
+    /// ``loadImage(with:options:progress:preview:completion:)`` with its options resolved
+    /// (`options` is `boxed.value`).
     private func loadImage(
-        with source: ImageSource, options: OspreyOptions, boxed: SharedOptions?,
+        with source: ImageSource, options: OspreyOptions, boxed: SharedOptions,
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)?,
         preview: (@Sendable (ImageResult) -> Void)?,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void

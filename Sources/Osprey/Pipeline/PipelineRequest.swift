@@ -113,7 +113,7 @@ final class PipelineRequest: Sendable {
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
         guard options.cachePolicy.readsDisk, !readsBytesForFrames(request) else { return deliver(memoryMiss: memoryMiss, attempt) }
-        let cacheOptions = options.cacheOptions
+        let shared = request.sharedOptions, cacheOptions = shared.value.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own, which may record the next step
         // (the delivery's subscription) before it is recorded itself.
@@ -137,8 +137,9 @@ final class PipelineRequest: Sendable {
     /// frames on demand: then the fetch stage reads the entry's bytes instead of this lookup
     /// decoding every frame.
     private func readsBytesForFrames(_ request: ResolvedRequest) -> Bool {
-        request.processorIdentifier.isEmpty && request.originalCache === request.cache && options.cachePolicy != .revalidate
-            && ImagePipeline.decodesFramesOnDemand(options)
+        let shared = request.sharedOptions
+        return request.processorIdentifier.isEmpty && request.originalCache === request.cache
+            && shared.value.cachePolicy != .revalidate && ImagePipeline.decodesFramesOnDemand(shared.value)
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {

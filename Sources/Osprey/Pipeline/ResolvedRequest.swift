@@ -71,15 +71,17 @@ extension ImagePipeline {
     func resolve(_ source: ImageSource, items: [OspreyOption], miss: inout ResolvedRequest?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty { return resolve(source, options: configuration.defaultOptions, boxed: defaultOptionsBox, miss: &miss) }
-        return resolve(source, options: configuration.defaultOptions.merging(items), boxed: nil, miss: &miss)
+        // Boxed at once: boxed later (on a miss), the merged options were copied into the box.
+        let boxed = SharedOptions(configuration.defaultOptions.merging(items))
+        return resolve(source, options: boxed.value, boxed: boxed, miss: &miss)
     }
 
-    /// The one resolution of a request with its resolved `options` (`boxed`: the same options
-    /// already boxed, else they are boxed on a miss): the memory hit, or `nil` with `miss` set.
+    /// The one resolution of a request with its resolved `options` (`boxed`: the same options,
+    /// boxed; `options` is `boxed.value`, read in place): the memory hit, or `nil` with `miss` set.
     /// ``CachePolicy/revalidate`` does not answer here: its hit also starts the revalidation
     /// (``PipelineRequest`` looks memory up for it).
     @inline(__always)
-    func resolve(_ source: ImageSource, options: OspreyOptions, boxed: SharedOptions?, miss: inout ResolvedRequest?) -> ImageResult? {
+    func resolve(_ source: ImageSource, options: OspreyOptions, boxed: SharedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
@@ -91,7 +93,7 @@ extension ImagePipeline {
             }
         }
         miss = ResolvedRequest(
-            source: source, options: boxed ?? SharedOptions(options), cache: options.targetCache ?? configuration.cache, key: key,
+            source: source, options: boxed, cache: options.targetCache ?? configuration.cache, key: key,
             processorIdentifier: identifier, computedKey: computed, memoryMiss: token, pipeline: self)
         return nil
     }

@@ -17,6 +17,9 @@ final class StageContext: Sendable {
     /// Whether download progress is relayed: only when the request starting the work has a
     /// progress handler (reporting it costs the downloader a lock per chunk).
     let reportsProgress: Bool
+    /// Whether the request takes an animation as its first frame and a frame decoder
+    /// (``ImagePipeline/decodesFramesOnDemand(_:)``), worked out once for its stages.
+    let framesOnDemand: Bool
 
     /// `fetchKey`: the request's key when the caller made it already (a key is made once per
     /// request: requests that cannot share work get a fresh one each time), else `nil`.
@@ -25,5 +28,8 @@ final class StageContext: Sendable {
         self.memoryMiss = memoryMiss
         self.fetchKey = fetchKey ?? HashedKey(FetchJobKey(request))
         self.reportsProgress = reportsProgress
+        // Through a local reference to the box: no copy of the options (``SharedOptions``).
+        let shared = request.sharedOptions
+        framesOnDemand = ImagePipeline.decodesFramesOnDemand(shared.value)
     }
 }
