@@ -24,11 +24,12 @@ extension ImagePipeline {
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil, fetchKey: fetchKey)
-        let options = request.sharedOptions
+        // Through a local reference to the box: no copy of the options (``SharedOptions``).
+        let shared = request.sharedOptions
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
-            originalCache: ObjectIdentifier(request.originalCache), storage: options.value.storage,
-            cacheWrites: options.value.cacheWrites, originalStorage: options.value.originalStorage,
+            originalCache: ObjectIdentifier(request.originalCache), storage: shared.value.storage,
+            cacheWrites: shared.value.cacheWrites, originalStorage: shared.value.originalStorage,
             framesOnDemand: context.framesOnDemand)
         return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
             deliver(job, context)
