@@ -12,15 +12,33 @@ struct FetchedSource: Sendable {
     /// The validators of the response, for ``CachePolicy/revalidate``.
     var validator: CacheValidator?
     /// The decodes of `data` by decode plan (`nil`: in full), shared by every request that
-    /// fetched it, each kept once made (`nil` without bytes).
-    var decodes: JobRegistry<DecodePlan?, ProcessedImage>?
+    /// fetched it, each kept once made; `nil` without bytes, and when one request fetched them
+    /// (it decodes alone: no table, no job per decode). Set by ``sharedByRequests()``.
+    private(set) var decodes: JobRegistry<DecodePlan?, ProcessedImage>?
 
     init(image: Image?, data: Data?, cacheType: CacheType, validator: CacheValidator?) {
         self.image = image
         self.data = data
         self.cacheType = cacheType
         self.validator = validator
-        decodes = image == nil && data != nil ? JobRegistry(keepsFinished: true) : nil
+    }
+
+    /// This source as handed to more than one request: with a table of decodes they share when
+    /// it has bytes to decode. (The fetch stage hands the bytes to its requests one by one, and
+    /// a decode that finished before the last of them asked must not run again: the table keeps
+    /// each decode, and lives as long as the bytes.)
+    func sharedByRequests() -> FetchedSource {
+        var shared = self
+        if image == nil, data != nil { shared.decodes = JobRegistry(keepsFinished: true) }
+        return shared
+    }
+}
+
+extension SharedJob where Value == FetchedSource {
+    /// Ends a fetch job: the bytes go to its requests with a decodes table when more than one
+    /// asked for them (``FetchedSource/sharedByRequests()``).
+    func finishFetch(_ outcome: Result<FetchedSource, OspreyError>) {
+        finish(outcome, sharedAs: { $0.sharedByRequests() })
     }
 }
 

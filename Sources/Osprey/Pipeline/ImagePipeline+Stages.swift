@@ -139,9 +139,11 @@ extension ImagePipeline {
         _ source: FetchedSource, plan: DecodePlan?, _ context: StageContext,
         completion: @escaping ProcessJob.Completion
     ) {
-        guard let decodes = source.decodes, let data = source.data else {
+        guard let data = source.data else {
             return completion(.failure(.pipeline(.imageNotExisting(key: context.key))))
         }
+        // One request fetched the bytes: nobody to share the decode with.
+        guard let decodes = source.decodes else { return decode(data, plan: plan, context, completion: completion) }
         // Not left when a request leaves: a decode under way finishes for the requests to come.
         _ = decodes.subscribe(plan, progress: nil, completion: completion) { job in
             self.decode(data, plan: plan, context, completion: job.finish)
@@ -175,7 +177,7 @@ extension ImagePipeline {
         if context.options.cachePolicy.readsCache {
             if !originalMemoryLookedUp, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
                 configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
-                return job.finish(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
+                return job.finishFetch(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if context.options.cachePolicy.readsDisk {
                 // The lookup may start the download (a step of its own) before it is recorded.
@@ -187,7 +189,7 @@ extension ImagePipeline {
                         self.configuration.logger.debug(
                             "original from disk",
                             metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
-                        return job.finish(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
+                        return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }
                     if !Task.isCancelled { self.load(job, context) }
                 }
@@ -222,14 +224,14 @@ extension ImagePipeline {
                 logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
             }
             guard storesOriginal, case .success(let download) = result else {
-                return job.finish(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
+                return job.finishFetch(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
             }
             // The write runs on the processing queue, where the decode the job's completion
             // starts then runs in place: one hand-off from the download's thread.
             let fetched = FetchedSource(image: nil, data: download.data, cacheType: .none, validator: download.response.validator)
             ProcessingThread.run(on: self.processingPlace(context)) {
                 context.originalCache.storeToDisk(download.data, forKey: context.key, validator: download.response.validator) { _ in
-                    job.finish(.success(fetched))
+                    job.finishFetch(.success(fetched))
                 }
             }
         }

@@ -166,11 +166,24 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// can join the job after that, so the job keeps no outcome for late subscribers, and no
     /// finished job holds its registry. Every subscriber that joined before is delivered.
     func finish(_ outcome: Result<Value, OspreyError>) {
+        finish(outcome, sharedAs: nil)
+    }
+
+    /// ``finish(_:)``, calling `share` once on a value that goes to more than one subscriber and
+    /// handing them its answer: for a value whose subscribers may share more work (a fetched
+    /// source's decodes, ``FetchedSource/sharedByRequests()``), which a value with one subscriber
+    /// need not set up. Used on a registry that keeps no outcomes (one kept would be unshared).
+    func finish(_ outcome: Result<Value, OspreyError>, sharedAs share: ((Value) -> Value)?) {
         registry.ended(key, self, with: outcome)
         switch withMachine({ $0.finish() }) {
         case .none:
             return
         case .deliver(let subscribers):
+            // The registry dropped the job above: no subscriber joins after `finish()`, so the count is final.
+            if let share, subscribers.count > 1, case .success(let value) = outcome {
+                let shared = Result<Value, OspreyError>.success(share(value))
+                return subscribers.forEach { $0.completion(shared) }
+            }
             subscribers.forEach { $0.completion(outcome) }
         }
     }

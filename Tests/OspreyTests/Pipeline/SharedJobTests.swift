@@ -23,6 +23,24 @@ struct SharedJobTests {
         #expect(registry.count == 0)
     }
 
+    @Test("finish(sharedAs:) hands several subscribers the shared value, made once; one subscriber, or a failure, gets the outcome as it is")
+    func finishSharedAs() {
+        let registry = Registry()
+        let results = Collector<String>()
+        let shares = Collector<Int>()
+        let share: (Int) -> Int = { shares.append($0); return $0 * 100 }
+        let one = registry.subscribe("alone", progress: nil, completion: { results.append("alone \(try! $0.get())") }) { _ in }!
+        one.job.finish(.success(2), sharedAs: share)
+        let first = registry.subscribe("pair", progress: nil, completion: { results.append("first \(try! $0.get())") }) { _ in }!
+        _ = registry.subscribe("pair", progress: nil, completion: { results.append("second \(try! $0.get())") }) { _ in }
+        first.job.finish(.success(3), sharedAs: share)
+        let failing = registry.subscribe("failing", progress: nil, completion: { results.append("failing \((try? $0.get()) == nil)") }) { _ in }!
+        _ = registry.subscribe("failing", progress: nil, completion: { results.append("failing too \((try? $0.get()) == nil)") }) { _ in }
+        failing.job.finish(.failure(.pipeline(.imageNotExisting(key: "failing"))), sharedAs: share)
+        #expect(results.values == ["alone 2", "first 300", "second 300", "failing true", "failing too true"])
+        #expect(shares.values == [3], "made once, for the two subscribers")
+    }
+
     @Test("the last subscriber leaving cancels the work once; the others leaving do not")
     func lastLeaverCancels() {
         let registry = Registry()
