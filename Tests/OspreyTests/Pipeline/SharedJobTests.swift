@@ -28,7 +28,10 @@ struct SharedJobTests {
         let registry = Registry()
         let results = Collector<String>()
         let shares = Collector<Int>()
-        let share: (Int) -> Int = { shares.append($0); return $0 * 100 }
+        let share: (Int) -> Int = { value in
+            shares.append(value)
+            return value * 100
+        }
         let one = registry.subscribe("alone", progress: nil, completion: { results.append("alone \(try! $0.get())") }) { _ in }!
         one.job.finish(.success(2), sharedAs: share)
         let first = registry.subscribe("pair", progress: nil, completion: { results.append("first \(try! $0.get())") }) { _ in }!
