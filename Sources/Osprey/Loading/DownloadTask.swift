@@ -86,7 +86,7 @@ public final class DownloadTask: Sendable, Hashable {
             subscription = .waiting(job, id: id, requestURL: requestURL)
             return true
         }
-        if !stored, job.leave(id) { deliver(.failure(.download(.cancelled(token: token)))) }
+        if !stored, job.unsubscribe(id) { deliver(.failure(.download(.cancelled(token: token)))) }
         // A priority set before the subscription was recorded.
         if stored, priority != options.priority { job.setPriority(priority, of: id) }
     }
@@ -124,7 +124,7 @@ public final class DownloadTask: Sendable, Hashable {
         }
         // Leaving the job is the one place a waiting caller is cancelled: when it was still
         // waiting, it gets the cancellation; otherwise its outcome is on its way.
-        if case .waiting(let job, let id, _) = waiting, job.leave(id) {
+        if case .waiting(let job, let id, _) = waiting, job.unsubscribe(id) {
             deliver(.failure(.download(.cancelled(token: token))))
         }
     }

@@ -204,7 +204,7 @@ public final class ImageDownloader: Sendable {
     /// The callers waiting for `job`.
     func callers(of job: DownloadJob) -> [DownloadTask] {
         var callers: [DownloadTask] = []
-        job.waiting?.forEach { if let caller = $0.owner as? DownloadTask { callers.append(caller) } }
+        job.waiting.forEach { if let caller = $0.owner as? DownloadTask { callers.append(caller) } }
         return callers
     }
 

@@ -146,7 +146,7 @@ extension ImagePipeline {
         guard let decodes = source.decodes else { return decode(data, plan: plan, context, completion: completion) }
         // Not left when a request leaves: a decode under way finishes for the requests to come.
         _ = decodes.subscribe(plan, progress: nil, completion: completion) { job in
-            self.decode(data, plan: plan, context, completion: job.finish)
+            self.decode(data, plan: plan, context) { job.finish($0) }
         }
     }
 

@@ -10,70 +10,52 @@ extension JobRegistry {
         for key: Key, priority: DownloadPriority = .normal, work: @escaping @Sendable () async throws(OspreyError) -> Value
     ) async throws(OspreyError) -> (Value, shared: Bool) {
         let waiter = Waiter()
+        var shared = true
         let outcome = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<(Result<Value, OspreyError>, Bool), Never>) in
-                waiter.set(continuation)
-                var started = false
-                let subscription = subscribe(
-                    key, priority: priority, progress: nil,
-                    completion: { outcome in waiter.resume(outcome) },
-                    work: { job in
-                        started = true
-                        let task = Task {
-                            do throws(OspreyError) {
-                                job.finish(.success(try await work()))
-                            } catch {
-                                job.finish(.failure(error))
-                            }
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, OspreyError>, Never>) in
+                let subscription = subscribe(key, priority: priority, progress: nil, completion: { continuation.resume(returning: $0) }) { job in
+                    shared = false
+                    let task = Task {
+                        do throws(OspreyError) {
+                            job.finish(.success(try await work()))
+                        } catch {
+                            job.finish(.failure(error))
                         }
-                        job.setStep(.task(task))
-                    })
-                waiter.joined(subscription, shared: !started)
+                    }
+                    job.setStep(.task(task))
+                }
+                // `nil`: the outcome was delivered already.
+                subscription.map { waiter.joined($0.job, id: $0.id, continuation) }
             }
         } onCancel: {
             waiter.cancel(.pipeline(.cancelled(source: "\(key)")))
         }
-        return (try outcome.0.get(), outcome.1)
+        return (try outcome.get(), shared)
     }
 
-    /// One caller of ``value(for:work:)``: resumes its continuation once, with the job's outcome or
-    /// with the caller's cancellation, whichever comes first, and leaves the job when cancelled.
+    /// One caller of ``value(for:priority:work:)`` while it waits: its subscription, or the
+    /// cancellation that came before it had one. Whoever takes the subscription to leave and
+    /// finds the caller still waiting (``SharedJob/unsubscribe(_:)``) resumes it with the
+    /// cancellation; otherwise the job's outcome is on its way to it.
     private final class Waiter: Sendable {
-        private struct State {
-            var continuation: UnsafeContinuation<(Result<Value, OspreyError>, Bool), Never>?
-            var subscription: (job: SharedJob<Key, Value>, id: Int)?
-            var shared = false
-            var cancelled: OspreyError?
-        }
-        private let state = Locked(State())
+        private typealias Subscription = (job: SharedJob<Key, Value>, id: Int, UnsafeContinuation<Result<Value, OspreyError>, Never>)
+        private let state = Locked<(subscription: Subscription?, cancelled: OspreyError?)>((nil, nil))
 
-        func set(_ continuation: UnsafeContinuation<(Result<Value, OspreyError>, Bool), Never>) {
-            state.withLock { $0.continuation = continuation }
-        }
-
-        /// Records the subscription (`nil`: the outcome was delivered already); leaves at once
-        /// when the caller was cancelled meanwhile.
-        func joined(_ subscription: (job: SharedJob<Key, Value>, id: Int)?, shared: Bool) {
-            let cancelled = state.withLock { state -> OspreyError? in
-                state.subscription = subscription
-                state.shared = shared
+        /// Records the caller's subscription; leaves at once when the caller was cancelled meanwhile.
+        func joined(_ job: SharedJob<Key, Value>, id: Int, _ continuation: UnsafeContinuation<Result<Value, OspreyError>, Never>) {
+            let cancelled = state.withLock { state in
+                if state.cancelled == nil { state.subscription = (job, id, continuation) }
                 return state.cancelled
             }
-            if let cancelled { cancel(cancelled) }
-        }
-
-        func resume(_ outcome: Result<Value, OspreyError>) {
-            let taken = state.withLock { state in (state.continuation.take(), state.shared) }
-            taken.0?.resume(returning: (outcome, taken.1))
+            if let cancelled, job.unsubscribe(id) { continuation.resume(returning: .failure(cancelled)) }
         }
 
         func cancel(_ error: OspreyError) {
-            let (continuation, subscription) = state.withLock { state in
+            let subscription = state.withLock { state in
                 state.cancelled = error
-                return (state.continuation.take(), state.subscription.take())
+                return state.subscription.take()
             }
-            subscription.map { $0.job.unsubscribe($0.id) }
-            continuation?.resume(returning: (.failure(error), false))
+            if let (job, id, continuation) = subscription, job.unsubscribe(id) { continuation.resume(returning: .failure(error)) }
         }
     }
 }

@@ -35,16 +35,6 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         self.keepsFinished = keepsFinished
     }
 
-    /// How a request joined the job for its key.
-    private enum Joined {
-        /// A new job, made with the request as its first subscriber: its work is to be started.
-        case started(SharedJob<Key, Value>)
-        /// The job in flight, under this subscriber id; `notice` tells its work of a new priority.
-        case waiting(SharedJob<Key, Value>, id: Int, notice: (@Sendable () -> Void)?)
-        /// The job for the key has finished with this outcome, kept by the registry.
-        case finished(Result<Value, OspreyError>)
-    }
-
     /// Subscribes to the job in flight for `key`, or creates one, subscribes, and runs `work` on it
     /// (synchronously: `work` starts the job's first step and returns). When the registry kept the
     /// outcome of a finished job for `key`, `completion` is called at once with it.
@@ -61,12 +51,10 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
             if let existing = jobs.running[key] {
-                switch existing.join(progress: progress, completion: completion, priority: priority, owner: owner) {
-                case (.waiting(let id), let notice): return .waiting(existing, id: id, notice: notice)
-                // Its last subscriber left; its own `forget` will find the new job and leave it.
-                // (A finishing job leaves this table before its state ends, under this lock.)
-                case (.ended, _): break
-                }
+                let (action, notice) = existing.subscribe(progress: progress, completion: completion, priority: priority, owner: owner)
+                // `.ended`: its last subscriber left; its own `forget` will find the new job and
+                // leave it. (A finishing job leaves this table before its state ends, under this lock.)
+                if case .waiting(let id) = action { return .waiting(existing, id: id, notice: notice) }
             } else if keepsFinished, let outcome = jobs.finished[key] {
                 return .finished(outcome)
             }
@@ -83,12 +71,22 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
             return (job, SharedJob<Key, Value>.firstID)
         case .waiting(let job, let id, let notice):
             // Outside the lock: the work's observer may take locks of its own (the downloader's).
-            notice?()
+            notice.map { $0.observer($0.priority) }
             return (job, id)
         case .finished(let outcome):
             completion(outcome)
             return nil
         }
+    }
+
+    /// How a request joined the job for its key.
+    private enum Joined {
+        /// A new job, made with the request as its first subscriber: its work is to be started.
+        case started(SharedJob<Key, Value>)
+        /// The job in flight, under this subscriber id, with the priority change to tell its work.
+        case waiting(SharedJob<Key, Value>, id: Int, notice: SharedJob<Key, Value>.PriorityNotice?)
+        /// The job for the key has finished with this outcome, kept by the registry.
+        case finished(Result<Value, OspreyError>)
     }
 
     /// How many jobs are in flight or kept finished.

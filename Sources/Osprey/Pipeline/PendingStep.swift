@@ -1,7 +1,9 @@
 /// Shared work a subscriber can leave: a ``SharedJob``.
 protocol Unsubscribing: AnyObject, Sendable {
     /// Removes subscriber `id`; the last one leaving cancels the work.
-    func unsubscribe(_ id: Int)
+    /// - Returns: whether `id` was waiting.
+    @discardableResult
+    func unsubscribe(_ id: Int) -> Bool
 }
 
 /// The step a request or a job is waiting on, and how to stop it. A value rather than a closure:

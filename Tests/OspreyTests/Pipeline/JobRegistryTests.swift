@@ -162,11 +162,11 @@ struct JobPriorityTests {
         let step = try #require(upstream.subscribe("up", progress: nil, completion: { _ in }) { _ in })
         job.setStep(.subscription(step.job, id: step.id))
         let second = try Self.join(registry, at: .high)
-        #expect(job.leave(second))
+        #expect(job.unsubscribe(second))
         #expect(upstream.count == 1)
-        #expect(job.leave(first))
+        #expect(job.unsubscribe(first))
         #expect(upstream.count == 0, "the step was left")
-        #expect(!job.leave(first), "leaving twice is leaving once")
+        #expect(!job.unsubscribe(first), "leaving twice is leaving once")
     }
 
     @Test("an outcome fans out to every subscriber once, in the order they came")
@@ -212,6 +212,6 @@ extension JobRegistry {
     /// How many subscribers wait for the first job in flight whose key matches (0 when none):
     /// read through the jobs' own subscriber lists.
     func waitingCount(where matches: (Key) -> Bool = { _ in true }) -> Int {
-        inFlight.first { matches($0.key) }?.waiting?.count ?? 0
+        inFlight.first { matches($0.key) }?.waiting.count ?? 0
     }
 }

@@ -31,7 +31,7 @@ struct JobStateMachineTests {
     @Test("a new job runs with its first subscriber; later ones wait under new ids")
     func subscribeWhileRunning() {
         var machine = Self.machine()
-        #expect(machine.subscriberCount == 1)
+        #expect(machine.waiting.count == 1)
         guard case .waiting(let second) = machine.subscribe(progress: nil, completion: { _ in }),
             case .waiting(let third) = machine.subscribe(progress: nil, completion: { _ in })
         else {
@@ -39,7 +39,7 @@ struct JobStateMachineTests {
             return
         }
         #expect(second == SharedJob<String, Int>.firstID + 1 && third == second + 1)
-        #expect(machine.subscriberCount == 3)
+        #expect(machine.waiting.count == 3)
     }
 
     @Test("finish hands out every subscriber once, in the order they came; a second finish hands out nobody")
@@ -52,7 +52,7 @@ struct JobStateMachineTests {
         #expect(first == [1, 2, 4, 5])
         let r2 = machine.finish()
         #expect(Self.delivered(r2) == nil, "a second outcome is dropped")
-        #expect(machine.subscriberCount == 0 && machine.progressReceivers == nil)
+        #expect(machine.waiting.count == 0 && machine.progressReceivers == nil)
     }
 
     @Test("a late subscriber after finish is not added and is told the job ended")
@@ -63,7 +63,7 @@ struct JobStateMachineTests {
             Issue.record("a finished job takes no subscriber (its registry keeps the outcome, if anyone)")
             return
         }
-        #expect(machine.subscriberCount == 0)
+        #expect(machine.waiting.count == 0)
         let r4 = machine.unsubscribe(1)
         #expect(r4.isNone, "leaving a finished job stops nothing")
     }
@@ -143,7 +143,7 @@ struct JobStateMachineTests {
     @Test("no progress receivers while no waiting subscriber has a progress handler")
     func noProgressReceivers() {
         var machine = Machine(progress: nil, completion: { _ in })
-        #expect(machine.progressReceivers == nil && machine.waiting?.count == 1)
+        #expect(machine.progressReceivers == nil && machine.waiting.count == 1)
         guard case .waiting(let id) = machine.subscribe(progress: { _, _ in }, completion: { _ in }) else {
             Issue.record("a running job takes subscribers")
             return
@@ -153,7 +153,7 @@ struct JobStateMachineTests {
             Issue.record("the subscriber with progress leaves, one remains")
             return
         }
-        #expect(machine.progressReceivers == nil && machine.waiting?.count == 1)
+        #expect(machine.progressReceivers == nil && machine.waiting.count == 1)
     }
 
     @Test("the first subscriber leaving while others wait: the next oldest takes its place, order and priority follow")
@@ -167,7 +167,7 @@ struct JobStateMachineTests {
         }
         #expect(machine.priority == .veryHigh)
         #expect(machine.unsubscribe(SharedJob<String, Int>.firstID).isLeft)
-        #expect(machine.priority == .high && machine.subscriberCount == 2 && machine.progressReceivers != nil)
+        #expect(machine.priority == .high && machine.waiting.count == 2 && machine.progressReceivers != nil)
         #expect(machine.unsubscribe(third).isLeft)
         #expect(machine.priority == .low && machine.progressReceivers == nil)
         guard case .waiting(let fourth) = machine.subscribe(progress: nil, completion: { _ in }) else {
@@ -281,7 +281,10 @@ struct JobStateMachineTests {
 
 /// Upstream work that nothing is waiting on: the machines never call it.
 private final class NoUpstream: Unsubscribing {
-    func unsubscribe(_ id: Int) { Issue.record("a state machine performs no action itself") }
+    func unsubscribe(_ id: Int) -> Bool {
+        Issue.record("a state machine performs no action itself")
+        return false
+    }
 }
 
 extension SharedJob.StateMachine.UnsubscribeAction {

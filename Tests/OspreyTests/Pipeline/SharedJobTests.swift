@@ -73,7 +73,7 @@ struct SharedJobTests {
         let registry = Registry()
         let keeping = Registry(keepsFinished: true)
         let finished = keeping.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(3)) }!
-        guard case .ended = finished.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = finished.job.subscribe(progress: nil, completion: { _ in }, priority: .normal, owner: nil).0 else {
             Issue.record("a finished job takes no subscriber")
             return
         }
@@ -82,14 +82,14 @@ struct SharedJobTests {
         let answer = keeping.subscribe("c", progress: nil, completion: { late.append(try! $0.get()) }) { _ in runs += 1 }
         #expect(answer == nil && late.values == [3] && runs == 0 && keeping.count == 1)
         let forgotten = registry.subscribe("c", progress: nil, completion: { _ in }) { $0.finish(.success(4)) }!
-        guard case .ended = forgotten.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = forgotten.job.subscribe(progress: nil, completion: { _ in }, priority: .normal, owner: nil).0 else {
             Issue.record("a finished job of a registry that forgets them takes no subscriber")
             return
         }
         #expect(registry.count == 0)
         let abandoned = registry.subscribe("d", progress: nil, completion: { _ in }) { _ in }!
         abandoned.job.unsubscribe(abandoned.id)
-        guard case .ended = abandoned.job.subscribe(progress: nil, completion: { _ in }) else {
+        guard case .ended = abandoned.job.subscribe(progress: nil, completion: { _ in }, priority: .normal, owner: nil).0 else {
             Issue.record("an abandoned job takes no subscriber")
             return
         }
@@ -128,7 +128,10 @@ struct SharedJobTests {
 private final class RecordingUpstream: Unsubscribing {
     let left: Collector<Int>
     init(_ left: Collector<Int>) { self.left = left }
-    func unsubscribe(_ id: Int) { left.append(id) }
+    func unsubscribe(_ id: Int) -> Bool {
+        left.append(id)
+        return true
+    }
 }
 
 @Suite("Download queue", .timeLimit(.minutes(5)))
