@@ -11,6 +11,10 @@
 # of A's binary is an A/A run, this machine's noise floor for the same rows (measure it in the same
 # session as the A/B it qualifies; the interval alone understates run-to-run drift).
 # Scenario 2's env settings pass through: S2_ROWS=group,callback,downloader S2_REQUESTS=5000 ...
+# AB_HARNESS="FILE..." copies those harness files (paths from the repository root) from this tree into REV's
+# worktree before building A: for a REV whose own harness took a shortcut B no longer has (b037b19's loader and
+# decoder used benchmark hooks that skip two thread hand-offs per miss), e.g.
+#   AB_HARNESS="Benchmarks/Sources/OspreyBench/Common.swift Benchmarks/Sources/OspreyBench/Scenario1to3.swift"
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:?usage: ab.sh REV [ROUNDS] [SCENARIO...]}"
@@ -26,6 +30,7 @@ if [ ! -d "$BASE" ]; then
     git -C "$ROOT" worktree add --detach "$BASE" "$REV" >/dev/null
     [ -f "$ROOT/Package.resolved" ] && cp "$ROOT/Package.resolved" "$BASE/"
 fi
+for file in ${AB_HARNESS:-}; do cp "$ROOT/$file" "$BASE/$file"; done
 echo "ab.sh: building B (this tree) and A ($REV)"
 [ -n "${AB_B:-}" ] || (cd "$ROOT/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
 (cd "$BASE/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
