@@ -203,9 +203,7 @@ public final class ImageDownloader: Sendable {
 
     /// The callers waiting for `job`.
     func callers(of job: DownloadJob) -> [DownloadTask] {
-        var callers: [DownloadTask] = []
-        job.waiting.forEach { if let caller = $0.owner as? DownloadTask { callers.append(caller) } }
-        return callers
+        job.waiting.compactMap { $0.owner as? DownloadTask }
     }
 
     /// The number of network tasks currently running (not queued); a running task whose last

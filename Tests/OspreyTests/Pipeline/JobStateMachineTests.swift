@@ -15,9 +15,7 @@ struct JobStateMachineTests {
     /// The ids of the subscribers a finish hands out; `nil` for no delivery.
     private static func delivered(_ action: Machine.FinishAction) -> [Int]? {
         guard case .deliver(let subscribers) = action else { return nil }
-        var ids: [Int] = []
-        subscribers.forEach { ids.append($0.id) }
-        return ids
+        return subscribers.map(\.id)
     }
 
     /// The subscriber id of a subscription step.
@@ -135,8 +133,7 @@ struct JobStateMachineTests {
         var machine = Machine(progress: { _, _ in }, completion: { _ in })
         _ = machine.subscribe(progress: nil, completion: { _ in })
         _ = machine.subscribe(progress: { _, _ in }, completion: { _ in })
-        var withProgress: [Int] = []
-        machine.progressReceivers?.forEach { if $0.progress != nil { withProgress.append($0.id) } }
+        let withProgress = machine.progressReceivers?.filter { $0.progress != nil }.map(\.id)
         #expect(withProgress == [1, 3])
     }
 
