@@ -44,19 +44,8 @@ public final class DownloadTask: Sendable, Hashable {
     /// captures the task alone, which costs no allocation (a closure with more captures would).
     private let cancelled = Atomic<Bool>(false)
     private let priorityValue: Atomic<Int>
-    /// The job the caller waits on, once it joined.
-    private let subscription = Mutex<Subscription>(.starting(requestURL: nil))
-
-    /// Where the caller is in its download.
-    private enum Subscription: Sendable {
-        /// Not yet subscribed (request modifiers run); `requestURL`: the URL of the request its
-        /// modifiers made, when it is not ``url``.
-        case starting(requestURL: URL?)
-        /// Waiting as subscriber `id` of `job`.
-        case waiting(ImageDownloader.DownloadJob, id: Int, requestURL: URL?)
-        /// Delivered or cancelled: nothing more to do.
-        case ended
-    }
+    /// The caller's place in the network task's job.
+    private let subscription = JobSubscription<RequestKey, Transferred, Void>()
 
     init(
         url: URL, options: DownloadOptions, progress: ImageDownloader.ProgressHandler?,
@@ -70,45 +59,23 @@ public final class DownloadTask: Sendable, Hashable {
         priorityValue = Atomic(options.priority.rawValue)
     }
 
-    /// Records that the caller's request modifiers made a request for `requestURL`, another URL
-    /// than ``url`` (a data modifier's failure names it). Before ``joined(_:id:)``.
-    func modified(to requestURL: URL) {
-        subscription.withLock { subscription in
-            if case .starting = subscription { subscription = .starting(requestURL: requestURL) }
-        }
-    }
-
     /// Records that the caller waits as subscriber `id` of `job`. When it was cancelled
     /// meanwhile, it leaves at once and receives its cancellation.
     func joined(_ job: ImageDownloader.DownloadJob, id: Int) {
-        let stored = subscription.withLock { subscription in
-            guard case .starting(let requestURL) = subscription, !isCancelled else { return false }
-            subscription = .waiting(job, id: id, requestURL: requestURL)
-            return true
-        }
-        if !stored, job.unsubscribe(id) { deliver(.failure(.download(.cancelled(token: token)))) }
+        if subscription.joined(job, id: id, ()) != nil { return deliver(.failure(.download(.cancelled(token: token)))) }
         // A priority set before the subscription was recorded.
-        if stored, priority != options.priority { job.setPriority(priority, of: id) }
+        if priority != options.priority { job.setPriority(priority, of: id) }
     }
 
     /// Delivers `outcome` to the caller: its data modifier runs and its completion is called, on
-    /// its callback queue (straight through on `.immediate`: no closure to allocate). Forgets the
-    /// job first (which holds the outcome).
+    /// its callback queue (straight through on `.immediate`: no closure to allocate).
     func deliver(_ outcome: Result<Transferred, OspreyError>) {
-        let requestURL = subscription.withLock { subscription -> URL? in
-            defer { subscription = .ended }
-            switch subscription {
-            case .starting(let requestURL), .waiting(_, _, let requestURL): return requestURL
-            case .ended: return nil
-            }
-        }
         // Fields read in place: a copy of the whole options retains each of their fields.
-        let url = requestURL ?? url
         guard case .dispatch(let queue) = options.callbackQueue else {
-            return completion(ImageDownloader.result(outcome, modifier: options.responseDataModifier, url: url))
+            return completion(ImageDownloader.result(outcome, modifier: options.responseDataModifier))
         }
         let modifier = options.responseDataModifier, completion = completion
-        queue.async { completion(ImageDownloader.result(outcome, modifier: modifier, url: url)) }
+        queue.async { completion(ImageDownloader.result(outcome, modifier: modifier)) }
     }
 
     /// Whether ``cancel()`` was called.
@@ -118,15 +85,9 @@ public final class DownloadTask: Sendable, Hashable {
     public func cancel() {
         let first = cancelled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         guard first else { return }
-        let waiting = subscription.withLock { subscription -> Subscription in
-            defer { subscription = .ended }
-            return subscription
-        }
         // Leaving the job is the one place a waiting caller is cancelled: when it was still
         // waiting, it gets the cancellation; otherwise its outcome is on its way.
-        if case .waiting(let job, let id, _) = waiting, job.unsubscribe(id) {
-            deliver(.failure(.download(.cancelled(token: token))))
-        }
+        if subscription.leave() != nil { deliver(.failure(.download(.cancelled(token: token)))) }
     }
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the
@@ -135,11 +96,7 @@ public final class DownloadTask: Sendable, Hashable {
         get { DownloadPriority(rawValue: priorityValue.load(ordering: .relaxed)) ?? .normal }
         set {
             priorityValue.store(newValue.rawValue, ordering: .relaxed)
-            let waiting = subscription.withLock { subscription -> (ImageDownloader.DownloadJob, Int)? in
-                guard case .waiting(let job, let id, _) = subscription else { return nil }
-                return (job, id)
-            }
-            waiting.map { job, id in job.setPriority(newValue, of: id) }
+            subscription.place.map { $0.job.setPriority(newValue, of: $0.id) }
         }
     }
 

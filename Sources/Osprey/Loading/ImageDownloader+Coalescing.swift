@@ -51,7 +51,6 @@ extension ImageDownloader {
                 task.isCancelled ? .download(.cancelled(token: task.token)) : .download(.emptyRequest(url: task.url))
             return task.deliver(.failure(error))
         }
-        if checkURL, request.url != task.url { task.modified(to: request.url) }
         // Hashed once.
         let key = RequestKey(request)
         // A caller with a body observer is told of chunks only as a progress receiver of the job:

@@ -162,7 +162,7 @@ extension ImageDownloader {
         }
         let outcome = finalOutcome
         emit(.didFinish(url: request.request.url, result: outcome.map(\.response), metrics: metrics))
-        job?.finish(outcome.map { Transferred(fetched: $0, metrics: metrics) })
+        job?.finish(outcome.map { Transferred(fetched: $0, metrics: metrics, url: request.request.url) })
         launch(starts)
         return next
     }

@@ -183,7 +183,7 @@ public final class ImageDownloader: Sendable {
         try validateBody(data, response: response, url: url)
         let fetched = Fetched(data: data, response: response, notModified: false)
         let metrics = DownloadMetrics(receivedBytes: data.count, duration: clock.now - start)
-        return try Self.result(.success(Transferred(fetched: fetched, metrics: metrics)), modifier: options.responseDataModifier, url: url).get()
+        return try Self.result(.success(Transferred(fetched: fetched, metrics: metrics, url: url)), modifier: options.responseDataModifier).get()
     }
 
     // MARK: - Cancelling and priorities
@@ -279,17 +279,17 @@ public final class ImageDownloader: Sendable {
     // MARK: - Helpers
 
     /// A caller's result of `outcome`, after its response data `modifier` (a modifier's failure
-    /// names `url`). Takes the modifier, not the caller's whole options: copying those retains
+    /// names the URL of the request). Takes the modifier, not the caller's whole options: copying those retains
     /// every field, per download.
     static func result(
-        _ outcome: Result<Transferred, OspreyError>, modifier: ResponseDataModifier?, url: URL
+        _ outcome: Result<Transferred, OspreyError>, modifier: ResponseDataModifier?
     ) -> Result<DownloadResult, OspreyError> {
         outcome.flatMap { transferred in
             let fetched = transferred.fetched, metrics = transferred.metrics
             var data = fetched.data
             if !fetched.notModified, let modifier {
                 guard let modified = modifier.modify(data, fetched.response) else {
-                    return .failure(.download(.dataModifyingFailed(url: url)))
+                    return .failure(.download(.dataModifyingFailed(url: transferred.url)))
                 }
                 data = modified
             }

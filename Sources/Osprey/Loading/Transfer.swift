@@ -7,11 +7,13 @@ struct Fetched: Sendable {
     var notModified: Bool
 }
 
-/// What a network task hands each of its callers: the body before their data modifiers, and how
-/// the transfer went.
+/// What a network task hands each of its callers: the body before their data modifiers, how the
+/// transfer went, and the URL it asked for (after request modifiers: a data modifier's failure
+/// names it).
 struct Transferred: Sendable {
     var fetched: Fetched
     var metrics: DownloadMetrics
+    var url: URL
 }
 
 /// A network task as a worker runs it.

@@ -180,20 +180,19 @@ extension ImagePipeline {
                 return job.finishFetch(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
             if context.options.cachePolicy.readsDisk {
-                // The lookup may start the download (a step of its own) before it is recorded.
-                let steps = job.steps
-                let lookup = Task {
-                    // Bytes that are not an image (a foreign file) are a miss; they are decoded
-                    // later, by the stage that knows the size each request needs.
-                    if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
-                        self.configuration.logger.debug(
-                            "original from disk",
-                            metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
-                        return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
-                    }
-                    if !Task.isCancelled { self.load(job, context) }
-                }
-                return job.setStep(.task(lookup), ifStepsSince: steps)
+                // The lookup may start the download, a step of its own, recorded after this one.
+                return job.setStep(
+                    .startingTask {
+                        // Bytes that are not an image (a foreign file) are a miss; they are decoded
+                        // later, by the stage that knows the size each request needs.
+                        if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
+                            self.configuration.logger.debug(
+                                "original from disk",
+                                metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
+                            return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
+                        }
+                        if !Task.isCancelled { self.load(job, context) }
+                    })
             }
         }
         load(job, context)
@@ -258,14 +257,14 @@ extension ImagePipeline {
             follow(job, with: download, from: options.priority)
             job.setStep(.download(download))
         case .provider(let provider):
-            let read = Task {
-                do {
-                    decoded(.success(try await downloader.download(provider: provider, options: context.options.downloadOptions())))
-                } catch {
-                    decoded(.failure(OspreyError.wrapping(error, source: context.source)))
-                }
-            }
-            job.setStep(.task(read))
+            job.setStep(
+                .startingTask {
+                    do {
+                        decoded(.success(try await downloader.download(provider: provider, options: context.options.downloadOptions())))
+                    } catch {
+                        decoded(.failure(OspreyError.wrapping(error, source: context.source)))
+                    }
+                })
         }
     }
 

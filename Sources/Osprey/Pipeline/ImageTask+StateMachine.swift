@@ -30,10 +30,6 @@ extension ImageTask {
         }
 
         private(set) var state: State
-        /// How many steps were recorded: a step begun in a Swift task is recorded after the
-        /// task was made, and must not replace a step its body recorded first
-        /// (``setStep(_:ifStepsSince:)``).
-        private(set) var steps: UInt64 = 0
 
         init(completed: Bool) {
             state = completed ? .completed : .running(request: nil, step: nil)
@@ -71,17 +67,10 @@ extension ImageTask {
             case cancel(PendingStep)
         }
 
+        /// Records `step`, which replaces the previous one (done: the request has moved on).
         mutating func setStep(_ step: PendingStep) -> SetStepAction {
-            setStep(step, ifStepsSince: steps)
-        }
-
-        /// Records `step` unless another step was recorded since `count` (``steps`` then): a
-        /// newer step replaced it, and the older one has done its work.
-        mutating func setStep(_ step: PendingStep, ifStepsSince count: UInt64) -> SetStepAction {
             switch state {
             case .running(let request, _):
-                guard steps == count else { return .none }
-                steps += 1
                 state = .running(request: request, step: step)
                 return .none
             case .completed:

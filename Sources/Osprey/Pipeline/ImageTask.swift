@@ -17,25 +17,11 @@ public final class ImageTask: Sendable {
     }
 
     /// Records the step the request waits on, to stop it on cancellation (at once if the task
-    /// was already cancelled).
-    func setStep(_ step: PendingStep) {
-        switch machine.withLock({ $0.setStep(step) }) {
-        case .none: return
-        case .cancel(let step): step.cancel()
-        }
-    }
-
-    /// How many steps were recorded so far: pass it to ``setStep(_:ifStepsSince:)`` for a step
-    /// made after work that records steps of its own may have begun.
-    var steps: UInt64 { machine.withLock { $0.steps } }
-
-    /// Records `step` unless a newer step was recorded since `count` (a Swift task's body may
-    /// record its next step before the task itself is recorded).
-    func setStep(_ step: PendingStep, ifStepsSince count: UInt64) {
-        switch machine.withLock({ $0.setStep(step, ifStepsSince: count) }) {
-        case .none: return
-        case .cancel(let step): step.cancel()
-        }
+    /// was already cancelled). `step` is made under the task's lock: a Swift task made there
+    /// records the steps its body starts after its own, never before (which would stop the
+    /// wrong step on cancellation).
+    func setStep(_ step: @autoclosure () -> PendingStep) {
+        if case .cancel(let step) = machine.withLock({ $0.setStep(step()) }) { step.cancel() }
     }
 
     /// Marks the request completed. Returns `false` when it already was (its result is dropped).

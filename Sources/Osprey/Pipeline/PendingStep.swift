@@ -18,6 +18,13 @@ enum PendingStep: Sendable {
     /// The downloader's network task for a job, which its last caller left.
     case network(ImageDownloader, ImageDownloader.DownloadJob)
 
+    /// A Swift task running `body`, started as the step is made: made in the argument of
+    /// ``SharedJob/setStep(_:)`` or ``ImageTask/setStep(_:)``, under their lock, so that the steps
+    /// the body records come after it.
+    static func startingTask(_ body: @escaping @Sendable () async -> Void) -> PendingStep {
+        .task(Task(operation: body))
+    }
+
     /// Stops the step.
     func cancel() {
         switch self {

@@ -115,22 +115,21 @@ final class PipelineRequest: Sendable {
         guard options.cachePolicy.readsDisk, !readsBytesForFrames(request) else { return deliver(memoryMiss: memoryMiss, attempt) }
         let shared = request.sharedOptions, cacheOptions = shared.value.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
-        // The disk lookup reads a file: a task of its own, which may record the next step
-        // (the delivery's subscription) before it is recorded itself.
-        let steps = task.steps
-        let lookup = Task { [self] in
-            // A disk entry that cannot be read counts as a miss (the cache removes it).
-            let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
-            if Task.isCancelled { return }
-            logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
-            if let image = found.image {
-                hit(image, found.cacheType, attempt)
-            } else {
-                // No miss token: the last stage looks memory up again after the disk lookup.
-                deliver(memoryMiss: nil, attempt)
-            }
-        }
-        task.setStep(.task(lookup), ifStepsSince: steps)
+        // The disk lookup reads a file: a task of its own, which may record the next step (the
+        // delivery's subscription), after this one.
+        task.setStep(
+            .startingTask { [self] in
+                // A disk entry that cannot be read counts as a miss (the cache removes it).
+                let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
+                if Task.isCancelled { return }
+                logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
+                if let image = found.image {
+                    hit(image, found.cacheType, attempt)
+                } else {
+                    // No miss token: the last stage looks memory up again after the disk lookup.
+                    deliver(memoryMiss: nil, attempt)
+                }
+            })
     }
 
     /// Whether the target disk entry is the original's and the request decodes an animation's

@@ -46,8 +46,6 @@ extension SharedJob {
         /// What a running job's work waits on (a download, an upstream subscription), stopped if
         /// every subscriber leaves.
         private(set) var step: PendingStep?
-        /// How many steps were recorded (see ``setStep(_:ifStepsSince:)``).
-        private(set) var steps: UInt64 = 0
         /// The last subscriber id handed out; ids are never reused within a job.
         private var lastID = SharedJob.firstID
         /// The highest priority of the waiting subscribers (kept after the end).
@@ -119,15 +117,10 @@ extension SharedJob {
             case cancel(PendingStep)
         }
 
-        /// Records the step the work now waits on (it replaces the previous one, which is done),
-        /// unless `count` is given and another step was recorded since ``steps`` was `count`: a
-        /// Swift task's body may record its next step (a download) before the task itself is
-        /// recorded, and the task, done, must not replace it (the job would stop the wrong step).
-        mutating func setStep(_ step: PendingStep, ifStepsSince count: UInt64? = nil) -> SetStepAction {
+        /// Records the step the work now waits on (it replaces the previous one, which is done).
+        mutating func setStep(_ step: PendingStep) -> SetStepAction {
             switch state {
             case .running:
-                guard count == nil || count == steps else { return .none }
-                steps += 1
                 self.step = step
                 return .none
             case .cancelled:

@@ -6,7 +6,7 @@
 /// moves on from completion handlers (a download, a dispatch queue, an upstream job), and ends
 /// with ``finish(_:sharedAs:)``, which calls every subscriber's completion once. A subscriber
 /// that leaves (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is
-/// done, the job ends unfinished and stops the step its work waits on (``setStep(_:ifStepsSince:)``),
+/// done, the job ends unfinished and stops the step its work waits on (``setStep(_:)``),
 /// so a later request starts afresh. The states and transitions are ``StateMachine``, where
 /// exactly-once delivery is argued; this class only runs them under its lock and acts on their
 /// answers outside it.
@@ -131,14 +131,12 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// The waiting subscribers (none once the job has ended), to call outside the lock.
     var waiting: [StateMachine.Subscriber] { withMachine { $0.waiting } }
 
-    /// How many steps were recorded so far (for ``setStep(_:ifStepsSince:)``).
-    var steps: UInt64 { withMachine { $0.steps } }
-
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
-    /// already was); with `count` (default none), only if no other step was recorded since
-    /// ``steps`` was `count`.
-    func setStep(_ step: PendingStep, ifStepsSince count: UInt64? = nil) {
-        if case .cancel(let step) = withMachine({ $0.setStep(step, ifStepsSince: count) }) { step.cancel() }
+    /// already was). `step` is made under the job's lock: a Swift task made there (a disk lookup
+    /// that may start the download) records the steps its body starts after its own, never
+    /// before (which would leave the newer step running when the job is abandoned).
+    func setStep(_ step: @autoclosure () -> PendingStep) {
+        if case .cancel(let step) = withMachine({ $0.setStep(step()) }) { step.cancel() }
     }
 
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).

@@ -59,6 +59,10 @@ struct DownloaderValidationTests {
             #expect(result.value?.response.url == server.url("/image/redirected-by-modifier"))
             #expect(server.snapshot.headers["/image/redirected-by-modifier"]?["x-mod"] == "async")
             #expect(server.hits("/image/async") == 0)
+            // A data modifier's failure names the request the modifiers made.
+            options.responseDataModifier = ResponseDataModifier { _, _ in nil }
+            let refused = await outcome(downloader, server.url("/image/async"), options)
+            #expect(refused.downloadReason == .dataModifyingFailed(url: server.url("/image/redirected-by-modifier")))
         }
     }
 

@@ -187,20 +187,23 @@ struct JobPriorityTests {
 
 @Suite("Steps recorded late do not replace newer ones", .timeLimit(.minutes(1)))
 struct LateStepTests {
-    @Test("a Swift task recorded after its body recorded the next step: cancelling stops the next step")
+    @Test("a Swift task whose body records the next step at once: cancelling stops the next step, not the finished task")
     func lateTaskStep() async throws {
         let registry = JobRegistry<String, Int>()
         let inner = JobRegistry<String, Int>()
+        let recorded = Collector<Int>()
         let subscription = registry.subscribe("outer", progress: nil, completion: { _ in }) { job in
-            let steps = job.steps
-            // The body has already moved on to the next step (a subscription of its own) when
-            // the task that ran it is recorded: the order a fast disk lookup produces.
-            let next = inner.subscribe("inner", progress: nil, completion: { _ in }) { _ in }
-            if let (innerJob, id) = next { job.setStep(.subscription(innerJob, id: id)) }
-            let finished = Task<Void, Never> {}
-            job.setStep(.task(finished), ifStepsSince: steps)
+            // The body moves on to the next step (a subscription of its own) as soon as it runs:
+            // the order a fast disk lookup produces.
+            job.setStep(
+                .startingTask {
+                    let next = inner.subscribe("inner", progress: nil, completion: { _ in }) { _ in }
+                    if let (innerJob, id) = next { job.setStep(.subscription(innerJob, id: id)) }
+                    recorded.append(1)
+                })
         }
         let (job, id) = try #require(subscription)
+        _ = await recorded.wait(for: 1)
         #expect(inner.count == 1)
         job.unsubscribe(id)
         // The last subscriber left: the recorded step is the inner subscription, which is left too.

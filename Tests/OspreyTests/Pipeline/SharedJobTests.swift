@@ -122,6 +122,41 @@ struct SharedJobTests {
         subscription.job.reportProgress(received: 5, expected: 10)
         #expect(reports.values == [5, 50])
     }
+
+    @Test(
+        "a caller's subscription hands back its context once, to whichever of joined and leave comes second, only while the caller still waits"
+    )
+    func subscriptionHandshake() {
+        let registry = Registry()
+        let delivered = Collector<String>()
+        func subscribe(_ name: String) -> (job: SharedJob<String, Int>, id: Int) {
+            registry.subscribe(name, progress: nil, completion: { delivered.append("\(name) \(try! $0.get())") }) { _ in }!
+        }
+        // Joined, then left: leave hands the context back and the job loses its last subscriber.
+        let joinedFirst = JobSubscription<String, Int, String>()
+        let first = subscribe("a")
+        #expect(joinedFirst.joined(first.job, id: first.id, "a's caller") == nil)
+        #expect(joinedFirst.place?.id == first.id)
+        #expect(joinedFirst.leave() == "a's caller" && joinedFirst.leave() == nil)
+        #expect(joinedFirst.place == nil && registry.count == 0)
+        // Left while subscribing: joined leaves the job and hands the context back.
+        let leftFirst = JobSubscription<String, Int, String>()
+        #expect(leftFirst.leave() == nil)
+        let second = subscribe("b")
+        #expect(leftFirst.joined(second.job, id: second.id, "b's caller") == "b's caller")
+        #expect(leftFirst.place == nil && registry.count == 0)
+        // The outcome came first: nothing is handed back, either way round.
+        let finished = JobSubscription<String, Int, String>()
+        let third = subscribe("c")
+        #expect(finished.joined(third.job, id: third.id, "c's caller") == nil)
+        third.job.finish(.success(3))
+        #expect(finished.leave() == nil)
+        let late = JobSubscription<String, Int, String>()
+        let fourth = subscribe("d")
+        fourth.job.finish(.success(4))
+        #expect(late.leave() == nil && late.joined(fourth.job, id: fourth.id, "d's caller") == nil)
+        #expect(delivered.values == ["c 3", "d 4"], "a caller that left is not called; one that did not is called once")
+    }
 }
 
 /// An upstream stage that records which subscribers left it.
