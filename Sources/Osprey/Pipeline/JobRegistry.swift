@@ -1,19 +1,19 @@
 /// The jobs in flight, by key: Osprey's one way to share work. A finished or abandoned job is
 /// forgotten, so the next request for its key starts new work (which usually finds the result in
 /// a cache). The pipeline's stages subscribe with callbacks
-/// (``subscribe(_:progress:completion:work:)``); the data stage and the server await a job's value
-/// (``value(for:work:)``).
+/// (``subscribe(_:priority:owner:progress:completion:work:)``); the data stage and the server await
+/// a job's value (``value(for:priority:work:)``).
 ///
-/// Lock order: the registry's lock, then a job's. A job never holds its own lock while calling
-/// the registry (``SharedJob`` calls ``forget(_:_:)`` without holding it), so the two cannot
-/// deadlock.
+/// One lock, ``jobs``, guards the tables and the state of every job in them: a job's transitions
+/// that end it take it out of ``Tables/running`` in the same step (``SharedJob``), so a job found
+/// there is always running. No callback (work, completion, step, priority observer) runs under it.
 package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// What the registry holds, in two tables: the one every request looks up holds a reference
     /// per key. (One table of an enum of job or outcome held an outcome's size per key: with
     /// 20,000 misses in flight its lookups, growth and removals moved megabytes, and finishing a
     /// job cost 3% of a miss; perf, benchmark scenario 2.)
-    private struct Tables {
-        /// The jobs in flight (each holds the registry until it ends).
+    struct Tables {
+        /// The running jobs (each holds the registry until it ends).
         var running: [Key: SharedJob<Key, Value>] = [:]
         /// The outcomes of finished jobs, when the registry keeps them (``keepsFinished``). The
         /// outcome, not the job: a job holds its registry, so a kept job would keep the registry
@@ -21,21 +21,22 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         var finished: [Key: Result<Value, OspreyError>] = [:]
     }
 
-    private let jobs = Locked(Tables())
+    /// The tables, and the lock of every job in them.
+    let jobs = Locked(Tables())
     /// Whether a finished job's outcome stays in the registry, answering later subscribers at
     /// once (an abandoned job is still forgotten). `true` for the decodes of one fetched source
     /// (``FetchedSource/decodes``): the fetch stage hands the bytes to its subscribers one by one,
     /// and a decode size that finished before the last of them asked must not run again; the
     /// registry lives as long as the bytes. `false` everywhere else: a finished job's result is
     /// in a cache, and the next request for its key must start afresh (a new download revalidates).
-    private let keepsFinished: Bool
+    let keepsFinished: Bool
 
     /// An empty registry; `keepsFinished` (default `false`): see ``keepsFinished``.
     package init(keepsFinished: Bool = false) {
         self.keepsFinished = keepsFinished
     }
 
-    /// Subscribes to the job in flight for `key`, or creates one, subscribes, and runs `work` on it
+    /// Subscribes to the job running for `key`, or creates one, subscribes, and runs `work` on it
     /// (synchronously: `work` starts the job's first step and returns). When the registry kept the
     /// outcome of a finished job for `key`, `completion` is called at once with it.
     /// - Returns: the job and the subscriber's id, to ``SharedJob/unsubscribe(_:)``; `nil` when
@@ -51,14 +52,12 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     ) -> (job: SharedJob<Key, Value>, id: Int)? {
         let joined = jobs.withLock { jobs -> Joined in
             if let existing = jobs.running[key] {
-                let (action, notice) = existing.subscribe(progress: progress, completion: completion, priority: priority, owner: owner)
-                // `.ended`: its last subscriber left; its own `forget` will find the new job and
-                // leave it. (A finishing job leaves this table before its state ends, under this lock.)
-                if case .waiting(let id) = action { return .waiting(existing, id: id, notice: notice) }
-            } else if keepsFinished, let outcome = jobs.finished[key] {
-                return .finished(outcome)
+                let (id, notice) = existing.changing {
+                    $0.subscribe(progress: progress, completion: completion, priority: priority, owner: owner)
+                }
+                return .waiting(existing, id: id, notice: notice)
             }
-            // The registry holds a job only until it ends (``ended(_:_:with:)``, ``forget(_:_:)``).
+            if keepsFinished, let outcome = jobs.finished[key] { return .finished(outcome) }
             let job = SharedJob<Key, Value>(
                 registry: self, key: key, progress: progress, completion: completion, priority: priority, owner: owner)
             jobs.running[key] = job
@@ -66,7 +65,7 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
         }
         switch joined {
         case .started(let job):
-            // Outside the lock: the work may finish the job at once, which forgets it.
+            // Outside the lock: the work may finish the job at once.
             work(job)
             return (job, SharedJob<Key, Value>.firstID)
         case .waiting(let job, let id, let notice):
@@ -83,33 +82,15 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
     private enum Joined {
         /// A new job, made with the request as its first subscriber: its work is to be started.
         case started(SharedJob<Key, Value>)
-        /// The job in flight, under this subscriber id, with the priority change to tell its work.
+        /// The running job, under this subscriber id, with the priority change to tell its work.
         case waiting(SharedJob<Key, Value>, id: Int, notice: SharedJob<Key, Value>.PriorityNotice?)
         /// The job for the key has finished with this outcome, kept by the registry.
         case finished(Result<Value, OspreyError>)
     }
 
-    /// How many jobs are in flight or kept finished.
+    /// How many jobs are running or kept finished.
     package var count: Int { jobs.withLock { $0.running.count + $0.finished.count } }
 
-    /// The jobs in flight.
+    /// The running jobs.
     var inFlight: [SharedJob<Key, Value>] { jobs.withLock { Array($0.running.values) } }
-
-    /// Drops `job`, which was abandoned, unless a newer job took its key.
-    func forget(_ key: Key, _ job: SharedJob<Key, Value>) {
-        jobs.withLock { jobs in
-            if jobs.running[key] === job { jobs.running[key] = nil }
-        }
-    }
-
-    /// Drops `job`, which is finishing with `outcome` (called before its subscribers are told, so
-    /// no request joins it after that), keeping the outcome instead when ``keepsFinished``.
-    /// Nothing changes when a newer job took its key.
-    func ended(_ key: Key, _ job: SharedJob<Key, Value>, with outcome: Result<Value, OspreyError>) {
-        jobs.withLock { jobs in
-            guard jobs.running[key] === job else { return }
-            jobs.running[key] = nil
-            if keepsFinished { jobs.finished[key] = outcome }
-        }
-    }
 }

@@ -1,7 +1,7 @@
 extension SharedJob {
     /// The states of a ``SharedJob`` and the transitions between them, without locks or side
-    /// effects: the job runs each transition under its lock and performs the returned action after
-    /// releasing it, so no completion, step or registry call ever runs under the lock.
+    /// effects: the job runs each transition under its registry's lock and performs the returned
+    /// action after releasing it, so no completion or step ever runs under the lock.
     ///
     /// ```
     /// running(subscribers) ──finish──────────────▶ finished
@@ -12,8 +12,8 @@ extension SharedJob {
     /// Both ends are final. Exactly-once delivery follows from three facts: a completion is handed
     /// out only by ``finish()``, only while `running`, which it leaves for good, emptying
     /// ``waiting``; a subscriber that leaves is removed from ``waiting`` before that
-    /// (``unsubscribe(_:)``); a subscriber that comes after the end is not added, and is told so
-    /// (``SubscribeAction/ended``). The outcome itself is not state: ``finish()`` hands out the
+    /// (``unsubscribe(_:)``); no subscriber comes after the end, because the transitions that end
+    /// a job take it out of its registry (``JobRegistry``). The outcome itself is not state: ``finish()`` hands out the
     /// subscribers, and the job calls them with it (a registry that keeps finished outcomes keeps
     /// them itself, ``JobRegistry/keepsFinished``).
     ///
@@ -65,23 +65,18 @@ extension SharedJob {
 
         // MARK: - Subscribe
 
-        enum SubscribeAction {
-            /// Added: the completion will be called once, unless it leaves first.
-            case waiting(id: Int)
-            /// Not added: the job has finished, or every subscriber left and it is dead; the
-            /// caller starts new work (or takes the outcome its registry kept).
-            case ended
-        }
-
+        /// Adds a subscriber to a running job (the registry holds only running ones: an ended job
+        /// takes none); its completion will be called once, unless it leaves first.
+        /// - Returns: its id.
         mutating func subscribe(
             progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority = .normal,
             owner: (any AnyObject & Sendable)? = nil
-        ) -> SubscribeAction {
-            guard case .running = state else { return .ended }
+        ) -> Int {
+            assert(state == .running, "a job takes subscribers only while it runs")
             lastID += 1
             waiting.append(Subscriber(id: lastID, completion: completion, progress: progress, priority: priority, owner: owner))
             self.priority = max(self.priority, priority)
-            return .waiting(id: lastID)
+            return lastID
         }
 
         // MARK: - Unsubscribe

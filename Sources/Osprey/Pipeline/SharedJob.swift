@@ -8,7 +8,7 @@
 /// that leaves (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is
 /// done, the job ends unfinished and stops the step its work waits on (``setStep(_:)``),
 /// so a later request starts afresh. The states and transitions are ``StateMachine``, where
-/// exactly-once delivery is argued; this class only runs them under its lock and acts on their
+/// exactly-once delivery is argued; this class only runs them under its registry's lock and acts on their
 /// answers outside it.
 ///
 /// Each subscriber has a priority; the job's ``priority`` is the highest of its live
@@ -18,14 +18,16 @@
 /// A request that misses costs no Swift task in the pipeline: with a task per stage, tasks,
 /// continuations and thread hand-offs were most of a miss on a 2-core machine.
 ///
-/// The state sits in a plain stored property behind a lock of its own, not in a
-/// `Locked<StateMachine>`, and its type's layout does not depend on `Value` (the outcome is
-/// handed on, never kept): a generic class's deinit runs unspecialised, and it looked up the
-/// runtime metadata of `Locked<StateMachine>`, `Mutex`, its cell and the state on every job freed
-/// (perf, scenario 2: 2% of a concurrent miss).
+/// One lock guards a registry and all its jobs (``JobRegistry/jobs``), as one serial queue guards
+/// Nuke's task graph: a transition that ends a job takes it out of the registry in the same step,
+/// so a job in the registry is always running and a request never meets an ended one. The state
+/// sits in a plain stored property, not in a `Locked<StateMachine>`, and its type's layout does
+/// not depend on `Value` (the outcome is handed on, never kept): a generic class's deinit runs
+/// unspecialised, and it looked up the runtime metadata of `Locked<StateMachine>`, `Mutex`, its
+/// cell and the state on every job freed (perf, scenario 2: 2% of a concurrent miss).
 ///
-/// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only in
-/// ``withMachine(_:)``, under `lock`.
+/// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only under the
+/// registry's lock (``withMachine(_:)``, ``changing(_:)`` from the registry's own critical sections).
 final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing, @unchecked Sendable {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
@@ -36,12 +38,11 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// A change of the job's priority, to tell its observer outside the lock.
     typealias PriorityNotice = (observer: PriorityObserver, priority: DownloadPriority)
 
-    private let lock = Locked<Void>(())
-    /// Guarded by `lock` (``withMachine(_:)``), so exclusive without the runtime's check.
+    /// Guarded by the registry's lock, so exclusive without the runtime's check.
     @exclusivity(unchecked) private var machine: StateMachine
-    /// The registry holding the job under `key`, told when the job finishes or is abandoned
-    /// (it forgets the job then). Held directly, not through a closure or a protocol value, so
-    /// that code specialised for the job's types forgets it with specialised code too.
+    /// The registry holding the job under `key` while it runs, whose lock guards the job. Held
+    /// directly, not through a closure or a protocol value, so that code specialised for the
+    /// job's types leaves it with specialised code too.
     private let registry: JobRegistry<Key, Value>
     /// The key the job is registered under.
     let key: Key
@@ -60,32 +61,20 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// The id of the subscriber a job is made with.
     static var firstID: Int { 1 }
 
-    /// Runs `body` on the state machine under the job's lock.
+    /// Runs `body` on the state machine under the registry's lock.
     @inline(__always)
     private func withMachine<Answer>(_ body: (inout StateMachine) -> Answer) -> Answer {
-        lock.withLock { _ in body(&machine) }
+        registry.jobs.withLock { _ in body(&machine) }
     }
 
-    /// Runs a transition that may change the job's priority, under the lock; with the change to
-    /// tell the work's observer, if any.
+    /// Runs a transition that may change the job's priority, with the registry's lock held by
+    /// the caller; with the change to tell the work's observer (outside the lock), if any.
     @inline(__always)
-    private func transition<Answer>(_ body: (inout StateMachine) -> Answer) -> (Answer, notice: PriorityNotice?) {
-        withMachine { machine in
-            let before = machine.priority
-            let answer = body(&machine)
-            guard machine.priority != before, let observer = machine.priorityObserver else { return (answer, nil) }
-            return (answer, (observer, machine.priority))
-        }
-    }
-
-    /// Adds a subscriber at `priority`, owned by `owner`, unless the job has ended (then nothing
-    /// is called: the caller acts on the answer, see ``StateMachine/SubscribeAction``). The
-    /// priority change is handed back, for the registry to tell after releasing its own lock.
-    func subscribe(
-        progress: ProgressHandler?, completion: @escaping Completion, priority: DownloadPriority,
-        owner: (any AnyObject & Sendable)?
-    ) -> (StateMachine.SubscribeAction, notice: PriorityNotice?) {
-        transition { $0.subscribe(progress: progress, completion: completion, priority: priority, owner: owner) }
+    func changing<Answer>(_ body: (inout StateMachine) -> Answer) -> (Answer, notice: PriorityNotice?) {
+        let before = machine.priority
+        let answer = body(&machine)
+        guard machine.priority != before, let observer = machine.priorityObserver else { return (answer, nil) }
+        return (answer, (observer, machine.priority))
     }
 
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
@@ -94,7 +83,12 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     ///   or it left before).
     @discardableResult
     func unsubscribe(_ id: Int) -> Bool {
-        let (action, notice) = transition { $0.unsubscribe(id) }
+        let (action, notice) = registry.jobs.withLock { jobs in
+            let (action, notice) = changing { $0.unsubscribe(id) }
+            // Abandoned: out of the registry with its last subscriber, so no request joins it.
+            if case .cancelWork = action { jobs.running[key] = nil }
+            return (action, notice)
+        }
         switch action {
         case .none:
             return false
@@ -103,7 +97,6 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
             return true
         case .cancelWork(let step):
             step?.cancel()
-            registry.forget(key, self)
             return true
         }
     }
@@ -113,11 +106,11 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
 
     /// Sets subscriber `id`'s priority, telling the work's observer if the job's changes.
     func setPriority(_ priority: DownloadPriority, of id: Int) {
-        transition { $0.setPriority(priority, of: id) }.notice.map { $0.observer($0.priority) }
+        registry.jobs.withLock { _ in changing { $0.setPriority(priority, of: id) } }.notice.map { $0.observer($0.priority) }
     }
 
     /// Calls `observer` with the job's new priority whenever it changes from now on, until the
-    /// job ends (outside the job's lock; two changes close together may be told out of order, so
+    /// job ends (outside the lock; two changes close together may be told out of order, so
     /// an observer that keeps state reads ``priority`` again under its own lock).
     /// - Returns: the priority now, from which the changes are told.
     @discardableResult
@@ -132,7 +125,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     var waiting: [StateMachine.Subscriber] { withMachine { $0.waiting } }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
-    /// already was). `step` is made under the job's lock: a Swift task made there (a disk lookup
+    /// already was). `step` is made under the registry's lock: a Swift task made there (a disk lookup
     /// that may start the download) records the steps its body starts after its own, never
     /// before (which would leave the newer step running when the job is abandoned).
     func setStep(_ step: @autoclosure () -> PendingStep) {
@@ -142,18 +135,24 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
     /// Does nothing when the job was abandoned or has finished.
     ///
-    /// The registry drops the job first (keeping its outcome, if it keeps finished ones): nobody
-    /// can join the job after that, so the job keeps no outcome for late subscribers, and no
-    /// finished job holds its registry. Every subscriber that joined before is delivered.
+    /// The registry drops the job in the same step (keeping its outcome, if it keeps finished
+    /// ones): nobody can join the job after that, so the job keeps no outcome for late
+    /// subscribers, and no finished job holds its registry.
     ///
     /// `share` (default none) is called once on a value that goes to more than one subscriber,
     /// and they get its answer: for a value whose subscribers may share more work (a fetched
     /// source's decodes, ``FetchedSource/sharedByRequests()``), which a value with one subscriber
     /// need not set up. Used on a registry that keeps no outcomes (one kept would be unshared).
     func finish(_ outcome: Result<Value, OspreyError>, sharedAs share: ((Value) -> Value)? = nil) {
-        registry.ended(key, self, with: outcome)
-        guard case .deliver(let subscribers) = withMachine({ $0.finish() }) else { return }
-        // The registry dropped the job above: no subscriber joins after `finish()`, so the count is final.
+        let action = registry.jobs.withLock { jobs in
+            let action = machine.finish()
+            if case .deliver = action {
+                jobs.running[key] = nil
+                if registry.keepsFinished { jobs.finished[key] = outcome }
+            }
+            return action
+        }
+        guard case .deliver(let subscribers) = action else { return }
         if let share, subscribers.count > 1, case .success(let value) = outcome {
             let shared = Result<Value, OspreyError>.success(share(value))
             return subscribers.forEach { $0.completion(shared) }
