@@ -11,6 +11,7 @@
 # of A's binary is an A/A run, this machine's noise floor for the same rows (measure it in the same
 # session as the A/B it qualifies; the interval alone understates run-to-run drift).
 # Scenario 2's env settings pass through: S2_ROWS=group,callback,downloader S2_REQUESTS=5000 ...
+# AB_A=PATH runs that binary as A (nothing built for A; REV only labels the table): two builds already made.
 # AB_HARNESS="FILE..." copies those harness files (paths from the repository root) from this tree into REV's
 # worktree before building A: for a REV whose own harness took a shortcut B no longer has (b037b19's loader and
 # decoder used benchmark hooks that skip two thread hand-offs per miss), e.g.
@@ -26,15 +27,15 @@ BASE="${AB_BASE_DIR:-$WORK/ab-$REV}"  # AB_BASE_DIR: an existing checkout of REV
 OUT="${AB_OUT:-$WORK/ab-out}"
 mkdir -p "$WORK" "$OUT"
 rm -f "$OUT"/*.json
-if [ ! -d "$BASE" ]; then
+if [ -z "${AB_A:-}" ] && [ ! -d "$BASE" ]; then
     git -C "$ROOT" worktree add --detach "$BASE" "$REV" >/dev/null
     [ -f "$ROOT/Package.resolved" ] && cp "$ROOT/Package.resolved" "$BASE/"
 fi
-for file in ${AB_HARNESS:-}; do cp "$ROOT/$file" "$BASE/$file"; done
+[ -n "${AB_A:-}" ] || for file in ${AB_HARNESS:-}; do cp "$ROOT/$file" "$BASE/$file"; done
 echo "ab.sh: building B (this tree) and A ($REV)"
 [ -n "${AB_B:-}" ] || (cd "$ROOT/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
-(cd "$BASE/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
-A="$BASE/Benchmarks/.build/release/OspreyBench"
+[ -n "${AB_A:-}" ] || (cd "$BASE/Benchmarks" && swift build -c release --product OspreyBench >/dev/null)
+A="${AB_A:-$BASE/Benchmarks/.build/release/OspreyBench}"
 B="${AB_B:-$ROOT/Benchmarks/.build/release/OspreyBench}"
 TMP="$(mktemp -d /var/tmp/osprey-ab.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
