@@ -13,9 +13,9 @@ extension SharedJob {
     /// out only by ``finish()``, only while `running`, which it leaves for good, emptying
     /// ``waiting``; a subscriber that leaves is removed from ``waiting`` before that
     /// (``unsubscribe(_:)``); no subscriber comes after the end, because the transitions that end
-    /// a job take it out of its registry (``JobRegistry``). The outcome itself is not state: ``finish()`` hands out the
-    /// subscribers, and the job calls them with it (a registry that keeps finished outcomes keeps
-    /// them itself, ``JobRegistry/keepsFinished``).
+    /// a job take it out of its registry (``JobRegistry``). The outcome itself is not state:
+    /// ``finish()`` hands out the subscribers, and the job calls them with it (a registry that
+    /// keeps finished outcomes keeps them itself, ``JobRegistry/keepsFinished``).
     ///
     /// Priority: each subscriber has one, and a running job's ``priority`` is the highest of its
     /// subscribers'. Joining, leaving and ``setPriority(_:of:)`` recompute it; the job tells the

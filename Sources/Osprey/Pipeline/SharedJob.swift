@@ -8,8 +8,8 @@
 /// that leaves (``unsubscribe(_:)``) gets no call; when the last one leaves before the work is
 /// done, the job ends unfinished and stops the step its work waits on (``setStep(_:)``),
 /// so a later request starts afresh. The states and transitions are ``StateMachine``, where
-/// exactly-once delivery is argued; this class only runs them under its registry's lock and acts on their
-/// answers outside it.
+/// exactly-once delivery is argued; this class only runs them under its registry's lock and
+/// acts on their answers outside it.
 ///
 /// Each subscriber has a priority; the job's ``priority`` is the highest of its live
 /// subscribers', and the work hears of each change through ``observePriority(_:)`` (the
@@ -125,9 +125,9 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing,
     var waiting: [StateMachine.Subscriber] { withMachine { $0.waiting } }
 
     /// Records the step the work waits on, to stop it when the job is abandoned (at once if it
-    /// already was). `step` is made under the registry's lock: a Swift task made there (a disk lookup
-    /// that may start the download) records the steps its body starts after its own, never
-    /// before (which would leave the newer step running when the job is abandoned).
+    /// already was). `step` is made under the registry's lock: a Swift task made there (a disk
+    /// lookup that may start the download) records the steps its body starts after its own,
+    /// never before (which would leave the newer step running when the job is abandoned).
     func setStep(_ step: @autoclosure () -> PendingStep) {
         if case .cancel(let step) = withMachine({ $0.setStep(step()) }) { step.cancel() }
     }
