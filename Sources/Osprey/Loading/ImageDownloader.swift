@@ -279,8 +279,8 @@ public final class ImageDownloader: Sendable {
     // MARK: - Helpers
 
     /// A caller's result of `outcome`, after its response data `modifier` (a modifier's failure
-    /// names the URL of the request). Takes the modifier, not the caller's whole options: copying those retains
-    /// every field, per download.
+    /// names the URL of the request). Takes the modifier, not the caller's whole options: copying
+    /// those retains every field, per download.
     static func result(
         _ outcome: Result<Transferred, OspreyError>, modifier: ResponseDataModifier?
     ) -> Result<DownloadResult, OspreyError> {
