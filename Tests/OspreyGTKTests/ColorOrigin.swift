@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Osprey
+import OspreyTestSupport
 import Synchronization
 
 /// A real HTTP origin on loopback (Hummingbird) serving solid-colour 4:3 PNGs, one colour per
@@ -102,8 +103,11 @@ final class ColorOrigin: Sendable {
             defer { continuation.finish() }
             try await app.runService()
         }
-        var bound = 0
-        for await value in ports { bound = value }
+        let bound = try await withDeadline("the colour origin to listen on a loopback port") {
+            var bound = 0
+            for await value in ports { bound = value }
+            return bound
+        }
         guard bound > 0 else {
             task.cancel()
             throw HarnessError(message: "the colour origin could not bind a loopback port")
@@ -121,8 +125,8 @@ final class ColorOrigin: Sendable {
             return state.gateWaiters.values.flatMap { $0 }
         }
         waiters.forEach { $0.resume() }
-        let task = state.withLock { $0.task }
-        task?.cancel()
-        _ = try? await task?.value
+        guard let task = state.withLock({ $0.task }) else { return }
+        task.cancel()
+        _ = try? await withDeadline("the colour origin to stop") { _ = try? await task.value }
     }
 }

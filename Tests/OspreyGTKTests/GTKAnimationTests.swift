@@ -37,7 +37,7 @@ extension GTKTargetTests {
         picture.osprey.setImage(
             with: .url(origin.url("/gated/\(name)")), settings: MainActorTargetSettings(sizedToTarget: false), pipeline: pipeline,
             completion: { results.all.append($0) })
-        #expect(await GTKHarness.pump { !results.all.isEmpty })
+        #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
         return (picture, window)
     }
 
@@ -62,14 +62,14 @@ extension GTKTargetTests {
             await GTKHarness.pumpFrames(1, of: window)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (220, 20, 20), tolerance: 6))
             player.play()
-            #expect(await GTKHarness.pump { player.currentFrame == 1 })
+            #expect(await GTKHarness.pump("frame 1 to play") { player.currentFrame == 1 })
             let start = try #require(player.startTime)
             let changed = try #require(player.lastChangeTime)
             #expect(changed - start >= 300_000, "frame 2 came \(changed - start) µs of frame-clock time after frame 1, its delay is 300 ms")
             await GTKHarness.pumpFrames(1, of: window)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (20, 40, 220), tolerance: 6))
             // One loop: after frame 2's delay it stops on frame 2.
-            #expect(await GTKHarness.pump { player.isFinished })
+            #expect(await GTKHarness.pump("the animation to finish") { player.isFinished })
             #expect(player.completedLoops == 1 && player.currentFrame == 1 && !player.isPlaying)
             await GTKHarness.pumpFrames(3, of: window)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (20, 40, 220), tolerance: 6))
@@ -86,7 +86,7 @@ extension GTKTargetTests {
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let player = try #require(picture.animation)
             #expect(player.loopCount == decoded.loopCount)
-            #expect(await GTKHarness.pump { player.isFinished })
+            #expect(await GTKHarness.pump("the animation to finish") { player.isFinished })
             #expect(player.completedLoops == decoded.loopCount && player.currentFrame == 1)
 
             player.play()
@@ -105,7 +105,7 @@ extension GTKTargetTests {
             still.osprey.setImage(
                 with: .url(origin.url("/gated/still")), options: [.onlyLoadFirstFrame], pipeline: pipeline,
                 completion: { results.all.append($0) })
-            #expect(await GTKHarness.pump { !results.all.isEmpty })
+            #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
             #expect(still.texture != nil && still.animation == nil)
         }
     }
@@ -122,7 +122,7 @@ extension GTKTargetTests {
             #expect(frames > 3)
             #expect(player.buffer.capacity == 3)
             // Play through more frames than the buffer holds.
-            #expect(await GTKHarness.pump { player.currentFrame >= 5 || player.completedLoops > 0 })
+            #expect(await GTKHarness.pump("frame 5 or a whole loop") { player.currentFrame >= 5 || player.completedLoops > 0 })
             #expect(player.buffer.peakCount <= 3 && player.buffer.count <= 3)
             #expect(player.buffer.madeCount > 3, "frames were made as playback went on, not all at once")
             // A byte budget of two frames holds two.
@@ -152,7 +152,7 @@ extension GTKTargetTests {
         #expect(player.buffer.decoder === decoder && player.buffer.image == nil && player.buffer.capacity == 3)
         // A whole loop and a few frames of the next: every frame decoded as playback reached it.
         var most = 0
-        let played = await GTKHarness.pump {
+        let played = await GTKHarness.pump("a whole loop and 5 frames") {
             most = max(most, decoder.framesInMemory)
             return player.completedLoops >= 1 && player.currentFrame >= 5
         }

@@ -51,7 +51,7 @@ extension GTKTargetTests {
             let results = Results()
             // Default settings: sized to the widget (a 245×245 downsample, which keeps frames on demand).
             picture.osprey.setImage(with: .url(url), pipeline: pipeline, completion: { results.all.append($0) })
-            #expect(await GTKHarness.pump { !results.all.isEmpty })
+            #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
             let result = try #require(results.all.first).get()
             let decoder = try #require(result.frameDecoder, "the pipeline delivered a frame decoder")
             #expect(result.image.frameCount == 1 && decoder.frameCount == 42)
@@ -66,10 +66,10 @@ extension GTKTargetTests {
             #expect(GTKHarness.close(shownFirst, mark.first, tolerance: 8), "frame 1 at (\(x), \(y)): \(String(describing: shownFirst))")
 
             // Frame 2 once frame 1's delay passed (held there: paused as soon as it is current).
-            #expect(await GTKHarness.pump { player.buffer.texture(at: 1) != nil })
+            #expect(await GTKHarness.pump("frame 1 in the frame buffer") { player.buffer.texture(at: 1) != nil })
             player.play()
             #expect(
-                await GTKHarness.pump {
+                await GTKHarness.pump("frame 1 to play") {
                     if player.currentFrame >= 1 { player.pause() }
                     return player.currentFrame >= 1
                 })
@@ -82,7 +82,7 @@ extension GTKTargetTests {
             // picture's first frame, the one GTK's last render holds and one the worker makes.
             var most = decoder.framesInMemory
             player.play()
-            let played = await GTKHarness.pump {
+            let played = await GTKHarness.pump("a whole loop and 5 frames") {
                 most = max(most, decoder.framesInMemory)
                 return player.completedLoops >= 1 && player.currentFrame >= 5
             }
@@ -108,7 +108,7 @@ extension GTKTargetTests {
                 origin.openGate(name)
                 let results = Results()
                 picture.osprey.setImage(with: .url(origin.url("/gated/\(name)")), pipeline: pipeline, completion: { results.all.append($0) })
-                #expect(await GTKHarness.pump { !results.all.isEmpty })
+                #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
                 guard case .failure(.decoding) = try #require(results.all.first) else {
                     Issue.record("\(name): \(String(describing: results.all.first)) is not a decoding error")
                     continue

@@ -1,6 +1,8 @@
 import CGtk
 import Foundation
 import OspreyGTK
+import OspreyTestSupport
+import Testing
 
 /// GTK for the tests: an X display (Xvfb on a free display number when `DISPLAY` is not set; it
 /// ends when the test process, its only client, disconnects at exit: `-terminate`), GTK initialised once on the main actor, and a pump that
@@ -46,15 +48,19 @@ enum GTKHarness {
     }
 
     /// Runs GLib's default context (and lets main-actor jobs run) until `condition` holds;
-    /// returns whether it did within `iterations` rounds (a broken test fails instead of hanging).
+    /// returns whether it did within `limit` (default 60 seconds). Past it, an issue naming `what`
+    /// is recorded and `false` returned: a broken test fails instead of hanging.
     @discardableResult
-    static func pump(iterations: Int = 30_000, until condition: () -> Bool) async -> Bool {
-        for _ in 0..<iterations {
+    static func pump(_ what: String, within limit: Duration = .seconds(60), until condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             while g_main_context_iteration(nil, 0) != 0 {}
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(2))
         }
-        return condition()
+        if condition() { return true }
+        Issue.record(DeadlineExceeded(what: what, limit: limit))
+        return false
     }
 
     /// Runs GLib's default context for `frames` frames of `widget`'s frame clock (each one asked
@@ -64,7 +70,7 @@ enum GTKHarness {
         for _ in 0..<frames {
             let start = gdk_frame_clock_get_frame_counter(clock)
             gtk_widget_queue_draw(widget)
-            await pump { gdk_frame_clock_get_frame_counter(clock) > start }
+            await pump("frame \(start + 1) of the frame clock") { gdk_frame_clock_get_frame_counter(clock) > start }
         }
     }
 
@@ -75,7 +81,9 @@ enum GTKHarness {
         gtk_window_set_default_size(GtkWindowPointer(window), Int32(width), Int32(height))
         gtk_window_set_child(GtkWindowPointer(window), child)
         gtk_window_present(GtkWindowPointer(window))
-        await pump { gtk_widget_get_mapped(child) != 0 && gtk_widget_get_width(child) > 0 && WidgetSnapshot.texture(of: window) != nil }
+        await pump("the window to map and draw its child") {
+            gtk_widget_get_mapped(child) != 0 && gtk_widget_get_width(child) > 0 && WidgetSnapshot.texture(of: window) != nil
+        }
         await pumpFrames(2, of: window)
         return window
     }

@@ -41,13 +41,13 @@ extension GTKTargetTests {
                 with: .url(origin.url("/gated/prog")), options: options, pipeline: pipeline,
                 completion: { results.all.append($0) })
             // The first scans arrived; the rest waits on the gate, so what is shown is a preview.
-            #expect(await GTKHarness.pump { picture.texture != nil })
+            #expect(await GTKHarness.pump("the picture's first texture") { picture.texture != nil })
             await GTKHarness.pumpFrames(1, of: window)
             #expect(picture.osprey.isLoading && results.all.isEmpty)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), color, tolerance: 8))
             let preview = try #require(picture.texture)
             origin.openGate("prog")
-            #expect(await GTKHarness.pump { !results.all.isEmpty })
+            #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
             await GTKHarness.pumpFrames(1, of: window)
             #expect(results.all.count == 1 && (try? results.all.first?.get())?.isPreview == false)
             #expect(picture.texture !== preview, "the final image replaced the preview")
@@ -79,14 +79,14 @@ extension GTKTargetTests {
                     completion: { results.all.append($0) })
                 // Not decoded in setImage: the widget is empty when it returns.
                 #expect(picture.texture == nil)
-                #expect(await GTKHarness.pump { picture.texture != nil })
+                #expect(await GTKHarness.pump("the picture's first texture") { picture.texture != nil })
                 let texture = try #require(picture.texture)
                 #expect(texture.width == 80 || texture.height == 60, "decoded at the widget's size: \(texture.width)x\(texture.height)")
                 await GTKHarness.pumpFrames(1, of: window)
                 #expect(results.all.isEmpty && picture.osprey.isLoading)
                 #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), hashColor, tolerance: 12))
                 origin.openGate("hash\(index)")
-                #expect(await GTKHarness.pump { !results.all.isEmpty })
+                #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
                 await GTKHarness.pumpFrames(1, of: window)
                 #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), final))
             }

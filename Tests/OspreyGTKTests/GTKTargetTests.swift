@@ -66,7 +66,7 @@ struct GTKTargetTests {
             let settings = MainActorTargetSettings<OspreyPicture>(failureImage: red, indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/missing.png")), settings: settings, pipeline: pipeline)
             #expect(picture.osprey.isLoading)
-            #expect(await GTKHarness.pump { !picture.osprey.isLoading })
+            #expect(await GTKHarness.pump("the picture to finish loading") { !picture.osprey.isLoading })
             await GTKHarness.pumpFrames(1, of: window)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (220, 20, 20)))
         }
@@ -81,7 +81,7 @@ struct GTKTargetTests {
             let settings = MainActorTargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/slow/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
             // The request reached the origin: no connection is still being made when the origin stops.
-            #expect(await GTKHarness.pump { origin.allHits["/slow/spinner"] == 1 })
+            #expect(await GTKHarness.pump("the origin to be asked for /slow/spinner") { origin.allHits["/slow/spinner"] == 1 })
             await GTKHarness.pumpFrames(3, of: window)
             // The spinner's ring (radius 10, centred) crosses the placeholder's red; its middle does not.
             let ring = GTKHarness.pixel(of: window, x: 50, y: 30)
@@ -102,7 +102,7 @@ struct GTKTargetTests {
             // Released while the origin holds the request, not while the client still connects: a
             // connection accepted as the origin stops trips a precondition in swift-nio's
             // NIOAsyncWriter (seen twice in full runs).
-            #expect(await GTKHarness.pump { origin.allHits["/slow/released"] == 1 })
+            #expect(await GTKHarness.pump("the origin to be asked for /slow/released") { origin.allHits["/slow/released"] == 1 })
             #expect(!task.isCancelled)
             g_object_unref(UnsafeMutableRawPointer(picture.widget))
             #expect(task.isCancelled, "finalising the widget cancelled its load")
@@ -130,7 +130,7 @@ struct GTKTargetTests {
             for stop in [237, 0, 481] {
                 grid.scroll(toItem: stop)
                 await GTKHarness.pumpFrames(2, of: window)
-                #expect(await GTKHarness.pump { grid.isIdle })
+                #expect(await GTKHarness.pump("the grid to go idle") { grid.isIdle })
                 await GTKHarness.pumpFrames(20, of: window)  // past the fade
                 try checkCells(grid, window: window)
             }

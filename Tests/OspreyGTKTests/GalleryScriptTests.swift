@@ -83,32 +83,9 @@ struct GalleryScriptTests {
         }
     }
 
-    /// Runs `executable` with `arguments` to its end (terminated after 120 s): its status and stdout.
+    /// Runs `executable` with `arguments` to its end (killed after 120 s): its status and stdout.
     private static func run(_ executable: URL, arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = Task.detached {
-            try await Task.sleep(for: .seconds(120))
-            kill(pid, SIGTERM)
-        }
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        let data = await Task.detached { () -> Data in
-            var data = Data()
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count > 0 { data.append(contentsOf: buffer[0..<count]) } else if count == 0 || errno != EINTR { break }
-            }
-            return data
-        }.value
-        process.waitUntilExit()
-        watchdog.cancel()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try await Task.detached { try ProcessRun.run(executable, arguments) }.value
+        return (run.status, run.output)
     }
 }

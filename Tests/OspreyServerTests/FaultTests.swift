@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -78,7 +79,7 @@ struct FaultTests {
         let limiter = server.server.service.limiter
         let first = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow0.jpg"))") }
         let second = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow1.jpg"))") }
-        while !limiter.isSaturated { try await Task.sleep(for: .milliseconds(10)) }
+        try await eventually("the worker limiter to saturate") { limiter.isSaturated }
         let health = try await server.get("/health")
         #expect(health.status == 503)
         #expect(health.text.contains("queue is full"))
@@ -100,14 +101,14 @@ struct FaultTests {
         #expect(!limiter.isSaturated)
         let gate = AsyncStream<Void>.makeStream()
         let running = Task { try await limiter.run { () async throws(ServerError) in for await _ in gate.stream {} } }
-        while limiter.running == 0 { await Task.yield() }
+        try await eventually("a running job") { limiter.running > 0 }
         #expect(!limiter.isSaturated, "one worker busy, the queue empty")
         let waiting = Task { try await limiter.run { () async throws(ServerError) in } }
-        while limiter.queued == 0 { await Task.yield() }
+        try await eventually("a queued job") { limiter.queued > 0 }
         #expect(limiter.isSaturated)
         gate.continuation.finish()
-        _ = try await running.value
-        _ = try await waiting.value
+        _ = try await running.value("the running job")
+        _ = try await waiting.value("the queued job")
         #expect(!limiter.isSaturated)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -81,16 +82,25 @@ struct MemoryHitHandlerTests {
 
 /// Sends raw bytes on one connection and returns everything the server sends until it closes.
 enum RawHTTP {
-    static func exchange(port: Int, request: String) async throws -> String {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let promise = group.next().makePromise(of: String.self)
-        let channel = try await ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(promise: promise)) }
+    /// Fails with ``DeadlineExceeded`` when the server has not answered and closed within `limit`
+    /// (default 60 seconds); the connection is then closed.
+    static func exchange(port: Int, request: String, within limit: Duration = .seconds(60)) async throws -> String {
+        let firstLine = request.prefix { $0 != "\r" }
+        return try await withDeadline("the answers to `\(firstLine)`... and the close of the connection to port \(port)", within: limit) {
+            let group = MultiThreadedEventLoopGroup.singleton
+            let promise = group.next().makePromise(of: String.self)
+            let channel = try await ClientBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(promise: promise)) }
+                }
+                .connect(host: "127.0.0.1", port: port).get()
+            return try await withTaskCancellationHandler {
+                try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+                return try await promise.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
             }
-            .connect(host: "127.0.0.1", port: port).get()
-        try await channel.writeAndFlush(ByteBuffer(string: request)).get()
-        return try await promise.futureResult.get()
+        }
     }
 
     /// Collects the bytes read until the connection closes.

@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -60,12 +61,12 @@ struct OperationsTests {
         let gate = AsyncStream<Void>.makeStream()
         let running = Task { try await limiter.run { () async throws(ServerError) in for await _ in gate.stream {} } }
         let waiting = Task { try await limiter.run { () async throws(ServerError) in } }
-        while limiter.queued == 0 { await Task.yield() }
+        try await eventually("a queued job") { limiter.queued > 0 }
         try await Task.sleep(for: .milliseconds(20))
         #expect(limiter.isStuck(after: .milliseconds(10)))
         gate.continuation.finish()
-        _ = try await running.value
-        _ = try await waiting.value
+        _ = try await running.value("the running job")
+        _ = try await waiting.value("the queued job")
         #expect(!limiter.isStuck(after: .zero))
     }
 
@@ -96,12 +97,12 @@ struct OperationsTests {
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(1500))
         let server = try await ServerHarness.start()
         let inFlight = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow.jpg"))") }
-        while origin.hits("/slow.jpg") == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await eventually("the origin to be asked for /slow.jpg") { origin.hits("/slow.jpg") > 0 }
         await server.group.triggerGracefulShutdown()
-        let reply = try await inFlight.value
+        let reply = try await inFlight.value("the in-flight request")
         #expect(reply.status == 200)
         #expect(reply.image?.width == 40)
-        _ = try? await server.task.value
+        _ = try? await server.task.value("the server to shut down")
         await origin.stop()
     }
 }

@@ -22,11 +22,7 @@ struct ServeCommandTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // The first line names the port: "osprey serve: listening on http://127.0.0.1:PORT".
-        let line = try await Task.detached { () -> String in
-            var bytes = Data()
-            while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { bytes += byte }
-            return String(decoding: bytes, as: UTF8.self)
-        }.value
+        let line = try await process.nextLine(of: pipe, "osprey serve \(arguments.joined(separator: " ")) to print its port")
         guard let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
             process.terminate()
             throw OriginError(message: "osprey serve printed no port: \(line)")
@@ -35,7 +31,7 @@ struct ServeCommandTests {
     }
 
     @Test("--help documents the flags scripts rely on, with defaults")
-    func help() throws {
+    func help() async throws {
         let executable = try #require(OspreyBinary.url)
         let process = Process()
         process.executableURL = executable
@@ -43,9 +39,9 @@ struct ServeCommandTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
+        let status = try await process.exitStatus("osprey serve --help to exit")
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(status == 0)
         for flag in [
             "--host", "--port", "--thumbor-key", "--imgproxy-key", "--imgproxy-salt", "--allow-unsafe",
             "--allow-loopback-sources", "--cache-dir", "--workers", "--queue", "--imgproxy-prefix", "default 8080", "OSPREY_THUMBOR_KEY",
@@ -67,10 +63,7 @@ struct ServeCommandTests {
         #expect(reply.image?.width == fixtures.thumbor[0].width)
         #expect(try await server.get("/health").status == 200)
         process.interrupt()  // SIGINT; SIGTERM behaves the same
-        let status = await Task.detached { () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }.value
+        let status = try await process.exitStatus("osprey serve to exit after the signal")
         #expect(status == 0)
     }
     @Test("SIGTERM with --drain-seconds: readiness turns 503 while requests are still served, then a clean exit; X-Osprey-Instance names it")
@@ -94,10 +87,7 @@ struct ServeCommandTests {
         #expect(try await server.get("/health/live").status == 200, "still alive while draining")
         let reply = try await server.get(fixtures.thumbor[0].path)
         #expect(reply.status == 200 && reply.image?.width == fixtures.thumbor[0].width, "requests are still served while draining")
-        let status = await Task.detached { () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }.value
+        let status = try await process.exitStatus("osprey serve to exit after the signal")
         #expect(status == 0)
     }
 }

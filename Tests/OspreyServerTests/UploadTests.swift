@@ -150,9 +150,9 @@ struct UploadTests {
             }
         }
         // Killed while uploads are being received, validated and written.
-        while ServerLoad.listed(directory).isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("a first upload in the directory") { !ServerLoad.listed(directory).isEmpty }
         kill(process.processIdentifier, SIGKILL)
-        let statuses = await uploads.value
+        let statuses = try await uploads.value("the 16 uploads' answers")
         let listed = ServerLoad.listed(directory)
         // Uploads answered 201 are listed; others may be listed too (written, killed before answering).
         #expect(!listed.isEmpty && listed.count >= statuses.filter { $0 == 201 }.count, "every 201 is listed")

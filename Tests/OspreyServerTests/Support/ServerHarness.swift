@@ -5,6 +5,7 @@ import Osprey
 import OspreyServer
 import OspreyTestSupport
 import ServiceLifecycle
+import Testing
 
 /// One `osprey serve` on a free loopback port, run through its service group.
 struct ServerHarness: Sendable {
@@ -39,8 +40,11 @@ struct ServerHarness: Sendable {
             defer { continuation.finish() }
             try await group.run()
         }
-        var port = 0
-        for await value in ports { port = value }
+        let port = try await withDeadline("osprey serve to listen on a loopback port") {
+            var port = 0
+            for await value in ports { port = value }
+            return port
+        }
         guard port > 0 else { throw OriginError(message: "the server did not start") }
         return ServerHarness(server: server, group: group, task: task, port: port)
     }
@@ -57,9 +61,15 @@ struct ServerHarness: Sendable {
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0) { $0 + Int($1) }
     }
 
+    /// Shuts the server down gracefully; records an issue when it has not stopped within 60 seconds.
     func stop() async {
         await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        let task = self.task
+        do {
+            try await withDeadline("osprey serve on port \(port) to shut down") { _ = try? await task.value }
+        } catch {
+            Issue.record(error)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Osprey
+import OspreyTestSupport
 
 /// A real HTTP origin on loopback (Hummingbird) serving resources the test sets, counting hits.
 /// A resource with an `ETag` (or only a `Last-Modified`) answers a conditional request that
@@ -90,8 +91,11 @@ final class TestOrigin: Sendable {
             defer { continuation.finish() }
             try await app.runService()
         }
-        var bound = 0
-        for await value in ports { bound = value }
+        let bound = try await withDeadline("the test origin to listen on port \(port)") {
+            var bound = 0
+            for await value in ports { bound = value }
+            return bound
+        }
         guard bound > 0 else {
             task.cancel()
             throw OriginError(message: "the test origin could not bind port \(port)")
@@ -110,10 +114,11 @@ final class TestOrigin: Sendable {
         try await FixtureOriginBox.shared.origin(port: port)
     }
 
+    /// Stops the origin: waits at most 60 seconds for it to close its port.
     func stop() async {
-        let task = state.withLock { $0.task }
-        task?.cancel()
-        _ = try? await task?.value
+        guard let task = state.withLock({ $0.task }) else { return }
+        task.cancel()
+        _ = try? await withDeadline("the test origin on port \(port) to stop") { _ = try? await task.value }
     }
 }
 

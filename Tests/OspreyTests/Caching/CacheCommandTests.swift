@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -6,16 +7,8 @@ import Testing
 @Suite("CacheCommand CLI", .enabled(if: OspreyExecutable.hasWriteLoop, "needs .build/debug/osprey with `cache`"), .timeLimit(.minutes(5)))
 struct CacheCommandTests {
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = OspreyExecutable.url
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let run = try ProcessRun.run(OspreyExecutable.url, arguments)
+        return (run.status, run.output)
     }
 
     func json(_ text: String) throws -> [String: Any] {

@@ -12,17 +12,10 @@ enum OspreyExecutable {
     /// Whether the executable exists and has the hidden `cache debug-write-loop` helper
     /// (it does once `CacheCommand` is registered under the root command).
     static let hasWriteLoop: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: url.path) else { return false }
-        let process = Process()
-        process.executableURL = url
-        process.arguments = ["cache", "debug-write-loop", "--help"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return process.terminationStatus == 0 && String(decoding: output, as: UTF8.self).contains("--count")
+        guard FileManager.default.isExecutableFile(atPath: url.path),
+            let run = try? ProcessRun.run(url, ["cache", "debug-write-loop", "--help"], within: .seconds(60))
+        else { return false }
+        return run.status == 0 && run.output.contains("--count")
     }()
 
     /// The bytes `osprey cache debug-write-loop` stores as entry `i` (see `CacheCommand.DebugWriteLoop`).
@@ -38,7 +31,7 @@ struct DiskCrashSafetyTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/true")
         try process.run()
-        process.waitUntilExit()
+        process.waitUntilExit()  // /bin/true does not hang
         return process.processIdentifier
     }
 
@@ -118,14 +111,14 @@ struct DiskCrashSafetyTests {
             try process.run()
             // Let it complete a few stores (a different number each round), then kill it mid-stream.
             var seen = ""
-            let target = "stored \(3 + round * 2)\n"
-            while !seen.contains(target) {
-                let chunk = pipe.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen += String(decoding: chunk, as: UTF8.self)
+            let target = "stored \(3 + round * 2)"
+            while !seen.contains(target + "\n") {
+                let line = try await process.nextLine(of: pipe, "`osprey cache debug-write-loop` to print `\(target)`")
+                if line.isEmpty { break }
+                seen += line + "\n"
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = try await process.exitStatus("`osprey cache debug-write-loop` to die of SIGKILL")
             #expect(process.terminationReason == .uncaughtSignal)
             let lines = seen.split(separator: "\n").compactMap { Int($0.split(separator: " ").last ?? "") }
             completed = max(completed, lines.max() ?? -1)

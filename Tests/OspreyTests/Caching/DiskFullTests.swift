@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -9,14 +10,7 @@ import Testing
 @Suite("Disk full", .timeLimit(.minutes(5)))
 struct DiskFullTests {
     static func run(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/" + arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        (try? ProcessRun.run(URL(fileURLWithPath: "/bin/" + arguments[0]), Array(arguments.dropFirst()), within: .seconds(60)))?.status == 0
     }
 
     /// Runs `body` with a 64 KiB tmpfs mounted (with `options`, e.g. `ro`) over a temporary

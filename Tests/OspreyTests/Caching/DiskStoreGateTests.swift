@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -11,15 +12,6 @@ struct DiskStoreGateTests {
         let storage = DiskStorage.Backend(config: .init(directory: dir.url.appendingPathComponent("c"), now: TestClock().function))
         await storage.waitForPendingWork()
         return storage
-    }
-
-    /// Polls `condition` (at most ~10 s): for a state another task reaches without telling.
-    func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<10_000 {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
     }
 
     @Test func storesRunInlineUntilABarrierIsSubmitted() {
@@ -83,19 +75,21 @@ struct DiskStoreGateTests {
                 _ = release.wait(timeout: .now() + 60)
             }
         }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                held.wait()
-                continuation.resume()
+        try await withDeadline("the key lock to be held") {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    held.wait()
+                    continuation.resume()
+                }
             }
         }
         let store = Task { try await storage.store(Data([7]), forKey: "k") }
-        #expect(try await eventually { storage.gate.withLock { $0.inlineStores } == 1 })
+        try await eventually("one inline store", within: .seconds(10)) { storage.gate.withLock { $0.inlineStores } == 1 }
         let removal = Task { try await storage.removeAll() }
-        #expect(try await eventually { storage.gate.withLock { $0.barrierWaiting } })
+        try await eventually("the barrier to wait", within: .seconds(10)) { storage.gate.withLock { $0.barrierWaiting } }
         release.signal()
-        try await store.value
-        try await removal.value
+        try await store.value("the store")
+        try await removal.value("removeAll")
         // removeAll ran after the store that was running when it was called, not beside it.
         #expect(await storage.value(forKey: "k") == nil)
         #expect(!FileManager.default.fileExists(atPath: storage.fileURL(forKey: "k").path))

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -163,29 +164,37 @@ struct ImageCacheTests {
         queue.setSpecific(key: marker, value: 7)
         let options = CacheOptions(callbackQueue: queue)
 
-        let stored: (CacheStoreResult, Int?) = await withCheckedContinuation { continuation in
-            cache.store(image, forKey: "k", options: options) { result in
-                continuation.resume(returning: (result, DispatchQueue.getSpecific(key: marker)))
+        let stored: (CacheStoreResult, Int?) = try await withDeadline("the store callback") {
+            await withCheckedContinuation { continuation in
+                cache.store(image, forKey: "k", options: options) { result in
+                    continuation.resume(returning: (result, DispatchQueue.getSpecific(key: marker)))
+                }
             }
         }
         #expect(stored.1 == 7)
         #expect(throws: Never.self) { try stored.0.diskCacheResult.get() }
 
         cache.clearMemoryCache()
-        let retrieved: (CacheType?, Int?) = await withCheckedContinuation { continuation in
-            cache.retrieveImage(forKey: "k", options: options) { result in
-                continuation.resume(returning: (try? result.get().cacheType, DispatchQueue.getSpecific(key: marker)))
+        let retrieved: (CacheType?, Int?) = try await withDeadline("the retrieve callback") {
+            await withCheckedContinuation { continuation in
+                cache.retrieveImage(forKey: "k", options: options) { result in
+                    continuation.resume(returning: (try? result.get().cacheType, DispatchQueue.getSpecific(key: marker)))
+                }
             }
         }
         #expect(retrieved.0 == .disk && retrieved.1 == 7)
 
-        let size: Int = await withCheckedContinuation { continuation in
-            cache.diskStorageSize(callbackQueue: queue) { continuation.resume(returning: $0) }
+        let size: Int = try await withDeadline("the size callback") {
+            await withCheckedContinuation { continuation in
+                cache.diskStorageSize(callbackQueue: queue) { continuation.resume(returning: $0) }
+            }
         }
         #expect(size > 0)
-        let removed: Bool = await withCheckedContinuation { continuation in
-            cache.removeImage(forKey: "k", callbackQueue: queue) { result in
-                continuation.resume(returning: (try? result.get()) != nil && DispatchQueue.getSpecific(key: marker) == 7)
+        let removed: Bool = try await withDeadline("the remove callback") {
+            await withCheckedContinuation { continuation in
+                cache.removeImage(forKey: "k", callbackQueue: queue) { result in
+                    continuation.resume(returning: (try? result.get()) != nil && DispatchQueue.getSpecific(key: marker) == 7)
+                }
             }
         }
         #expect(removed)

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -38,7 +39,7 @@ struct DownloaderCoalescingTests {
                 }
                 #expect(await server.waitUntil { $0.hits["/gated/ga/async"] == 1 })
                 // Open the gate only once all 100 callers have joined the one task.
-                await eventually { downloader.jobs.inFlight.first.map(downloader.callers(of:))?.count ?? 0 >= 100 }
+                try await eventually("100 callers on the download") { downloader.jobs.inFlight.first.map(downloader.callers(of:))?.count ?? 0 >= 100 }
                 server.openGate("ga")
                 var count = 0
                 for try await data in group {
@@ -145,7 +146,7 @@ struct DownloaderCoalescingTests {
             let task = Task { await outcome(downloader, url) }
             #expect(await server.waitUntil { $0.hits["/gated/never/async"] == 1 })
             task.cancel()
-            let result = await task.value
+            let result = try await task.value("the cancelled download's outcome")
             #expect(result.downloadReason?.isCancelled == true)
             #expect(await server.waitUntil { $0.aborted.contains("/gated/never/async") })
         }

@@ -59,21 +59,6 @@ final class Collector<Value: Sendable>: Sendable {
     }
 }
 
-/// Polls `condition`, yielding between looks, until it holds or `limit` passes (a safety net so
-/// a broken test fails instead of spinning forever). Returns whether it held.
-@discardableResult
-func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within \(limit)")
-            return false
-        }
-        await Task.yield()
-    }
-    return true
-}
-
 typealias DownloadOutcome = Result<DownloadResult, OspreyError>
 
 /// Starts a loopback server and a `DataLoader`, runs `body`, and shuts both down.

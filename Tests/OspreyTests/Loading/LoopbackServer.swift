@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OspreyTestSupport
 import Synchronization
 
 @testable import Osprey
@@ -79,7 +80,7 @@ final class LoopbackServer: Sendable {
     /// Starts a server.
     static func start() async throws -> LoopbackServer {
         let server = LoopbackServer()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -87,7 +88,7 @@ final class LoopbackServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(LoopbackHandler(server: server))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+        let channel = try await withDeadline("the loopback server to bind a port") { try await bootstrap.bind(host: "127.0.0.1", port: 0).get() }
         server.boundPort.store(channel.localAddress?.port ?? 0, ordering: .releasing)
         server.channel.withLock { $0 = channel }
         return server

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -104,7 +105,7 @@ struct DataStageTests {
             let callers = (0..<3).map { _ in Task { try await pipeline.data(for: source, options: [.storage(.none)]) } }
             #expect(await f.server.waitUntil { $0.hits["/gated/data", default: 0] == 1 })
             // Every caller has joined the job before the bytes come.
-            while pipeline.dataJobs.waitingCount() < 3 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("3 requests on the data job") { pipeline.dataJobs.waitingCount() >= 3 }
             f.server.openGate("data")
             for caller in callers { #expect(try await caller.value.data == f.server.image) }
             #expect(f.server.hits("/gated/data") == 1)

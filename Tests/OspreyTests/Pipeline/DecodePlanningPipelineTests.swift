@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -17,10 +18,10 @@ struct DecodePlanningPipelineTests {
                 Task { try await f.pipeline.image(for: f.source(path), options: [.processor(processor)]) }
             }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
-            await eventually { f.pipeline.deliverJobs.count >= 3 }
+            try await eventually("3 delivery jobs") { f.pipeline.deliverJobs.count >= 3 }
             f.server.openGate("sizes")
             var results: [ImageResult] = []
-            for request in requests { results.append(try await request.value) }
+            for request in requests { results.append(try await request.value("a request of \(path)")) }
             #expect(f.server.hits(path) == 1, "one download for every size")
             #expect(f.decodes == 2, "one decode per decode size (32, 64)")
             #expect(results.map(\.image.width) == [32, 64, 64])
@@ -53,9 +54,9 @@ struct DecodePlanningPipelineTests {
             let plain = Task { try await f.pipeline.image(for: f.source(path)) }
             let blurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(ImageProcessors.Blur(sigma: 1))]) }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
-            await eventually { f.pipeline.deliverJobs.count >= 2 }
+            try await eventually("2 delivery jobs") { f.pipeline.deliverJobs.count >= 2 }
             f.server.openGate("full")
-            let results = try await [plain.value, blurred.value]
+            let results = try await [plain.value("the plain request"), blurred.value("the blurred request")]
             #expect(f.decodes == 1)
             #expect(results.allSatisfy { $0.decoded == DecodeInfo(width: 128, height: 128, shrunkOnLoad: false) })
         }

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -19,7 +20,7 @@ struct FetchPriorityTests {
             #expect(await server.waitUntil { $0.hits["/gated/prio/blocker"] == 1 })
             let a = server.url("/image/prio-a"), b = server.url("/image/prio-b")
             let first = Task { try await pipeline.image(for: .url(a), options: [.downloadPriority(.normal)]) }
-            #expect(await eventually { downloader.queuedCount == 1 })
+            try await eventually("1 queued download") { downloader.queuedCount == 1 }
             let low = Task { try await pipeline.image(for: .url(b), options: [.downloadPriority(.low)]) }
             // Another processor: its own delivery, the same fetch; it raises b above a.
             let urgent = Task {
@@ -27,11 +28,11 @@ struct FetchPriorityTests {
                     for: .url(b), options: [.downloadPriority(.veryHigh), .processor(ImageProcessors.Grayscale())])
             }
             let bKey: (HashedKey<FetchJobKey>) -> Bool = { ($0.key.url ?? $0.key.cacheKey) == b.absoluteString }
-            #expect(await eventually { pipeline.fetchJobs.waitingCount(where: bKey) == 2 })
-            #expect(await eventually { downloader.queuedCount == 2 })
+            try await eventually("2 requests on the fetch of b") { pipeline.fetchJobs.waitingCount(where: bKey) == 2 }
+            try await eventually("2 queued downloads") { downloader.queuedCount == 2 }
             server.openGate("prio")
             _ = await blocker.wait(for: 1)
-            _ = try await [first.value, low.value, urgent.value]
+            _ = try await [first.value("the first request"), low.value("the low-priority request"), urgent.value("the urgent request")]
             let log = server.snapshot.log
             let order = log.filter { $0.hasPrefix("/image/prio-") }
             #expect(order == ["/image/prio-b", "/image/prio-a"])

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Synchronization
 import Testing
 
@@ -26,7 +27,7 @@ struct JobRegistryTests {
     }
 
     static func waitForSubscribers(_ registry: JobRegistry<String, Int>, _ count: Int) async throws {
-        while registry.waitingCount() < count { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("\(count) waiting callers") { registry.waitingCount() >= count }
     }
 
     @Test("callers of one key join one job: the work runs once and every caller gets its value")
@@ -37,7 +38,7 @@ struct JobRegistryTests {
         let second = Task { try await registry.value(for: "a") { () throws(OspreyError) in try await work.run(8) } }
         try await Self.waitForSubscribers(registry, 2)
         work.open()
-        let (a, b) = (try await first.value, try await second.value)
+        let (a, b) = (try await first.value("the first caller's value"), try await second.value("the second caller's value"))
         #expect(a.0 == 7 && !a.shared && b.0 == 7 && b.shared)
         let runs = work.runs.load(ordering: .relaxed)
         #expect(runs == 1 && registry.count == 0)
@@ -66,7 +67,7 @@ struct JobRegistryTests {
         only.cancel()
         await #expect(throws: OspreyError.self) { try await only.value }
         work.open()
-        while !work.cancelled.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("the work to be cancelled") { work.cancelled.load(ordering: .relaxed) }
         #expect(registry.count == 0)
         let next = try await registry.value(for: "a") { () throws(OspreyError) in 5 }
         #expect(next.0 == 5 && !next.shared)

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -45,7 +46,7 @@ struct PrefetcherTests {
             let run = Task { await prefetcher.run() }
             _ = await f.server.waitUntil { $0.inFlight == 2 }
             prefetcher.stop()
-            let report = await run.value
+            let report = try await run.value("the stopped prefetcher's report")
             #expect(report.completed.isEmpty)
             #expect(report.skipped.count == 6)
             f.server.openGate("stop")

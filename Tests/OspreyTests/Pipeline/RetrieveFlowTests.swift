@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -162,7 +163,7 @@ struct RetrieveFlowTests {
             _ = await f.server.waitUntil { $0.hits["/gated/never/cancel", default: 0] == 1 }
             task.cancel()
             do {
-                _ = try await task.value
+                _ = try await task.value("the cancelled request's outcome")
                 Issue.record("a cancelled request succeeded")
             } catch let error as OspreyError {
                 #expect(error.isCancellation)

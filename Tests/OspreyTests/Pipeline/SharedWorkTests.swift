@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -19,9 +20,11 @@ struct SharedWorkTests {
             let countedBlurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common |> blur)]) }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
             // Let every request reach the shared stages before the bytes arrive.
-            await eventually { f.pipeline.deliverJobs.count >= 3 }
+            try await eventually("3 delivery jobs") { f.pipeline.deliverJobs.count >= 3 }
             f.server.openGate("shared")
-            let results = try await [plain.value, counted.value, countedBlurred.value]
+            let results = try await [
+                plain.value("the plain request"), counted.value("the counted request"), countedBlurred.value("the counted, blurred request")
+            ]
             #expect(results.allSatisfy { $0.cacheType == .none && $0.image.width == 128 })
             #expect(f.server.hits(path) == 1)
             #expect(f.decodes == 1)
@@ -61,7 +64,7 @@ struct SharedWorkTests {
             f.cache.clearMemoryCache()
             // The thread that delivered may still be returning from the call (its frame holds the
             // result until then); a finished job, registry or fetched source keeping it never lets go.
-            #expect(await eventually { pixels == nil }, "no finished decode job, registry or fetched source still holds the pixels")
+            try await eventually("the pixels to be freed: no finished decode job, registry or fetched source still holds them") { pixels == nil }
         }
     }
 
@@ -91,7 +94,7 @@ struct SharedWorkTests {
                 await cache.diskStorage.waitForPendingWork()
             }
             // The last deliveries may still be returning on other threads.
-            #expect(await eventually { weakPipeline == nil && weakCache == nil }, "the pipeline and its cache are freed")
+            try await eventually("the pipeline and its cache to be freed") { weakPipeline == nil && weakCache == nil }
         }
     }
 
@@ -137,7 +140,7 @@ struct SharedWorkTests {
             first.cancel()
             await #expect(throws: OspreyError.self) { try await first.value }
             f.server.openGate("stage")
-            let remaining = try await second.value
+            let remaining = try await second.value("the remaining request")
             #expect(remaining.image.width == 128, "the download went on for the remaining request")
             let lonely = "/gated/lonely/image"
             let only = Task { try await f.pipeline.image(for: f.source(lonely)) }
