@@ -80,6 +80,45 @@ struct MemoryHitHandlerTests {
     }
 }
 
+extension MemoryHitHandlerTests {
+    @Test("every pipelined request is answered in order and the one that asks closes: 30 rounds of misses, hits and a close")
+    func pipelinedRounds() async throws {
+        let origin = try await TestOrigin.start()
+        let server = try await ServerHarness.start()
+        defer {
+            Task {
+                await server.stop()
+                await origin.stop()
+            }
+        }
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let hitPath = "/unsafe/fit-in/24x24/filters:format(jpeg)/\(origin.url("/photo.jpg"))"
+        _ = try await server.get(hitPath)
+        for round in 0..<30 {
+            // A fresh miss each round (its own source path), slow or not; a hit before, after or between.
+            origin.set("/miss-\(round).jpg", body: TestImages.photo, delay: round.isMultiple(of: 2) ? .milliseconds(50) : nil)
+            let missPath = "/unsafe/fit-in/24x24/filters:format(png)/\(origin.url("/miss-\(round).jpg"))"
+            let paths =
+                switch round % 3 {
+                case 0: [missPath, hitPath, hitPath]
+                case 1: [hitPath, missPath, hitPath]
+                default: [hitPath, hitPath, missPath]
+                }
+            let request =
+                paths.map { "GET \($0) HTTP/1.1\r\nHost: localhost\r\n\r\n" }.joined()
+                + "GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: server.port, request: request, within: .seconds(30))
+            let types = answer.components(separatedBy: "\r\n").compactMap { line -> String? in
+                let lower = line.lowercased()
+                return lower.hasPrefix("content-type: image/") ? String(lower.dropFirst("content-type: image/".count)) : nil
+            }
+            let expected = paths.map { $0 == missPath ? "png" : "jpeg" }
+            #expect(types == expected, "round \(round): the answers' order")
+            #expect(answer.components(separatedBy: "HTTP/1.1 200").count == 5, "round \(round): four answers")
+        }
+    }
+}
+
 /// Sends raw bytes on one connection and returns everything the server sends until it closes.
 enum RawHTTP {
     /// Fails with ``DeadlineExceeded`` when the server has not answered and closed within `limit`

@@ -60,6 +60,8 @@ struct OperationsTests {
         #expect(!limiter.isStuck(after: .zero))
         let gate = AsyncStream<Void>.makeStream()
         let running = Task { try await limiter.run { () async throws(ServerError) in for await _ in gate.stream {} } }
+        // The second job queues only once the first holds the worker (tasks start in any order).
+        try await eventually("a running job") { limiter.running > 0 }
         let waiting = Task { try await limiter.run { () async throws(ServerError) in } }
         try await eventually("a queued job") { limiter.queued > 0 }
         try await Task.sleep(for: .milliseconds(20))
