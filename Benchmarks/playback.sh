@@ -59,8 +59,8 @@ done
 python3 - "$LINES" <<'EOF'
 import json, statistics, sys
 runs = [json.loads(line) for line in open(sys.argv[1])]
-keys = ["tick_ms", "frames_timed", "skipped", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick",
-        "cpu_per_s", "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made", "frames_in_memory_end"]
+keys = ["tick_ms", "frames_timed", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick",
+        "cpu_per_s", "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made"]
 modes = ["bounded", "all", "ondemand"]
 print("\nmedians over %d runs each" % (len(runs) // (2 * len(modes))))
 print("%-12s %-9s %6s" % ("file", "mode", "buffer") + "".join(" %s" % k for k in keys))

@@ -24,7 +24,7 @@ public final class AnimationPlayer {
     /// Whether the animation is playing (not paused and not finished).
     public var isPlaying: Bool { playing && !isFinished }
     /// Frames skipped because their time passed before a tick could show them.
-    public private(set) var skippedFrames = 0
+    private(set) var skippedFrames = 0
     /// The frame clock's time (microseconds) of the first tick, and of the last frame change.
     public private(set) var startTime: Int64?
     /// The frame clock's time (microseconds) when ``currentFrame`` was put on screen.

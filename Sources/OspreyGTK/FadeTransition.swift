@@ -1,11 +1,11 @@
 import CGtk
 import Osprey
 
-extension MainActorImageTransition where Target == OspreyPicture {
+extension ImageTransition where Target == OspreyPicture {
     /// Shows the new texture and fades it in from transparent over `duration` seconds (default
     /// 0.25), driven by the widget's frame clock, so it pauses while the widget is not drawn.
-    public static func fade(duration: Double = 0.25) -> MainActorImageTransition<OspreyPicture> {
-        MainActorImageTransition { picture, texture in
+    public static func fade(duration: Double = 0.25) -> ImageTransition<OspreyPicture> {
+        ImageTransition { picture, texture in
             picture.display(texture)
             guard duration > 0, picture.isAlive else { return }
             FadeAnimation(widget: picture.picture, duration: duration).start()

@@ -42,7 +42,7 @@ public final class ImageGrid {
 
     private let pipeline: ImagePipeline
     private let options: [OspreyOption]
-    private let settings: MainActorTargetSettings<OspreyPicture>
+    private let settings: TargetSettings<OspreyPicture>
     private let placeholder: Image?
     private var prefetches: [Int: (number: Int, task: ImageTask)] = [:]
     private var prefetchCount = 0
@@ -55,7 +55,7 @@ public final class ImageGrid {
     /// spinner indicator, a fade, no failure image; `placeholder` default `nil` (an empty cell).
     public init(
         urls: [URL], cellWidth: Int = 200, cellHeight: Int = 150, pipeline: ImagePipeline = .shared, options: [OspreyOption] = [],
-        settings: MainActorTargetSettings<OspreyPicture> = MainActorTargetSettings(indicator: OspreyPicture.spinner, transition: .fade()),
+        settings: TargetSettings<OspreyPicture> = TargetSettings(indicator: OspreyPicture.spinner, transition: .fade()),
         placeholder: Image? = nil
     ) {
         self.urls = urls

@@ -2,7 +2,7 @@ import CGtk
 import Osprey
 
 /// A GTK widget that shows images loaded by Osprey: a `GtkPicture` (default) or a `GtkImage`,
-/// with a spinner overlaid while loading. Use it like any ``Osprey/MainActorImageTarget``:
+/// with a spinner overlaid while loading. Use it like any ``Osprey/ImageTarget``:
 ///
 /// ```swift
 /// let picture = OspreyPicture()
@@ -15,7 +15,7 @@ import Osprey
 /// and when the widget is finalised its load is cancelled. Make one per widget: ``init(kind:)``
 /// for a new widget, ``attached(to:)`` for a `GtkPicture` or `GtkImage` you already have.
 @MainActor
-public final class OspreyPicture: MainActorImageTarget {
+public final class OspreyPicture: ImageTarget {
     /// Which GTK widget shows the image.
     public enum Kind: Sendable {
         /// A `GtkPicture`, the image fitted inside its allocation, aspect kept, centred.
@@ -108,7 +108,7 @@ public final class OspreyPicture: MainActorImageTarget {
         texture = nil
     }
 
-    // MARK: - MainActorImageTarget
+    // MARK: - ImageTarget
 
     /// The allocated size (or, before allocation, the size request) times the scale factor.
     public var ospreyPixelSize: (width: Int, height: Int)? {
@@ -181,11 +181,11 @@ public final class OspreyPicture: MainActorImageTarget {
 
     // MARK: - Indicator
 
-    /// An indicator setting for ``Osprey/MainActorTargetSettings/indicator``: a spinner over
+    /// An indicator setting for ``Osprey/TargetSettings/indicator``: a spinner over
     /// the picture (pictures made by ``init(kind:)`` only; others show none).
-    public static let spinner: @MainActor @Sendable (OspreyPicture) -> (any MainActorImageIndicator)? = { $0.spinnerIndicator() }
+    public static let spinner: @MainActor @Sendable (OspreyPicture) -> (any ImageIndicator)? = { $0.spinnerIndicator() }
 
-    private func spinnerIndicator() -> (any MainActorImageIndicator)? {
+    private func spinnerIndicator() -> (any ImageIndicator)? {
         guard isAlive, widget != picture else { return nil }
         if loadingSpinner == nil {
             let made = LoadingSpinner()
@@ -203,7 +203,7 @@ public final class OspreyPicture: MainActorImageTarget {
 
 /// The spinner (`LoadingSpinner`) of one ``OspreyPicture``, shown while its request runs.
 @MainActor
-final class SpinnerIndicator: MainActorImageIndicator {
+final class SpinnerIndicator: ImageIndicator {
     private weak var picture: OspreyPicture?
 
     init(picture: OspreyPicture) {

@@ -1,9 +1,10 @@
 import CGtk
 import Foundation
-import Osprey
-import OspreyGTK
 import OspreyTestSupport
 import Testing
+
+@testable import Osprey
+@testable import OspreyGTK
 
 /// Animated images on a GTK target (same serialized suite as the other GTK tests).
 extension GTKTargetTests {
@@ -35,7 +36,7 @@ extension GTKTargetTests {
         let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
         let results = Results()
         picture.osprey.setImage(
-            with: .url(origin.url("/gated/\(name)")), settings: MainActorTargetSettings(sizedToTarget: false), pipeline: pipeline,
+            with: .url(origin.url("/gated/\(name)")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
             completion: { results.all.append($0) })
         #expect(await GTKHarness.pump("the request's completion") { !results.all.isEmpty })
         return (picture, window)

@@ -1,9 +1,10 @@
 import CGtk
 import Foundation
-import Osprey
-import OspreyGTK
 import OspreyTestSupport
 import Testing
+
+@testable import Osprey
+@testable import OspreyGTK
 
 /// `setImage` of an animation on an `OspreyPicture`: frames decoded on demand through the
 /// pipeline (same serialized suite as the other GTK tests).

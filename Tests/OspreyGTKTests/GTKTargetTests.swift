@@ -32,7 +32,7 @@ struct GTKTargetTests {
             gtk_widget_set_size_request(picture.widget, 80, 60)
             let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
-            let settings = MainActorTargetSettings<OspreyPicture>(sizedToTarget: false)
+            let settings = TargetSettings<OspreyPicture>(sizedToTarget: false)
             #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), (255, 255, 255), tolerance: 255))
             let task = picture.osprey.setImage(with: .url(origin.itemURL(3)), settings: settings, pipeline: pipeline)
             // Before any main-loop iteration or main-actor job: the texture is the picture's
@@ -63,7 +63,7 @@ struct GTKTargetTests {
             let (picture, window) = await Self.pictureInWindow()
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let red = try Self.red()
-            let settings = MainActorTargetSettings<OspreyPicture>(failureImage: red, indicator: OspreyPicture.spinner)
+            let settings = TargetSettings<OspreyPicture>(failureImage: red, indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/missing.png")), settings: settings, pipeline: pipeline)
             #expect(picture.osprey.isLoading)
             #expect(await GTKHarness.pump("the picture to finish loading") { !picture.osprey.isLoading })
@@ -78,7 +78,7 @@ struct GTKTargetTests {
             let (picture, window) = await Self.pictureInWindow()
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let red = try Self.red()
-            let settings = MainActorTargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
+            let settings = TargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
             picture.osprey.setImage(with: .url(origin.url("/slow/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
             // The request reached the origin: no connection is still being made when the origin stops.
             #expect(await GTKHarness.pump("the origin to be asked for /slow/spinner") { origin.allHits["/slow/spinner"] == 1 })
@@ -116,7 +116,7 @@ struct GTKTargetTests {
             let count = 500
             let grid = ImageGrid(
                 urls: (0..<count).map(origin.itemURL), cellWidth: 100, cellHeight: 75, pipeline: pipeline,
-                settings: MainActorTargetSettings(indicator: OspreyPicture.spinner))
+                settings: TargetSettings(indicator: OspreyPicture.spinner))
             let window = await GTKHarness.window(grid.widget, width: 400, height: 300)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             // Fast: one frame per position, down through the list and back up, twice.

@@ -70,14 +70,12 @@ func percentile(_ values: [Double], _ q: Double) -> Double {
 
 var cpuAtStart = 0.0
 var wallAtStart = Date()
-var skippedAtStart = 0
 var recorder: PlaybackRecorder?
 recorder = PlaybackRecorder(
     player: player, seconds: seconds,
     started: {
         cpuAtStart = cpuSeconds()
         wallAtStart = Date()
-        skippedAtStart = player.skippedFrames
     },
     done: {
         let cpu = cpuSeconds() - cpuAtStart
@@ -100,15 +98,13 @@ recorder = PlaybackRecorder(
             ("frames", "\(frames)"), ("buffer", "\(player.buffer.capacity)"),
             ("seconds", String(format: "%.2f", wall)), ("tick_ms", String(format: "%.2f", tickMs)),
             ("frames_shown", "\(recorder.shown.count)"), ("frames_timed", "\(errors.count)"),
-            ("skipped", "\(player.skippedFrames - skippedAtStart)"),
             ("err_median_ms", String(format: "%.2f", percentile(errors, 0.5))),
             ("abs_err_p95_ms", String(format: "%.2f", percentile(absolute, 0.95))),
             ("abs_err_max_ms", String(format: "%.2f", absolute.max() ?? 0)),
             ("within_tick", String(format: "%.4f", errors.isEmpty ? 0 : Double(within) / Double(errors.count))),
             ("cpu_per_s", String(format: "%.4f", cpu / max(wall, 0.001))),
             ("peak_rss_mb", String(format: "%.1f", Double(usage.ru_maxrss) / 1024)), ("rss_end_mb", String(format: "%.1f", rssEnd)),
-            ("buffer_peak", "\(player.buffer.peakCount)"), ("textures_made", "\(player.buffer.madeCount)"),
-            ("frames_in_memory_end", "\(player.buffer.decoder?.framesInMemory ?? frames)")
+            ("buffer_peak", "\(player.buffer.peakCount)"), ("textures_made", "\(player.buffer.madeCount)")
         ]
         print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
         fflush(nil)

@@ -50,11 +50,11 @@ if mode == "osprey" {
     // GALLERY_BENCH_PLAIN=1: no spinner and no fade, to tell their cost from the loading's;
     // `fade` or `spinner`: only that one.
     let plain = ProcessInfo.processInfo.environment["GALLERY_BENCH_PLAIN"] ?? ""
-    let settings: MainActorTargetSettings<OspreyPicture>? =
+    let settings: TargetSettings<OspreyPicture>? =
         switch plain {
-        case "1": MainActorTargetSettings()
-        case "fade": MainActorTargetSettings(transition: .fade())
-        case "spinner": MainActorTargetSettings(indicator: OspreyPicture.spinner)
+        case "1": TargetSettings()
+        case "fade": TargetSettings(transition: .fade())
+        case "spinner": TargetSettings(indicator: OspreyPicture.spinner)
         default: nil
         }
     let made = settings.map { ImageGrid(urls: urls, pipeline: pipeline, settings: $0) } ?? ImageGrid(urls: urls, pipeline: pipeline)

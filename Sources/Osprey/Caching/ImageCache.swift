@@ -80,18 +80,6 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// Stores `image` in memory before returning and, when `toDisk`, on disk in the background;
-    /// `completion` (may be `nil`) gets both results on `options.callbackQueue` once the disk part is done.
-    public func store(
-        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
-        options: CacheOptions = CacheOptions(), toDisk: Bool = true,
-        completion: (@Sendable (CacheStoreResult) -> Void)?
-    ) {
-        store(
-            image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
-            toDisk: toDisk, validator: nil, completion: completion)
-    }
-
     /// The background store with the download's HTTP validators kept in the disk entry.
     func store(
         _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
@@ -218,23 +206,6 @@ public final class ImageCache: Sendable {
                 image, computedKey: Self.computedKey(key, processorIdentifier: processorIdentifier), expiration: options.memoryExpiration)
         }
         return .disk(image)
-    }
-
-    /// ``retrieveImage(forKey:processorIdentifier:options:)`` with a completion handler, called on
-    /// `options.callbackQueue`.
-    public func retrieveImage(
-        forKey key: String, processorIdentifier: String = "", options: CacheOptions = CacheOptions(),
-        completion: @escaping @Sendable (Result<ImageCacheResult, OspreyError>) -> Void
-    ) {
-        Task {
-            let result: Result<ImageCacheResult, OspreyError>
-            do throws(OspreyError) {
-                result = .success(try await retrieveImage(forKey: key, processorIdentifier: processorIdentifier, options: options))
-            } catch {
-                result = .failure(error)
-            }
-            options.callbackQueue.async { completion(result) }
-        }
     }
 
     /// The image in memory, if any (a hit counts as a use and extends its expiration as configured).

@@ -94,12 +94,12 @@ public final class AnimationFrameDecoder: @unchecked Sendable {
     }
 
     /// Frames decoded so far (a frame decoded again when the loop starts over counts again).
-    public var decodedCount: Int { state.withLock { $0.decoded } }
+    var decodedCount: Int { state.withLock { $0.decoded } }
 
     /// Frames this decoder made whose pixels are still in memory (an image, or a texture sharing
     /// its pixels, still holds them): what a bounded buffer bounds. Counted from the pixel images'
     /// finalisation, so it is exact.
-    public var framesInMemory: Int { live.count.load(ordering: .relaxed) }
+    var framesInMemory: Int { live.count.load(ordering: .relaxed) }
 
     /// Decodes frame `index` (0-based) into a still image holding that frame alone. Throws
     /// ``OspreyError/DecodingReason/corruptData(format:message:)`` for an index out of range, and
@@ -138,7 +138,7 @@ public final class AnimationFrameDecoder: @unchecked Sendable {
     }
 }
 
-/// The count behind ``AnimationFrameDecoder/framesInMemory``: each frame's pixel image holds one
+/// The count behind `AnimationFrameDecoder.framesInMemory`: each frame's pixel image holds one
 /// reference to it and gives it back when finalised.
 private final class LiveFrames: Sendable {
     let count = Atomic<Int>(0)

@@ -82,7 +82,7 @@ public struct OspreyOptions: Sendable {
     /// It applies when the bytes are decoded for the request (loaded, or read from the original's
     /// disk entry) and the request asks for nothing the frames would have to go through: no
     /// processor other than ``ImageProcessors/Downsample`` (the one a target's
-    /// ``MainActorTargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
+    /// ``TargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
     /// per-page shrink-on-load for GIF), no ``imageModifier``, and ``decodingOptions`` with no
     /// thumbnail, scale-down limit or ``DecodingOptions/firstFrameOnly``. Otherwise, and for a
     /// still image or a memory-cache hit, the request decodes every frame as usual. The first frame

@@ -13,7 +13,7 @@ public final class ImageTargetController {
     /// What the latest request has shown so far: a hash placeholder decoded off the main actor is
     /// shown only before any preview or result, and a preview only before the result.
     var shown: Shown = .nothing
-    private var indicator: (any MainActorImageIndicator)?
+    private var indicator: (any ImageIndicator)?
     /// Keeps the running download going at low priority when the request is cancelled.
     private var keepDownload: (@Sendable () -> Void)?
 
@@ -34,7 +34,7 @@ public final class ImageTargetController {
 
     /// Records the running request of generation `number` and its indicator.
     func attach(
-        _ running: ImageTask, number: UInt64, indicator: (any MainActorImageIndicator)?, keepDownload: (@Sendable () -> Void)?
+        _ running: ImageTask, number: UInt64, indicator: (any ImageIndicator)?, keepDownload: (@Sendable () -> Void)?
     ) {
         guard number == generation else { return running.cancel() }
         task.withLock { $0 = running }
@@ -53,7 +53,7 @@ public final class ImageTargetController {
     /// Cancels the latest request: its result is never shown, its indicator stops, and its
     /// completion gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. A download it
     /// started goes on into the cache at low priority when `finishingDownload` is `nil` (the
-    /// request's ``MainActorTargetSettings/finishesDownloadOnCancel``, default `true`) or `true`.
+    /// request's ``TargetSettings/finishesDownloadOnCancel``, default `true`) or `true`.
     public func cancel(finishingDownload: Bool? = nil) {
         generation &+= 1
         source = nil

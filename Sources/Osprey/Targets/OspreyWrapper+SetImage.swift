@@ -1,142 +1,182 @@
 import Foundation
 
-/// Target-only settings of ``OspreyWrapper/setImage(with:placeholder:options:settings:pipeline:progress:completion:)``.
-public struct TargetLoadSettings: Sendable {
-    /// Keep the target's current image instead of showing the placeholder while loading
-    /// (Kingfisher's `keepCurrentImageWhileLoading`). Default `false`.
-    public var keepCurrentImageWhileLoading: Bool
-    /// Shown when the request fails (not when it is cancelled). Default `nil`: leave the target as it is.
-    public var failureImage: Image?
-    /// Shown while the request runs. Default `nil`.
-    public var indicator: (any ImageIndicator)?
-    /// Used instead of a plain set for images not from the memory cache. Default `nil`.
-    public var transition: ImageTransition?
-    /// Let a previous request for the same operation key run on (its result is still never
-    /// applied). Default `false`: a new call cancels the previous load.
-    public var keepsPreviousLoad: Bool
-    /// Separates independent images of one target (SDWebImage's `setImageOperationKey`), e.g. an
-    /// avatar and a banner on one view model. Default `"image"`.
-    public var operationKey: String
-
-    /// Settings; every argument has the default documented on its property.
-    public init(
-        keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil, indicator: (any ImageIndicator)? = nil,
-        transition: ImageTransition? = nil, keepsPreviousLoad: Bool = false, operationKey: String = "image"
-    ) {
-        self.keepCurrentImageWhileLoading = keepCurrentImageWhileLoading
-        self.failureImage = failureImage
-        self.indicator = indicator
-        self.transition = transition
-        self.keepsPreviousLoad = keepsPreviousLoad
-        self.operationKey = operationKey
-    }
-}
-
 extension OspreyWrapper {
-    /// Loads `source` into the target (Kingfisher's `kf.setImage`).
+    /// Loads `source` into the widget (Kingfisher's `kf.setImage`), on the main actor.
     ///
-    /// Sets `placeholder` at once (unless ``TargetLoadSettings/keepCurrentImageWhileLoading`` and
-    /// the target has an image), cancels the target's previous load for the same operation key
-    /// (unless ``TargetLoadSettings/keepsPreviousLoad``), and applies the result only if this is
-    /// still the target's latest request: an older result completes with
-    /// ``OspreyError/PipelineReason/notCurrentSourceTask(source:)`` and changes nothing. A `nil`
-    /// source sets the placeholder and completes with ``OspreyError/PipelineReason/emptySource``.
-    /// The target is held weakly: a released target's result is dropped.
+    /// Ends the widget's previous request first (its result is never shown). A memory-cache hit
+    /// (and, with ``DiskLookup/synchronous``, a disk hit) is displayed before this
+    /// returns, with no placeholder first and no transition (unless forced). Otherwise the
+    /// placeholder is shown at once (unless ``TargetSettings/keepCurrentImageWhileLoading``
+    /// and the widget shows something), the indicator starts, and the image is loaded, decoded,
+    /// processed and turned into the widget's content off the main actor; back on the main actor,
+    /// in one turn, the result is shown only if this is still the widget's latest request. A failure
+    /// (not a cancellation) shows ``TargetSettings/failureImage``. With
+    /// ``OspreyOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
+    /// content off the main actor and shown as it comes (never after the image), and the image
+    /// then replaces the last preview without the transition. For a target whose
+    /// ``ImageTarget/ospreyDecodesFramesOnDemand`` is `true` (OspreyGTK's `OspreyPicture`),
+    /// a loaded animation comes as its first frame and a frame decoder
+    /// (``OspreyOptions/animationFramesOnDemand``). A `nil` source shows the
+    /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
+    /// held weakly: releasing it cancels the load.
     ///
     /// - Parameters:
-    ///   - source: what to load; `nil` sets the placeholder and loads nothing.
-    ///   - placeholder: set at once while the image loads. Default `nil` (nothing set).
+    ///   - source: what to load; `nil` shows the placeholder and loads nothing.
+    ///   - placeholder: shown while the image loads. Default `nil` (the widget is cleared).
     ///   - options: per-call pipeline options (see ``OspreyOption``). Default none.
-    ///   - settings: target settings. Default ``TargetLoadSettings/init(keepCurrentImageWhileLoading:failureImage:indicator:transition:keepsPreviousLoad:operationKey:)`` defaults.
+    ///   - settings: target settings. Default: ``TargetSettings`` defaults (sized to the
+    ///     widget, a running download finishes into the cache on cancel).
     ///   - pipeline: the pipeline to load with. Default ``ImagePipeline/shared``.
-    ///   - progress: called with the bytes received and expected while downloading. Default `nil`.
-    ///   - completion: called on the options' callback queue; with ``CachePolicy/revalidate``
-    ///     possibly twice. Default `nil`.
-    /// - Returns: the request's task, or `nil` for a `nil` source.
+    ///   - progress: bytes received and expected while downloading, on the main actor. Default `nil`.
+    ///   - completion: called on the main actor, once per request (memory hits before this returns);
+    ///     a replaced request gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. Default `nil`.
+    /// - Returns: the request's task (already completed for a cache hit), or `nil` for a `nil` source.
     @discardableResult
     public func setImage(
         with source: ImageSource?, placeholder: Image? = nil, options: [OspreyOption] = [],
-        settings: TargetLoadSettings = TargetLoadSettings(), pipeline: ImagePipeline = .shared,
-        progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
-        completion: (@Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+        settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
+        load(
+            source, placeholder: placeholder.map(Placeholder.image), options: options, settings: settings, pipeline: pipeline,
+            progress: progress, completion: completion)
+    }
+
+    /// The `setImage` above with a
+    /// ``Placeholder``: an image is shown at once as above; a ThumbHash or BlurHash
+    /// (`placeholder: .thumbHash("3OcRJYB4d3h/iIeHeEh3eIhw+j2w")`) is decoded at the widget's pixel
+    /// size (``ImageTarget/ospreyPixelSize``, or 32 pixels on the longer side when the
+    /// size is unknown) on a background queue, never on the main actor, and shown as soon as it is
+    /// ready, unless a preview or the image came first or the request was replaced. A malformed
+    /// hash shows nothing (the load goes on). Memory hits show no placeholder.
+    @discardableResult
+    public func setImage(
+        with source: ImageSource?, placeholder: Placeholder, options: [OspreyOption] = [],
+        settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
+        load(source, placeholder: placeholder, options: options, settings: settings, pipeline: pipeline, progress: progress, completion: completion)
+    }
+
+    /// The `setImage` above for a URL (``ImageSource/url(_:)``); a `nil` URL shows the
+    /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``.
+    @discardableResult
+    public func setImage(
+        with url: URL?, placeholder: Image? = nil, options: [OspreyOption] = [],
+        settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
+        progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
+    ) -> ImageTask? {
+        load(
+            url.map(ImageSource.url), placeholder: placeholder.map(Placeholder.image), options: options, settings: settings,
+            pipeline: pipeline, progress: progress, completion: completion)
+    }
+
+    private func load(
+        _ source: ImageSource?, placeholder: Placeholder?, options: [OspreyOption], settings: TargetSettings<Base>,
+        pipeline: ImagePipeline, progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)?,
+        completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)?
     ) -> ImageTask? {
         let target = base
-        let key = settings.operationKey
-        let showPlaceholder: @Sendable (any ImageTarget) -> Void = { target in
-            if !(settings.keepCurrentImageWhileLoading && target.image != nil) { target.image = placeholder }
-        }
+        let controller = target.ospreyController
+        let number = controller.begin(source)
         guard let source else {
-            let (task, indicator) = TargetRegistry.shared.cancel(target, key: key)
-            task?.cancel()
-            indicator?.stopAnimating()
-            showPlaceholder(target)
-            let queue = pipeline.resolvedOptions(options).callbackQueue
-            if let completion { queue.execute { completion(.failure(.pipeline(.emptySource))) } }
+            showPlaceholder(placeholder, number: number)
+            completion?(.failure(.pipeline(.emptySource)))
             return nil
         }
-        let resolved = pipeline.resolvedOptions(options)
-        let synchronousHit = resolved.diskLookup == .synchronous ? pipeline.synchronousCachedImage(for: source, options: resolved) : nil
-        let (identifier, previous, previousIndicator) = TargetRegistry.shared.begin(target, key: key, indicator: settings.indicator) { target in
-            if let synchronousHit { target.image = synchronousHit.image } else { showPlaceholder(target) }
-        }
-        if !settings.keepsPreviousLoad { previous?.cancel() }
-        previousIndicator?.stopAnimating()
-        if let synchronousHit {
-            _ = TargetRegistry.shared.endIfCurrent(target, key: key, identifier: identifier, finish: true)
-            let result = ImageResult(
-                image: synchronousHit.image, cacheType: synchronousHit.cacheType, source: source, originalSource: source)
-            if let completion { resolved.callbackQueue.execute { completion(.success(result)) } }
+        // A target that plays frame decoders asks for them first, so the caller's options win.
+        let requested = Base.ospreyDecodesFramesOnDemand ? [OspreyOption.animationFramesOnDemand(true)] + options : options
+        let items = sizedOptions(requested, settings: settings, pipeline: pipeline)
+        let resolved = pipeline.resolvedOptions(items)
+        if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
+            let content = Base.makeContent(hit.image)
+            controller.shown = .result
+            if let transition = settings.transition, transition.forced, let content {
+                transition.apply(target, content)
+            } else {
+                target.display(content)
+            }
+            completion?(.success(ImageResult(image: hit.image, cacheType: hit.cacheType, source: source, originalSource: source)))
             return ImageTask(completed: true)
         }
-        settings.indicator?.startAnimating()
-        let objectID = ObjectIdentifier(target)
-        let task = pipeline.loadImage(with: source, options: options, progress: progress) { [weak target] result in
-            guard let target else {
-                TargetRegistry.shared.removeIfReleased(objectID)
-                completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
-                return
-            }
-            // With refresh-cached a cached first result may be followed by a refreshed one.
-            let value = try? result.get()
-            let awaitsRefresh = resolved.cachePolicy == .revalidate && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false
-            TargetRegistry.shared.applyIfCurrent(
-                target, key: key, identifier: identifier, finish: !awaitsRefresh,
-                { target in
-                    switch result {
-                    case .success(let value):
-                        if let transition = settings.transition, value.cacheType != .memory || transition.forced {
-                            transition.apply(target, value.image)
-                        } else {
-                            target.image = value.image
-                        }
-                    case .failure(let error):
-                        if !error.isCancellation, let failureImage = settings.failureImage { target.image = failureImage }
-                    }
-                },
-                then: { applied in
-                    guard applied else {
-                        completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
-                        return
-                    }
-                    settings.indicator?.stopAnimating()
-                    completion?(result)
-                })
+        if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {
+            showPlaceholder(placeholder, number: number)
         }
-        TargetRegistry.shared.attach(task, to: target, key: key, identifier: identifier)
+        let indicator = settings.indicator?(target)
+        indicator?.startAnimating()
+        let failure = settings.failureImage
+        let transition = settings.transition
+        let awaitsRefreshes = resolved.cachePolicy == .revalidate
+        var onProgress: (@Sendable (Int, Int?) -> Void)?
+        if let progress {
+            onProgress = { received, expected in Task { @MainActor in progress(received, expected) } }
+        }
+        var onPreview: (@Sendable (ImageResult) -> Void)?
+        if resolved.progressiveJPEG != nil {
+            // Off the main actor like the result; shown only while nothing later was.
+            onPreview = { [weak target] preview in
+                guard let content = Base.makeContent(preview.image) else { return }
+                let widget = target
+                Task { @MainActor in
+                    guard let target = widget, target.ospreyController.mayShow(.preview, for: number) else { return }
+                    target.display(content)
+                }
+            }
+        }
+        let task = pipeline.loadImage(with: source, options: items, progress: onProgress, preview: onPreview) { [weak target] result in
+            // Off the main actor: the pixels become the widget's content here.
+            let value = try? result.get()
+            let content: Base.Content?
+            switch result {
+            case .success(let value): content = Base.makeContent(for: value)
+            case .failure(let error): content = error.isCancellation ? nil : failure.flatMap(Base.makeContent)
+            }
+            let finish = !(awaitsRefreshes && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false)
+            let widget = target
+            Task { @MainActor in
+                guard let target = widget, target.ospreyController.isCurrent(number, finish: finish) else {
+                    completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
+                    return
+                }
+                // After a preview the image replaces it plainly (a fade would flash the widget empty).
+                let afterPreview = target.ospreyController.shown == .preview
+                if content != nil { target.ospreyController.shown = .result }
+                if let value, let content, let transition, !afterPreview, value.cacheType != .memory || transition.forced {
+                    transition.apply(target, content)
+                } else if content != nil {
+                    target.display(content)
+                }
+                completion?(result)
+            }
+        }
+        var keep: (@Sendable () -> Void)?
+        if settings.finishesDownloadOnCancel {
+            let lowPriority = items + [.downloadPriority(.low), .callbackQueue(.immediate)]
+            keep = { @Sendable in _ = pipeline.loadImage(with: source, options: lowPriority) { _ in } }
+        }
+        controller.attach(task, number: number, indicator: indicator, keepDownload: keep)
         return task
     }
 
-    /// Cancels the target's running load for `operationKey` (default `"image"`); its completion
-    /// gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)`` and nothing is applied.
-    public func cancelDownloadTask(operationKey: String = "image") {
-        let (task, indicator) = TargetRegistry.shared.cancel(base, key: operationKey)
-        task?.cancel()
-        indicator?.stopAnimating()
+    /// Cancels the widget's running load (see ``ImageTargetController/cancel(finishingDownload:)``).
+    public func cancelDownloadTask() {
+        base.ospreyController.cancel()
     }
 
-    /// Whether a load is running for `operationKey` (default `"image"`).
-    public func isLoading(operationKey: String = "image") -> Bool {
-        TargetRegistry.shared.currentIdentifier(base, key: operationKey) != nil
+    /// Whether a load is running for the widget.
+    public var isLoading: Bool { base.ospreyController.isLoading }
+
+    /// `options` with a downsample to the widget's pixel size placed first in the processor chain,
+    /// when ``TargetSettings/sizedToTarget`` is on and the widget knows its size.
+    private func sizedOptions(_ options: [OspreyOption], settings: TargetSettings<Base>, pipeline: ImagePipeline) -> [OspreyOption] {
+        guard settings.sizedToTarget, let size = base.ospreyPixelSize, size.width > 0, size.height > 0 else { return options }
+        let downsample = ImageProcessors.Downsample(width: size.width, height: size.height)
+        let current = pipeline.resolvedOptions(options).processor
+        let processor: any ImageProcessing = current.identifier.isEmpty ? downsample : downsample |> current
+        return options + [.processor(processor)]
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -153,52 +152,6 @@ struct ImageCacheTests {
         clock.advance(by: 8 * 86_400)
         await cache.cleanExpiredCache()
         #expect(cache.imageCachedType(forKey: "long") == .none)
-    }
-
-    @Test func completionHandlersRunOnTheChosenQueue() async throws {
-        let dir = TemporaryDirectory()
-        let cache = await makeCache(dir)
-        let image = try Image(data: TestImages.data("hopper.png"))
-        let queue = DispatchQueue(label: "osprey.tests.callback")
-        let marker = DispatchSpecificKey<Int>()
-        queue.setSpecific(key: marker, value: 7)
-        let options = CacheOptions(callbackQueue: queue)
-
-        let stored: (CacheStoreResult, Int?) = try await withDeadline("the store callback") {
-            await withCheckedContinuation { continuation in
-                cache.store(image, forKey: "k", options: options) { result in
-                    continuation.resume(returning: (result, DispatchQueue.getSpecific(key: marker)))
-                }
-            }
-        }
-        #expect(stored.1 == 7)
-        #expect(throws: Never.self) { try stored.0.diskCacheResult.get() }
-
-        cache.clearMemoryCache()
-        let retrieved: (CacheType?, Int?) = try await withDeadline("the retrieve callback") {
-            await withCheckedContinuation { continuation in
-                cache.retrieveImage(forKey: "k", options: options) { result in
-                    continuation.resume(returning: (try? result.get().cacheType, DispatchQueue.getSpecific(key: marker)))
-                }
-            }
-        }
-        #expect(retrieved.0 == .disk && retrieved.1 == 7)
-
-        let size: Int = try await withDeadline("the size callback") {
-            await withCheckedContinuation { continuation in
-                cache.diskStorageSize(callbackQueue: queue) { continuation.resume(returning: $0) }
-            }
-        }
-        #expect(size > 0)
-        let removed: Bool = try await withDeadline("the remove callback") {
-            await withCheckedContinuation { continuation in
-                cache.removeImage(forKey: "k", callbackQueue: queue) { result in
-                    continuation.resume(returning: (try? result.get()) != nil && DispatchQueue.getSpecific(key: marker) == 7)
-                }
-            }
-        }
-        #expect(removed)
-        #expect(cache.imageCachedType(forKey: "k") == .none)
     }
 
     @Test func concurrentStoresAndRetrievals() async throws {

@@ -72,30 +72,6 @@ final class CountingProcessor: ImageProcessing {
     }
 }
 
-/// A target for tests: a thread-safe image slot that records every image it was given.
-final class TestTarget: ImageTarget {
-    private let state = Locked<(image: Image?, history: [Image?])>((nil, []))
-    var image: Image? {
-        get { state.withLock { $0.image } }
-        set {
-            state.withLock {
-                $0.image = newValue
-                $0.history.append(newValue)
-            }
-        }
-    }
-    var history: [Image?] { state.withLock { $0.history } }
-}
-
-/// An indicator that counts starts and stops.
-final class TestIndicator: ImageIndicator {
-    private let counts = Locked<(starts: Int, stops: Int)>((0, 0))
-    func startAnimating() { counts.withLock { $0.starts += 1 } }
-    func stopAnimating() { counts.withLock { $0.stops += 1 } }
-    var starts: Int { counts.withLock { $0.starts } }
-    var stops: Int { counts.withLock { $0.stops } }
-}
-
 /// Hands every message to a collector.
 struct CollectingHandler: LogHandler {
     let messages: Collector<String>

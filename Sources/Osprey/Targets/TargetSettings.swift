@@ -1,5 +1,5 @@
-/// Target-only settings of ``MainActorOspreyWrapper``'s `setImage(with:placeholder:options:settings:pipeline:progress:completion:)`.
-public struct MainActorTargetSettings<Target: MainActorImageTarget>: Sendable {
+/// Target-only settings of ``OspreyWrapper``'s `setImage(with:placeholder:options:settings:pipeline:progress:completion:)`.
+public struct TargetSettings<Target: ImageTarget>: Sendable {
     /// Keep what the widget shows instead of the placeholder while loading
     /// (Kingfisher's `keepCurrentImageWhileLoading`). Default `false`.
     public var keepCurrentImageWhileLoading: Bool
@@ -7,10 +7,10 @@ public struct MainActorTargetSettings<Target: MainActorImageTarget>: Sendable {
     public var failureImage: Image?
     /// Made per request on the main actor and shown while it runs (not for memory hits).
     /// Default `nil`: no indicator.
-    public var indicator: (@MainActor @Sendable (Target) -> (any MainActorImageIndicator)?)?
+    public var indicator: (@MainActor @Sendable (Target) -> (any ImageIndicator)?)?
     /// Used instead of a plain display for images not from the memory cache. Default `nil`.
-    public var transition: MainActorImageTransition<Target>?
-    /// Decode at the widget's size (``MainActorImageTarget/ospreyPixelSize``): a downsample to that
+    public var transition: ImageTransition<Target>?
+    /// Decode at the widget's size (``ImageTarget/ospreyPixelSize``): a downsample to that
     /// box runs first in the processor chain, so decode planning shrinks on load and a 4000×3000
     /// photo in a 200×150 cell costs a 200×150 image. Default `true`.
     public var sizedToTarget: Bool
@@ -22,8 +22,8 @@ public struct MainActorTargetSettings<Target: MainActorImageTarget>: Sendable {
     /// Settings; every argument has the default documented on its property.
     public init(
         keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil,
-        indicator: (@MainActor @Sendable (Target) -> (any MainActorImageIndicator)?)? = nil,
-        transition: MainActorImageTransition<Target>? = nil, sizedToTarget: Bool = true, finishesDownloadOnCancel: Bool = true
+        indicator: (@MainActor @Sendable (Target) -> (any ImageIndicator)?)? = nil,
+        transition: ImageTransition<Target>? = nil, sizedToTarget: Bool = true, finishesDownloadOnCancel: Bool = true
     ) {
         self.keepCurrentImageWhileLoading = keepCurrentImageWhileLoading
         self.failureImage = failureImage

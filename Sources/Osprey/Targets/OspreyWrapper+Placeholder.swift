@@ -1,6 +1,6 @@
-extension MainActorOspreyWrapper {
+extension OspreyWrapper {
     /// Shows request `number`'s placeholder: an image at once (its conversion must be cheap, see
-    /// ``MainActorImageTarget``), nothing for `nil`; a hash clears the widget at once and is
+    /// ``ImageTarget``), nothing for `nil`; a hash clears the widget at once and is
     /// decoded at the widget's pixel size on a background queue, then shown if request `number`
     /// has shown nothing later by then.
     func showPlaceholder(_ placeholder: Placeholder?, number: UInt64) {
