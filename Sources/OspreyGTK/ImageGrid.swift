@@ -10,9 +10,8 @@ import Osprey
 /// and its result is dropped, while a download already running finishes into the cache at low
 /// priority, so scrolling back never downloads it again. A cell rebound to another item shows that
 /// item's placeholder or image, never the previous item's. While scrolling, the images of the rows
-/// about to come into view (in the scroll direction, ``prefetchRows`` rows) are loaded at low
-/// priority; prefetches of rows that scrolled away are cancelled (a download of theirs already
-/// running finishes into the cache at the lowest priority, behind every visible row).
+/// about to come into view (in the scroll direction, ``prefetchRows`` rows) are prefetched at low
+/// priority (an ``Osprey/ImagePrefetcher``); prefetches of rows that scrolled away are stopped.
 ///
 /// Every cell decodes at the cell size times the scale factor (a downsample first in the chain,
 /// so a 4000×3000 photo shrinks on load), the same size for bound cells and prefetches, so a
@@ -44,8 +43,10 @@ public final class ImageGrid {
     private let options: [OspreyOption]
     private let settings: TargetSettings<OspreyPicture>
     private let placeholder: Image?
-    private var prefetches: [Int: (number: Int, task: ImageTask)] = [:]
-    private var prefetchCount = 0
+    /// The prefetcher for the current scale factor (its options are the cells').
+    private var prefetcher: (scale: Int, prefetcher: ImagePrefetcher)?
+    /// The items being prefetched.
+    private var prefetching: Set<Int> = []
     private var lastScrollValue = 0.0
     private var scale = 1
 
@@ -99,7 +100,7 @@ public final class ImageGrid {
 
     /// Whether nothing is loading: no bound cell and no prefetch has a request running.
     public var isIdle: Bool {
-        prefetches.isEmpty && !boundCells.values.contains { $0.osprey.isLoading }
+        !(prefetcher?.prefetcher.isPrefetching ?? false) && !boundCells.values.contains { $0.osprey.isLoading }
     }
 
     /// Scrolls so that item `index` is in the top row (or as far as the grid scrolls).
@@ -204,28 +205,21 @@ public final class ImageGrid {
         let lastRow = Int((value + gtk_adjustment_get_page_size(adjustment)) / rowHeight)
         let rows = direction > 0 ? (lastRow + 1)...(lastRow + prefetchRows) : max(0, firstRow - prefetchRows)...max(0, firstRow - 1)
         let wanted = Set(rows.flatMap { row in min(urls.count, row * columns)..<min(urls.count, (row + 1) * columns) })
-        let items = cellOptions + [.downloadPriority(.low)]
-        for (index, prefetch) in prefetches where !wanted.contains(index) {
-            // A download already running goes on behind everything else, into the cache (one
-            // request at the lowest priority joins it); the prefetch itself ends.
-            pipeline.loadImage(with: .url(urls[index]), options: cellOptions + [.downloadPriority(.veryLow), .callbackQueue(.immediate)]) { _ in }
-            prefetch.task.cancel()
-            prefetches[index] = nil
-        }
-        for index in wanted where prefetches[index] == nil && boundCells[index] == nil {
-            let source = ImageSource.url(urls[index])
-            if pipeline.cachedImage(for: source, options: items) != nil { continue }
-            prefetchCount += 1
-            let number = prefetchCount
-            let task = pipeline.loadImage(with: source, options: items) { [weak self] _ in
-                Task { @MainActor in self?.prefetchEnded(index, number: number) }
-            }
-            prefetches[index] = (number, task)
-        }
+        let prefetcher = currentPrefetcher()
+        prefetcher.stopPrefetching(with: prefetching.subtracting(wanted).map { urls[$0] })
+        let new = wanted.filter { boundCells[$0] == nil }.sorted()
+        prefetcher.startPrefetching(with: new.map { urls[$0] })
+        prefetching = Set(new)
     }
 
-    private func prefetchEnded(_ index: Int, number: Int) {
-        if prefetches[index]?.number == number { prefetches[index] = nil }
+    /// The prefetcher loading with the cells' options at the current scale factor.
+    private func currentPrefetcher() -> ImagePrefetcher {
+        if let prefetcher, prefetcher.scale == scale { return prefetcher.prefetcher }
+        prefetcher?.prefetcher.stopPrefetching()
+        // A row about to show is a memory hit when it binds: disk hits are read into memory.
+        let made = ImagePrefetcher(options: cellOptions, pipeline: pipeline, promotesDiskHitsToMemory: true)
+        prefetcher = (scale, made)
+        return made
     }
 }
 

@@ -65,11 +65,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let sources = arguments.compactMap(PipelineOptions.source)
         let (pipeline, loader) = pipelineOptions.makePipeline()
-        let prefetcher = ImagePrefetcher(
-            sources: sources, options: pipelineOptions.requestOptions, pipeline: pipeline,
-            maxConcurrentRequests: concurrency)
+        let prefetcher = ImagePrefetcher(options: pipelineOptions.requestOptions, pipeline: pipeline, maxConcurrentRequests: concurrency)
         let interactive = isatty(STDERR_FILENO) != 0 && !json
-        let report = await prefetcher.run { report, source, outcome, total in
+        let report = await prefetcher.prefetch(sources) { report, source, outcome, total in
             if interactive {
                 FileHandle.standardError.write(Data(Self.bar(report, total: total).utf8))
             } else if !json {

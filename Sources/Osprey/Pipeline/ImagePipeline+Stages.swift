@@ -31,8 +31,8 @@ extension ImagePipeline {
             originalCache: ObjectIdentifier(request.originalCache), storage: shared.value.storage,
             cacheWrites: shared.value.cacheWrites, originalStorage: shared.value.originalStorage,
             framesOnDemand: context.framesOnDemand)
-        return deliverJobs.subscribe(HashedKey(jobKey), progress: progress, completion: completion) { job in
-            deliver(job, context)
+        return deliverJobs.subscribe(HashedKey(jobKey), priority: context.options.downloadPriority, progress: progress, completion: completion) {
+            job in deliver(job, context)
         }
     }
 
@@ -46,9 +46,11 @@ extension ImagePipeline {
         {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
-        // The fetch runs at the highest download priority of the requests sharing it.
+        // The fetch runs at the highest download priority of the requests sharing it: this
+        // delivery's is the highest of its own requests', followed as they come, go or change.
+        let subscribedAt = job.priority
         let subscription = fetchJobs.subscribe(
-            context.fetchKey, priority: context.options.downloadPriority,
+            context.fetchKey, priority: subscribedAt,
             progress: context.reportsProgress ? job.reportProgress : nil,
             completion: { result in
                 switch result {
@@ -61,7 +63,13 @@ extension ImagePipeline {
                 let sameEntry = request.processorIdentifier.isEmpty && request.originalCache === request.cache
                 self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
             })
-        if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id)) }
+        guard let (fetch, id) = subscription else { return }
+        job.setStep(.subscription(fetch, id: id))
+        // The observer reads the delivery's priority again: changes may be told out of order.
+        let now = job.observePriority { [weak job] _ in
+            if let job { fetch.setPriority(job.priority, of: id) }
+        }
+        if now != subscribedAt { fetch.setPriority(now, of: id) }
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores; or, for

@@ -168,7 +168,7 @@ public final class ImagePipeline: Sendable {
         _ request: ResolvedRequest, progress: JobProgressHandler?, preview: (@Sendable (ImageResult) -> Void)? = nil,
         refresh: (@Sendable (ImageResult?) -> Void)?
     ) async throws(OspreyError) -> ImageResult {
-        let task = ImageTask(completed: false)
+        let task = ImageTask(completed: false, priority: request.options.downloadPriority)
         let result = await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): resumed exactly once, as argued in
             // ImageTask.StateMachine (ImageTask+StateMachine.swift).
@@ -298,7 +298,7 @@ public final class ImagePipeline: Sendable {
             return ImageTask(completed: true)
         }
         guard let request else { preconditionFailure("a miss always carries its resolved request") }
-        let imageTask = ImageTask(completed: false)
+        let imageTask = ImageTask(completed: false, priority: options.downloadPriority)
         var progressOnQueue: JobProgressHandler?
         if let progress {
             progressOnQueue = { received, expected in queue.execute { progress(received, expected) } }

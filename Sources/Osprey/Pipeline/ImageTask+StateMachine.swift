@@ -30,9 +30,20 @@ extension ImageTask {
         }
 
         private(set) var state: State
+        /// The request's priority: what its steps are subscribed at.
+        var priority: DownloadPriority
+        /// Whether ``priority`` was set after the request started (its steps must be told).
+        var priorityChanged = false
 
-        init(completed: Bool) {
+        init(completed: Bool, priority: DownloadPriority) {
             state = completed ? .completed : .running(request: nil, step: nil)
+            self.priority = priority
+        }
+
+        /// The step the running request waits on.
+        var step: PendingStep? {
+            if case .running(_, let step) = state { return step }
+            return nil
         }
 
         var isCancelled: Bool {

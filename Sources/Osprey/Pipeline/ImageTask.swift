@@ -6,8 +6,8 @@
 public final class ImageTask: Sendable {
     private let machine: Locked<StateMachine>
 
-    init(completed: Bool) {
-        machine = Locked(StateMachine(completed: completed))
+    init(completed: Bool, priority: DownloadPriority = .normal) {
+        machine = Locked(StateMachine(completed: completed, priority: priority))
     }
 
     /// Binds the request that cancelling answers. Returns `false` when the task was already
@@ -21,7 +21,32 @@ public final class ImageTask: Sendable {
     /// records the steps its body starts after its own, never before (which would stop the
     /// wrong step on cancellation).
     func setStep(_ step: @autoclosure () -> PendingStep) {
-        if case .cancel(let step) = machine.withLock({ $0.setStep(step()) }) { step.cancel() }
+        let action = machine.withLock { machine -> StateMachine.SetStepAction in
+            let step = step()
+            let action = machine.setStep(step)
+            // A step made at the options' priority learns the one set since.
+            if case .none = action, machine.priorityChanged { step.setPriority(machine.priority) }
+            return action
+        }
+        if case .cancel(let step) = action { step.cancel() }
+    }
+
+    /// The request's download priority. Default: the options'
+    /// (``OspreyOptions/downloadPriority``, ``DownloadPriority/normal`` unless set). Setting it
+    /// while the request runs moves its work at once: a queued download moves up or down its
+    /// queue, and work shared with other requests runs at the highest priority of those still
+    /// waiting for it.
+    public var priority: DownloadPriority {
+        get { machine.withLock { $0.priority } }
+        set {
+            // Under the lock, so that two changes reach the work in the order they were made.
+            machine.withLock { machine in
+                guard machine.priority != newValue else { return }
+                machine.priority = newValue
+                machine.priorityChanged = true
+                machine.step?.setPriority(newValue)
+            }
+        }
     }
 
     /// Marks the request completed. Returns `false` when it already was (its result is dropped).

@@ -1,16 +1,19 @@
-/// Shared work a subscriber can leave: a ``SharedJob``.
-protocol Unsubscribing: AnyObject, Sendable {
+/// Shared work a subscriber can leave or re-prioritise: a ``SharedJob``.
+protocol SubscribedWork: AnyObject, Sendable {
     /// Removes subscriber `id`; the last one leaving cancels the work.
     /// - Returns: whether `id` was waiting.
     @discardableResult
     func unsubscribe(_ id: Int) -> Bool
+
+    /// Sets subscriber `id`'s priority (the work runs at the highest of its subscribers').
+    func setPriority(_ priority: DownloadPriority, of id: Int)
 }
 
 /// The step a request or a job is waiting on, and how to stop it. A value rather than a closure:
 /// the common steps (a subscription, a download) cost no allocation.
 enum PendingStep: Sendable {
     /// Subscriber `id` of shared work.
-    case subscription(any Unsubscribing, id: Int)
+    case subscription(any SubscribedWork, id: Int)
     /// A caller's download.
     case download(DownloadTask)
     /// A Swift task (a disk lookup, a data provider's read).
@@ -23,6 +26,16 @@ enum PendingStep: Sendable {
     /// the body records come after it.
     static func startingTask(_ body: @escaping @Sendable () async -> Void) -> PendingStep {
         .task(Task(operation: body))
+    }
+
+    /// Sets the priority of the step's caller: a subscription's or a download's (a Swift task
+    /// and a network task have none of their own).
+    func setPriority(_ priority: DownloadPriority) {
+        switch self {
+        case .subscription(let work, let id): work.setPriority(priority, of: id)
+        case .download(let download): download.priority = priority
+        case .task, .network: break
+        }
     }
 
     /// Stops the step.

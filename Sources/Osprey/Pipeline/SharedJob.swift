@@ -28,7 +28,7 @@
 ///
 /// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only under the
 /// registry's lock (``withMachine(_:)``, ``changing(_:)`` from the registry's own critical sections).
-final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: Unsubscribing, @unchecked Sendable {
+final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork, @unchecked Sendable {
     /// Receives the job's outcome, once.
     typealias Completion = @Sendable (Result<Value, OspreyError>) -> Void
     /// Receives (bytes received, bytes expected) while a download runs.

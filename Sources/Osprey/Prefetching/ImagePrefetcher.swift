@@ -1,19 +1,20 @@
 import Foundation
-import Synchronization
 
-/// Loads a list of sources into the caches ahead of use (Kingfisher's `ImagePrefetcher`,
-/// SDWebImage's `SDWebImagePrefetcher`).
+/// Loads sources into the caches ahead of use (Nuke's `ImagePrefetcher`, Kingfisher's and
+/// SDWebImage's prefetchers): ``startPrefetching(with:)-([ImageSource])`` queues them,
+/// ``stopPrefetching(with:)-([ImageSource])`` takes them back, as a list or a grid scrolls.
 ///
 /// Sources already cached are skipped (unless ``CachePolicy/reload``); a disk hit can be
-/// promoted into memory. At most ``maxConcurrentRequests`` run at once (default 5) at
-/// ``DownloadPriority/low`` priority unless the options say otherwise. ``stop()`` cancels what is
-/// running and skips the rest.
+/// promoted into memory. At most ``maxConcurrentRequests`` run at once (default 5), in the order
+/// they were queued, at ``DownloadPriority/low`` priority unless the options say otherwise. A
+/// source queued twice is prefetched once. Stopping a running prefetch cancels only its own
+/// request: work another request shares (a widget showing the same image) goes on for it.
 public final class ImagePrefetcher: Sendable {
-    /// What happened to each source.
+    /// What happened to each source of ``prefetch(_:progress:)``.
     public struct Report: Sendable {
         /// Sources loaded into the cache.
         public var completed: [ImageSource] = []
-        /// Sources that were already cached (or not started because of ``ImagePrefetcher/stop()``).
+        /// Sources that were already cached, or stopped before they were loaded.
         public var skipped: [ImageSource] = []
         /// Sources that failed, with why.
         public var failed: [(source: ImageSource, error: OspreyError)] = []
@@ -26,7 +27,7 @@ public final class ImagePrefetcher: Sendable {
     public enum Outcome: Sendable {
         /// Loaded into the cache.
         case completed
-        /// Already cached, or not started because of ``ImagePrefetcher/stop()``.
+        /// Already cached, or stopped before it was loaded.
         case skipped
         /// Failed.
         case failed(OspreyError)
@@ -36,8 +37,6 @@ public final class ImagePrefetcher: Sendable {
     /// happened to it, and the total count.
     public typealias ProgressHandler = @Sendable (_ report: Report, _ latest: ImageSource, _ outcome: Outcome, _ total: Int) -> Void
 
-    /// The sources, in the order they start.
-    public let sources: [ImageSource]
     /// Requests running at once. Default 5.
     public let maxConcurrentRequests: Int
     /// Whether a source found on disk is loaded into memory (counted as completed). Default `false`: skipped.
@@ -45,102 +44,117 @@ public final class ImagePrefetcher: Sendable {
 
     private let pipeline: ImagePipeline
     private let options: [OspreyOption]
-    private let state = Locked<(task: Task<Report, Never>?, stopped: Bool)>((nil, false))
+    private let queue: Locked<PrefetchQueue>
 
-    /// A prefetcher for `sources` through `pipeline` (default ``ImagePipeline/shared``) with
-    /// `options` (default none; `.downloadPriority(.low)` is added unless a priority is given),
-    /// `maxConcurrentRequests` (default 5) and `promotesDiskHitsToMemory` (default `false`).
+    /// A prefetcher through `pipeline` (default ``ImagePipeline/shared``) with `options` (default
+    /// none; `.downloadPriority(.low)` is added unless a priority is given), `maxConcurrentRequests`
+    /// (default 5) and `promotesDiskHitsToMemory` (default `false`).
     public init(
-        sources: [ImageSource], options: [OspreyOption] = [], pipeline: ImagePipeline = .shared,
-        maxConcurrentRequests: Int = 5, promotesDiskHitsToMemory: Bool = false
+        options: [OspreyOption] = [], pipeline: ImagePipeline = .shared, maxConcurrentRequests: Int = 5,
+        promotesDiskHitsToMemory: Bool = false
     ) {
-        self.sources = sources
         self.pipeline = pipeline
         let hasPriority = options.contains { if case .downloadPriority = $0 { return true } else { return false } }
-        self.options = hasPriority ? options : [.downloadPriority(.low)] + options
+        // The completion only records the outcome: no hop to a queue for it.
+        self.options = (hasPriority ? options : [.downloadPriority(.low)] + options) + [.callbackQueue(.immediate)]
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
         self.promotesDiskHitsToMemory = promotesDiskHitsToMemory
+        queue = Locked(PrefetchQueue(limit: max(1, maxConcurrentRequests)))
     }
 
-    /// Prefetches every source and returns the report; `progress` (default `nil`) is called after
-    /// each one. Cancelling the calling task works like ``stop()``.
-    public func run(progress: ProgressHandler? = nil) async -> Report {
-        let task = state.withLock { state -> Task<Report, Never> in
-            if let task = state.task { return task }
-            let task = Task { await self.work(progress: progress) }
-            state.task = task
-            return task
+    /// Queues `sources` for prefetching, after those already queued; sources queued or running
+    /// already are left where they are.
+    public func startPrefetching(with sources: [ImageSource]) {
+        let starts = queue.withLock { queue in
+            for source in sources { queue.enqueue(source, key: pipeline.cacheKey(for: source)) }
+            return queue.startable()
         }
-        return await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            self.stop()
-        }
+        starts.forEach(launch)
     }
 
-    /// Starts prefetching in the background; `completion` (default `nil`) gets the final report.
-    public func start(progress: ProgressHandler? = nil, completion: (@Sendable (Report) -> Void)? = nil) {
-        Task {
-            let report = await run(progress: progress)
-            completion?(report)
-        }
+    /// ``startPrefetching(with:)-([ImageSource])`` of URLs.
+    public func startPrefetching(with urls: [URL]) {
+        startPrefetching(with: urls.map(ImageSource.url))
     }
 
-    /// Cancels running requests; sources not started yet are reported as skipped.
-    public func stop() {
-        let task = state.withLock { state -> Task<Report, Never>? in
-            state.stopped = true
-            return state.task
-        }
-        task?.cancel()
+    /// Takes `sources` back: queued ones are dropped, running ones cancelled (their requests
+    /// leave the shared work, which goes on for any other request that wants it).
+    public func stopPrefetching(with sources: [ImageSource]) {
+        let (tasks, dropped) = queue.withLock { queue in queue.stop(keys: sources.map(pipeline.cacheKey(for:))) }
+        tasks.forEach { $0.cancel() }
+        for (source, listeners) in dropped { listeners.forEach { $0(source, .skipped) } }
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    /// ``stopPrefetching(with:)-([ImageSource])`` of URLs.
+    public func stopPrefetching(with urls: [URL]) {
+        stopPrefetching(with: urls.map(ImageSource.url))
+    }
 
-    private func work(progress: ProgressHandler?) async -> Report {
-        let resolved = pipeline.resolvedOptions(options)
+    /// Whether a source is queued or running (for OspreyGTK's grid).
+    package var isPrefetching: Bool { queue.withLock { !$0.isEmpty } }
+
+    /// Takes back everything queued or running.
+    public func stopPrefetching() {
+        let (tasks, dropped) = queue.withLock { queue in queue.stop(keys: nil) }
+        tasks.forEach { $0.cancel() }
+        for (source, listeners) in dropped { listeners.forEach { $0(source, .skipped) } }
+    }
+
+    /// Prefetches `sources` and returns what happened to each; `progress` (default `nil`) is
+    /// called after each one. Cancelling the calling task stops them (they count as skipped).
+    public func prefetch(_ sources: [ImageSource], progress: ProgressHandler? = nil) async -> Report {
+        let unique = Dictionary(sources.map { (pipeline.cacheKey(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        guard !unique.isEmpty else { return Report() }
         let report = Locked(Report())
-        let total = sources.count
-        await withTaskGroup(of: (ImageSource, Outcome).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < sources.count else { return }
-                let source = sources[next]
-                next += 1
-                group.addTask { (source, await self.prefetch(source, resolved: resolved)) }
-            }
-            for _ in 0..<min(maxConcurrentRequests, sources.count) { startNext() }
-            while let (source, outcome) = await group.next() {
-                let snapshot = report.withLock { report -> Report in
-                    switch outcome {
-                    case .completed: report.completed.append(source)
-                    case .skipped: report.skipped.append(source)
-                    case .failed(let error): report.failed.append((source, error))
+        let total = unique.count
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Report, Never>) in
+                let listener: PrefetchQueue.Listener = { source, outcome in
+                    let (snapshot, done) = report.withLock { report -> (Report, Bool) in
+                        switch outcome {
+                        case .completed: report.completed.append(source)
+                        case .skipped: report.skipped.append(source)
+                        case .failed(let error): report.failed.append((source, error))
+                        }
+                        return (report, report.finishedCount == total)
                     }
-                    return report
+                    progress?(snapshot, source, outcome, total)
+                    if done { continuation.resume(returning: snapshot) }
                 }
-                progress?(snapshot, source, outcome, total)
-                startNext()
+                let ordered = sources.filter { unique[pipeline.cacheKey(for: $0)] != nil }
+                queue.withLock { queue in
+                    for (key, source) in unique { queue.listen(key: key, source: source, listener) }
+                }
+                startPrefetching(with: ordered)
             }
+        } onCancel: {
+            stopPrefetching(with: Array(unique.values))
         }
-        return report.withLock { $0 }
     }
 
-    private func prefetch(_ source: ImageSource, resolved: OspreyOptions) async -> Outcome {
-        if isStopped || Task.isCancelled { return .skipped }
+    /// Starts the request for a source taken off the queue.
+    private func launch(_ start: PrefetchQueue.Start) {
+        let resolved = pipeline.resolvedOptions(options)
         if resolved.cachePolicy.readsCache {
-            switch pipeline.cachedType(for: source, options: options) {
-            case .memory: return .skipped
-            case .disk where !promotesDiskHitsToMemory: return .skipped
+            switch pipeline.cachedType(for: start.source, options: options) {
+            case .memory: return finish(start, .skipped)
+            case .disk where !promotesDiskHitsToMemory: return finish(start, .skipped)
             default: break
             }
         }
-        do {
-            _ = try await pipeline.image(for: source, options: options)
-            return .completed
-        } catch {
-            if error.isCancellation { return .skipped }
-            return .failed(error)
+        let task = pipeline.loadImage(with: start.source, options: options) { [self] result in
+            switch result {
+            case .success: finish(start, .completed)
+            case .failure(let error): finish(start, error.isCancellation ? .skipped : .failed(error))
+            }
         }
+        // Stopped while it started: cancelled now that there is a task to cancel.
+        if queue.withLock({ $0.started(start, task: task) }) { task.cancel() }
+    }
+
+    private func finish(_ start: PrefetchQueue.Start, _ outcome: Outcome) {
+        let (listeners, starts) = queue.withLock { queue in (queue.finish(start), queue.startable()) }
+        listeners.forEach { $0(start.source, outcome) }
+        starts.forEach(launch)
     }
 }

@@ -84,9 +84,9 @@ struct DiskStoreGateTests {
             }
         }
         let store = Task { try await storage.store(Data([7]), forKey: "k") }
-        try await eventually("one inline store", within: .seconds(10)) { storage.gate.withLock { $0.inlineStores } == 1 }
+        try await eventually("one inline store") { storage.gate.withLock { $0.inlineStores } == 1 }
         let removal = Task { try await storage.removeAll() }
-        try await eventually("the barrier to wait", within: .seconds(10)) { storage.gate.withLock { $0.barrierWaiting } }
+        try await eventually("the barrier to wait") { storage.gate.withLock { $0.barrierWaiting } }
         release.signal()
         try await store.value("the store")
         try await removal.value("removeAll")

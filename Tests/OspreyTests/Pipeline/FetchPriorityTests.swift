@@ -4,7 +4,7 @@ import Testing
 
 @testable import Osprey
 
-@Suite("Pipeline: a shared fetch downloads at the highest priority of its requests", .timeLimit(.minutes(2)))
+@Suite("Pipeline: a shared fetch downloads at the highest priority of its requests; a task's priority can change", .timeLimit(.minutes(2)))
 struct FetchPriorityTests {
     @Test("a request of higher priority joining a queued fetch moves its download up the queue")
     func joinRaisesDownload() async throws {
@@ -38,5 +38,70 @@ struct FetchPriorityTests {
             #expect(order == ["/image/prio-b", "/image/prio-a"])
             await cache.diskStorage.waitForPendingWork()
         }
+    }
+
+    /// One download slot held by a gated download; `queue` starts the requests (each must queue
+    /// one download, `downloads` in all), `change` runs once they are queued, then the slot
+    /// opens: the order in which the `/image/` paths were downloaded.
+    private func order(
+        gate: String, downloads: Int, queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask], change: ([ImageTask]) -> Void
+    ) async throws -> [String] {
+        var order: [String] = []
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-priority-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withLoopback { server, loader in
+            let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
+            let cache = ImageCache(name: "priority", diskConfig: DiskStorage.Config(name: "priority", directory: directory))
+            let pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader))
+            let blocker = Collector<DownloadOutcome>()
+            downloader.download(server.url("/gated/\(gate)/blocker")) { blocker.append($0) }
+            #expect(await server.waitUntil { $0.hits["/gated/\(gate)/blocker"] == 1 })
+            let done = Collector<Bool>()
+            let tasks = queue(pipeline, server, done)
+            try await eventually("\(downloads) queued downloads") { downloader.queuedCount == downloads }
+            change(tasks)
+            server.openGate(gate)
+            _ = await blocker.wait(for: 1)
+            #expect(await done.wait(for: tasks.count).allSatisfy { $0 })
+            order = server.snapshot.log.filter { $0.hasPrefix("/image/") }
+            await cache.diskStorage.waitForPendingWork()
+        }
+        return order
+    }
+
+    @Test("raising a task's priority moves its queued download up: the last queued, raised to very high, downloads first")
+    func raisingMovesUp() async throws {
+        let order = try await order(gate: "raise", downloads: 2) { pipeline, server, done in
+            ["/image/raise-a", "/image/raise-b"].map { path in
+                pipeline.loadImage(with: .url(server.url(path)), options: [.downloadPriority(.low)]) { done.append((try? $0.get()) != nil) }
+            }
+        } change: { tasks in
+            #expect(tasks[1].priority == .low)
+            tasks[1].priority = .veryHigh
+            #expect(tasks[1].priority == .veryHigh)
+        }
+        #expect(order == ["/image/raise-b", "/image/raise-a"])
+    }
+
+    @Test("a shared fetch keeps the highest priority of its tasks: lowering one of two keeps it, lowering both lets the other URL go first")
+    func loweringKeepsTheMax() async throws {
+        // Two tasks on c (two processors, one fetch) at high, one on d at normal.
+        let queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask] = { pipeline, server, done in
+            let c = server.url("/image/lower-c"), d = server.url("/image/lower-d")
+            return [
+                pipeline.loadImage(with: .url(c), options: [.downloadPriority(.high)]) { done.append((try? $0.get()) != nil) },
+                pipeline.loadImage(with: .url(c), options: [.downloadPriority(.high), .processor(ImageProcessors.Grayscale())]) {
+                    done.append((try? $0.get()) != nil)
+                },
+                pipeline.loadImage(with: .url(d), options: [.downloadPriority(.normal)]) { done.append((try? $0.get()) != nil) }
+            ]
+        }
+        let one = try await order(gate: "lower1", downloads: 2, queue: queue) { tasks in tasks[0].priority = .veryLow }
+        #expect(one == ["/image/lower-c", "/image/lower-d"], "the other task on c still wants it at high")
+        let both = try await order(gate: "lower2", downloads: 2, queue: queue) { tasks in
+            tasks[0].priority = .veryLow
+            tasks[1].priority = .low
+        }
+        #expect(both == ["/image/lower-d", "/image/lower-c"], "no task wants c above low any more")
     }
 }

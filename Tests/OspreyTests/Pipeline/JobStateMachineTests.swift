@@ -170,7 +170,7 @@ struct JobStateMachineTests {
 
     @Test("a request's task: completes once; a cancel afterwards stops nothing")
     func taskCompletesOnce() {
-        var machine = TaskMachine(completed: false)
+        var machine = TaskMachine(completed: false, priority: .normal)
         let r13 = machine.setStep(Self.step(1))
         #expect(r13.isNone)
         #expect(!machine.isCompleted && !machine.isCancelled)
@@ -189,7 +189,7 @@ struct JobStateMachineTests {
     @Test("a request's task: cancel hands back the step and the request; then one delivery, the cancellation's or a racing result's")
     func taskCancelThenComplete() throws {
         try withRequest { request in
-            var machine = TaskMachine(completed: false)
+            var machine = TaskMachine(completed: false, priority: .normal)
             let r18 = machine.attach(request)
             #expect(r18)
             _ = machine.setStep(Self.step(2))
@@ -217,7 +217,7 @@ struct JobStateMachineTests {
     @Test("a request's task cancelled before its request is attached: attach refuses, the request delivers its cancellation")
     func taskCancelBeforeAttach() throws {
         try withRequest { request in
-            var machine = TaskMachine(completed: false)
+            var machine = TaskMachine(completed: false, priority: .normal)
             guard case .cancel(let step, let bound) = machine.cancel() else {
                 Issue.record("cancelling a running task is a cancellation")
                 return
@@ -234,7 +234,7 @@ struct JobStateMachineTests {
 
     @Test("a memory hit's task is completed from the start")
     func taskCompletedAtStart() {
-        var machine = TaskMachine(completed: true)
+        var machine = TaskMachine(completed: true, priority: .normal)
         let r25 = machine.markCompleted()
         #expect(machine.isCompleted && !r25)
     }
@@ -255,10 +255,13 @@ struct JobStateMachineTests {
 }
 
 /// Upstream work that nothing is waiting on: the machines never call it.
-private final class NoUpstream: Unsubscribing {
+private final class NoUpstream: SubscribedWork {
     func unsubscribe(_ id: Int) -> Bool {
         Issue.record("a state machine performs no action itself")
         return false
+    }
+    func setPriority(_ priority: DownloadPriority, of id: Int) {
+        Issue.record("a state machine performs no action itself")
     }
 }
 

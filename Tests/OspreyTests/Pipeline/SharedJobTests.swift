@@ -151,13 +151,14 @@ struct SharedJobTests {
 }
 
 /// An upstream stage that records which subscribers left it.
-private final class RecordingUpstream: Unsubscribing {
+private final class RecordingUpstream: SubscribedWork {
     let left: Collector<Int>
     init(_ left: Collector<Int>) { self.left = left }
     func unsubscribe(_ id: Int) -> Bool {
         left.append(id)
         return true
     }
+    func setPriority(_ priority: DownloadPriority, of id: Int) {}
 }
 
 @Suite("Download queue", .timeLimit(.minutes(5)))
