@@ -47,7 +47,8 @@ extension ImagePipeline {
             return job.finish(.success(DeliveredImage(image: image, data: nil, cacheType: .memory)))
         }
         // The fetch runs at the highest download priority of the requests sharing it: this
-        // delivery's is the highest of its own requests', followed as they come, go or change.
+        // delivery's is the highest of its own requests' (a change reaches the fetch through the
+        // delivery's step, and the fetch's download through the fetch's).
         let subscribedAt = job.priority
         let subscription = fetchJobs.subscribe(
             context.fetchKey, priority: subscribedAt,
@@ -63,13 +64,7 @@ extension ImagePipeline {
                 let sameEntry = request.processorIdentifier.isEmpty && request.originalCache === request.cache
                 self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
             })
-        guard let (fetch, id) = subscription else { return }
-        job.setStep(.subscription(fetch, id: id))
-        // The observer reads the delivery's priority again: changes may be told out of order.
-        let now = job.observePriority { [weak job] _ in
-            if let job { fetch.setPriority(job.priority, of: id) }
-        }
-        if now != subscribedAt { fetch.setPriority(now, of: id) }
+        if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id), madeAt: subscribedAt) }
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores; or, for
@@ -252,8 +247,7 @@ extension ImagePipeline {
             guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {
                 let download = downloader.download(
                     resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
-                follow(job, with: download, from: options.priority)
-                return job.setStep(.download(download))
+                return job.setStep(.download(download), madeAt: options.priority)
             }
             options.bodyObserver = { body, expected in previewer.receive(body, expected: expected) }
             let download = downloader.download(
@@ -262,8 +256,7 @@ extension ImagePipeline {
                     self.previews.downloadEnded(fetchKey, previewer)
                     decoded(result)
                 })
-            follow(job, with: download, from: options.priority)
-            job.setStep(.download(download))
+            job.setStep(.download(download), madeAt: options.priority)
         case .provider(let provider):
             job.setStep(
                 .startingTask {
@@ -274,13 +267,6 @@ extension ImagePipeline {
                     }
                 })
         }
-    }
-
-    /// Keeps `download` at the priority of fetch `job` (the highest of the requests sharing it),
-    /// which may have changed since the download started at `started`.
-    private func follow(_ job: FetchJob, with download: DownloadTask, from started: DownloadPriority) {
-        let now = job.observePriority { download.priority = $0 }
-        if now != started { download.priority = now }
     }
 
     /// Decodes the fetched bytes (in full, or with `plan` folded in) on the processing queue and

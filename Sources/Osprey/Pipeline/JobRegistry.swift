@@ -70,7 +70,7 @@ package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Send
             return (job, SharedJob<Key, Value>.firstID)
         case .waiting(let job, let id, let notice):
             // Outside the lock: the work's observer may take locks of its own (the downloader's).
-            notice.map { $0.observer($0.priority) }
+            SharedJob<Key, Value>.tell(notice)
             return (job, id)
         case .finished(let outcome):
             completion(outcome)

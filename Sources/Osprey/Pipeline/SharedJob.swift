@@ -35,8 +35,8 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
     typealias ProgressHandler = JobProgressHandler
     /// Told the job's new priority when it changes.
     typealias PriorityObserver = @Sendable (DownloadPriority) -> Void
-    /// A change of the job's priority, to tell its observer outside the lock.
-    typealias PriorityNotice = (observer: PriorityObserver, priority: DownloadPriority)
+    /// A change of the job's priority, to tell its observer and its step outside the lock.
+    typealias PriorityNotice = (observer: PriorityObserver?, step: PendingStep?, priority: DownloadPriority)
 
     /// Guarded by the registry's lock, so exclusive without the runtime's check.
     @exclusivity(unchecked) private var machine: StateMachine
@@ -68,13 +68,22 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
     }
 
     /// Runs a transition that may change the job's priority, with the registry's lock held by
-    /// the caller; with the change to tell the work's observer (outside the lock), if any.
+    /// the caller; with the change to tell (``tell(_:)``, outside the lock) the work's observer
+    /// and the step it waits on (a subscription upstream, a download), if any: so the highest
+    /// priority of the waiting subscribers reaches every stage below.
     @inline(__always)
     func changing<Answer>(_ body: (inout StateMachine) -> Answer) -> (Answer, notice: PriorityNotice?) {
         let before = machine.priority
         let answer = body(&machine)
-        guard machine.priority != before, let observer = machine.priorityObserver else { return (answer, nil) }
-        return (answer, (observer, machine.priority))
+        guard machine.priority != before, machine.priorityObserver != nil || machine.step != nil else { return (answer, nil) }
+        return (answer, (machine.priorityObserver, machine.step, machine.priority))
+    }
+
+    /// Tells a priority change to the work's observer and step.
+    static func tell(_ notice: PriorityNotice?) {
+        guard let notice else { return }
+        notice.observer?(notice.priority)
+        notice.step?.setPriority(notice.priority)
     }
 
     /// Removes subscriber `id`; its completion will not be called. The last subscriber leaving
@@ -93,7 +102,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
         case .none:
             return false
         case .left:
-            notice.map { $0.observer($0.priority) }
+            Self.tell(notice)
             return true
         case .cancelWork(let step):
             step?.cancel()
@@ -106,7 +115,7 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
 
     /// Sets subscriber `id`'s priority, telling the work's observer if the job's changes.
     func setPriority(_ priority: DownloadPriority, of id: Int) {
-        registry.jobs.withLock { _ in changing { $0.setPriority(priority, of: id) } }.notice.map { $0.observer($0.priority) }
+        Self.tell(registry.jobs.withLock { _ in changing { $0.setPriority(priority, of: id) } }.notice)
     }
 
     /// Calls `observer` with the job's new priority whenever it changes from now on, until the
@@ -130,6 +139,18 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
     /// never before (which would leave the newer step running when the job is abandoned).
     func setStep(_ step: @autoclosure () -> PendingStep) {
         if case .cancel(let step) = withMachine({ $0.setStep(step()) }) { step.cancel() }
+    }
+
+    /// ``setStep(_:)`` for a step made at `priority` (a subscription upstream, a download): told
+    /// the job's priority when it changed before the step was recorded (later changes reach it
+    /// through ``changing(_:)``).
+    func setStep(_ step: @autoclosure () -> PendingStep, madeAt priority: DownloadPriority) {
+        let (action, made, now) = withMachine { machine -> (StateMachine.SetStepAction, PendingStep, DownloadPriority) in
+            let made = step()
+            return (machine.setStep(made), made, machine.priority)
+        }
+        if case .cancel(let step) = action { return step.cancel() }
+        if now != priority { made.setPriority(now) }
     }
 
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
