@@ -8,43 +8,33 @@ import Testing
 struct FetchPriorityTests {
     @Test("a request of higher priority joining a queued fetch moves its download up the queue")
     func joinRaisesDownload() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-priority-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await withLoopback { server, loader in
-            let downloader = makeDownloader(loader) { $0.maximumConcurrentDownloads = 1 }
-            let cache = ImageCache(name: "priority", diskConfig: DiskStorage.Config(name: "priority", directory: directory))
-            let pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader))
-            // One slot, held by a gated download.
-            let blocker = Collector<DownloadOutcome>()
-            downloader.download(server.url("/gated/prio/blocker")) { blocker.append($0) }
-            #expect(await server.waitUntil { $0.hits["/gated/prio/blocker"] == 1 })
-            let a = server.url("/image/prio-a"), b = server.url("/image/prio-b")
-            let first = Task { try await pipeline.image(for: .url(a), options: [.downloadPriority(.normal)]) }
-            try await eventually("1 queued download") { downloader.queuedCount == 1 }
-            let low = Task { try await pipeline.image(for: .url(b), options: [.downloadPriority(.low)]) }
-            // Another processor: its own delivery, the same fetch; it raises b above a.
-            let urgent = Task {
-                try await pipeline.image(
-                    for: .url(b), options: [.downloadPriority(.veryHigh), .processor(ImageProcessors.Grayscale())])
+        let order = try await order(gate: "prio", downloads: 2) { pipeline, server, done in
+            ["/image/prio-a", "/image/prio-b"].map { path in
+                pipeline.loadImage(with: .url(server.url(path)), options: [.downloadPriority(path.hasSuffix("a") ? .normal : .low)]) {
+                    done.append((try? $0.get()) != nil)
+                }
             }
-            let bKey: (HashedKey<FetchJobKey>) -> Bool = { ($0.key.url ?? $0.key.cacheKey) == b.absoluteString }
-            try await eventually("2 requests on the fetch of b") { pipeline.fetchJobs.waitingCount(where: bKey) == 2 }
-            try await eventually("2 queued downloads") { downloader.queuedCount == 2 }
-            server.openGate("prio")
-            _ = await blocker.wait(for: 1)
-            _ = try await [first.value("the first request"), low.value("the low-priority request"), urgent.value("the urgent request")]
-            let log = server.snapshot.log
-            let order = log.filter { $0.hasPrefix("/image/prio-") }
-            #expect(order == ["/image/prio-b", "/image/prio-a"])
-            await cache.diskStorage.waitForPendingWork()
+        } change: { pipeline, server, done, _ in
+            // Another processor: its own delivery, the same queued fetch; it raises b above a.
+            let b = server.url("/image/prio-b")
+            let urgent = pipeline.loadImage(with: .url(b), options: [.downloadPriority(.veryHigh), .processor(ImageProcessors.Grayscale())]) {
+                done.append((try? $0.get()) != nil)
+            }
+            try await eventually("2 requests on the fetch of b") {
+                pipeline.fetchJobs.waitingCount(where: { ($0.key.url ?? $0.key.cacheKey) == b.absoluteString }) == 2
+            }
+            return [urgent]
         }
+        #expect(order == ["/image/prio-b", "/image/prio-a"])
     }
 
-    /// One download slot held by a gated download; `queue` starts the requests (each must queue
-    /// one download, `downloads` in all), `change` runs once they are queued, then the slot
-    /// opens: the order in which the `/image/` paths were downloaded.
+    /// One download slot held by a gated download; `queue` starts the requests (queueing
+    /// `downloads` downloads in all), `change` runs once they are queued (and may start more
+    /// requests, returned), then the slot opens: the order in which the `/image/` paths were
+    /// downloaded.
     private func order(
-        gate: String, downloads: Int, queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask], change: ([ImageTask]) -> Void
+        gate: String, downloads: Int, queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask],
+        change: (ImagePipeline, LoopbackServer, Collector<Bool>, [ImageTask]) async throws -> [ImageTask]
     ) async throws -> [String] {
         var order: [String] = []
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-priority-\(UUID().uuidString)")
@@ -59,10 +49,10 @@ struct FetchPriorityTests {
             let done = Collector<Bool>()
             let tasks = queue(pipeline, server, done)
             try await eventually("\(downloads) queued downloads") { downloader.queuedCount == downloads }
-            change(tasks)
+            let more = try await change(pipeline, server, done, tasks)
             server.openGate(gate)
             _ = await blocker.wait(for: 1)
-            #expect(await done.wait(for: tasks.count).allSatisfy { $0 })
+            #expect(await done.wait(for: tasks.count + more.count).allSatisfy { $0 })
             order = server.snapshot.log.filter { $0.hasPrefix("/image/") }
             await cache.diskStorage.waitForPendingWork()
         }
@@ -75,10 +65,11 @@ struct FetchPriorityTests {
             ["/image/raise-a", "/image/raise-b"].map { path in
                 pipeline.loadImage(with: .url(server.url(path)), options: [.downloadPriority(.low)]) { done.append((try? $0.get()) != nil) }
             }
-        } change: { tasks in
+        } change: { _, _, _, tasks in
             #expect(tasks[1].priority == .low)
             tasks[1].priority = .veryHigh
             #expect(tasks[1].priority == .veryHigh)
+            return []
         }
         #expect(order == ["/image/raise-b", "/image/raise-a"])
     }
@@ -96,11 +87,15 @@ struct FetchPriorityTests {
                 pipeline.loadImage(with: .url(d), options: [.downloadPriority(.normal)]) { done.append((try? $0.get()) != nil) }
             ]
         }
-        let one = try await order(gate: "lower1", downloads: 2, queue: queue) { tasks in tasks[0].priority = .veryLow }
+        let one = try await order(gate: "lower1", downloads: 2, queue: queue) { _, _, _, tasks in
+            tasks[0].priority = .veryLow
+            return []
+        }
         #expect(one == ["/image/lower-c", "/image/lower-d"], "the other task on c still wants it at high")
-        let both = try await order(gate: "lower2", downloads: 2, queue: queue) { tasks in
+        let both = try await order(gate: "lower2", downloads: 2, queue: queue) { _, _, _, tasks in
             tasks[0].priority = .veryLow
             tasks[1].priority = .low
+            return []
         }
         #expect(both == ["/image/lower-d", "/image/lower-c"], "no task wants c above low any more")
     }
