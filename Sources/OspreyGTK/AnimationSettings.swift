@@ -1,6 +1,6 @@
 /// How an ``OspreyPicture`` plays an animated image (GIF, WebP): set
 /// ``OspreyPicture/animationSettings`` before loading. A still image, or one loaded with
-/// ``Osprey/OspreyOption/onlyLoadFirstFrame`` (for lists that should not animate), never plays.
+/// ``Osprey/RequestOption/onlyLoadFirstFrame`` (for lists that should not animate), never plays.
 public struct AnimationSettings: Sendable, Hashable {
     /// Start playing when the image is shown. Default `true`; ``AnimationPlayer/play()`` and
     /// ``AnimationPlayer/pause()`` change it while it plays.

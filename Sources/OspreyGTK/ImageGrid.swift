@@ -40,7 +40,7 @@ public final class ImageGrid {
     private var boundIndex: [ObjectIdentifier: Int] = [:]
 
     private let pipeline: ImagePipeline
-    private let options: [OspreyOption]
+    private let options: [RequestOption]
     private let settings: TargetSettings<OspreyPicture>
     private let placeholder: Image?
     /// The prefetcher for the current scale factor (its options are the cells').
@@ -55,7 +55,7 @@ public final class ImageGrid {
     /// a processor given here runs after the downsample to the cell). `settings` default: the
     /// spinner indicator, a fade, no failure image; `placeholder` default `nil` (an empty cell).
     public init(
-        urls: [URL], cellWidth: Int = 200, cellHeight: Int = 150, pipeline: ImagePipeline = .shared, options: [OspreyOption] = [],
+        urls: [URL], cellWidth: Int = 200, cellHeight: Int = 150, pipeline: ImagePipeline = .shared, options: [RequestOption] = [],
         settings: TargetSettings<OspreyPicture> = TargetSettings(indicator: OspreyPicture.spinner, transition: .fade()),
         placeholder: Image? = nil
     ) {
@@ -89,7 +89,7 @@ public final class ImageGrid {
     private var selfPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
     /// The options every cell and prefetch loads with: a downsample to the cell's pixel size first.
-    public var cellOptions: [OspreyOption] {
+    public var cellOptions: [RequestOption] {
         let downsample = ImageProcessors.Downsample(width: cellWidth * scale, height: cellHeight * scale)
         let given = options.reversed().lazy.compactMap { option -> (any ImageProcessing)? in
             if case .processor(let processor) = option { processor } else { nil }

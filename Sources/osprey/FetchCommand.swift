@@ -132,10 +132,10 @@ struct FetchCommand: AsyncParsableCommand {
     func run() async throws {
         let (pipeline, loader) = pipelineOptions.makePipeline()
         var options = pipelineOptions.requestOptions
-        if forceRefresh { options.append(.forceRefresh) }
-        if onlyFromCache { options.append(.onlyFromCache) }
-        if memoryOnly { options.append(.cacheMemoryOnly) }
-        if refreshCached { options.append(.refreshCached) }
+        if forceRefresh { options.append(.cachePolicy(.reload)) }
+        if onlyFromCache { options.append(.cachePolicy(.cacheOnly)) }
+        if memoryOnly { options.append(.storage(.memory)) }
+        if refreshCached { options.append(.cachePolicy(.revalidate)) }
         if previews { options.append(.progressiveJPEG(ProgressiveJPEG(interval: previewInterval))) }
         if let out { try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
         let json = self.json
@@ -190,7 +190,7 @@ struct FetchCommand: AsyncParsableCommand {
         var printPreview: (@Sendable (Line) -> Void)?
     }
 
-    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [OspreyOption], output: Output) async -> Line {
+    private static func fetch(_ argument: String, pipeline: ImagePipeline, options: [RequestOption], output: Output) async -> Line {
         let spec = output.spec
         let clock = ContinuousClock()
         let start = clock.now

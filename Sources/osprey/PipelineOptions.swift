@@ -59,16 +59,16 @@ struct PipelineOptions: ParsableArguments {
     /// spec's quality, default 80), which then holds them: the cached bytes are the output file.
     /// An output format that cannot animate (JPEG, PNG, AVIF) decodes only the first frame of an
     /// animation, the one it would keep.
-    var requestOptions: [OspreyOption] {
+    var requestOptions: [RequestOption] {
         let spec = self.spec
         // Why nothing in memory: a memory cache held images no later request of the run asked
         // for, and its churn doubled the process's page faults.
-        var options: [OspreyOption] = [
-            .processor(processor), .waitForCache, .returnsData, .memoryCacheExpiration(.expired)
+        var options: [RequestOption] = [
+            .processor(processor), .cacheWrites(.beforeDelivery), .returnsData, .memoryCacheExpiration(.expired)
         ]
         // Why only on request: originals (~100× a thumbnail) filled the size limit and evicted the
         // run's own results (Benchmarks/results/2026-11-28-cli-originals.txt).
-        if keepOriginal { options.append(.cacheOriginalImage) }
+        if keepOriginal { options.append(.originalStorage(.disk)) }
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))
             if !format.supportsAnimation { options.append(.onlyLoadFirstFrame) }

@@ -36,7 +36,7 @@ extension GTKTargetTests {
             let window = await GTKHarness.window(picture.widget, width: 80, height: 60)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let results = Results()
-            let options: [OspreyOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
+            let options: [RequestOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
             picture.osprey.setImage(
                 with: .url(origin.url("/gated/prog")), options: options, pipeline: pipeline,
                 completion: { results.all.append($0) })

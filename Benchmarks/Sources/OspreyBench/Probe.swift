@@ -10,7 +10,7 @@ func probe2(_ arguments: [String]) async throws {
     let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 5 : 5
     let png = try tinyPNG()
     let image = try tinyImage()
-    let options: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh, .callbackQueue(.immediate)]
+    let options: [RequestOption] = [.storage(.memory), .cachePolicy(.memoryOrLoad), .callbackQueue(.immediate)]
     var immediate = DownloadOptions()
     immediate.callbackQueue = .immediate
     for round in 0..<rounds {
@@ -32,7 +32,7 @@ func probe2(_ arguments: [String]) async throws {
                 configuration: .init(
                     cache: benchCache("probe"), downloader: ImageDownloader(loader: InstantLoader(data: png)),
                     decoder: EmptyDecoder(image: image)))
-            let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
+            let memoryOnly: [RequestOption] = [.storage(.memory), .cachePolicy(.memoryOrLoad)]
             seconds = try await time {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for source in sources { group.addTask { blackHole(try await pipeline.image(for: source, options: memoryOnly)) } }

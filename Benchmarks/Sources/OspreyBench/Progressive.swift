@@ -105,7 +105,7 @@ private func progressiveLoad(port: Int, loader: DataLoader, mode: PreviewMode, r
         configuration: .init(
             cache: benchCache("progressive-\(round)-\(mode)"), downloader: ImageDownloader(loader: loader), decoder: decoder))
     let url = URL(string: "http://127.0.0.1:\(port)/progressive.jpg?r=\(round)-\(UUID().uuidString)")!
-    let options: [OspreyOption] = mode == .none ? [.cacheMemoryOnly] : [.progressiveJPEG(), .cacheMemoryOnly]
+    let options: [RequestOption] = mode == .none ? [.storage(.memory)] : [.progressiveJPEG(), .storage(.memory)]
     var load = ProgressiveLoad()
     let clock = ContinuousClock()
     let cpuBefore = processCPUSeconds()

@@ -55,9 +55,9 @@ func scenario2(reps: Int) async throws -> [Figure] {
     // CPU seconds of the whole process (every thread) per request, for the rows started at once:
     // less moved by other work on a shared machine than their wall time.
     var concCPU: [Double] = [], callbackCPU: [Double] = [], downloaderCPU: [Double] = []
-    let options: [OspreyOption] = [.cacheMemoryOnly]
+    let options: [RequestOption] = [.storage(.memory)]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
-    let memoryOnly: [OspreyOption] = [.cacheMemoryOnly, .fromMemoryCacheOrRefresh]
+    let memoryOnly: [RequestOption] = [.storage(.memory), .cachePolicy(.memoryOrLoad)]
     // S2_ROWS (default all): a comma-separated subset of decode, seq, mem, group, callback,
     // downloader, so that a process-wide counter (perf stat) sees one row alone.
     let rows = Set(
@@ -74,7 +74,7 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 decoder: EmptyDecoder(image: image)))
     }
     // One request at a time, each awaited before the next: µs per request.
-    func oneAtATime(_ path: String, _ cache: String, _ options: [OspreyOption]) async throws -> Double {
+    func oneAtATime(_ path: String, _ cache: String, _ options: [RequestOption]) async throws -> Double {
         let sources = missSources(path, n)
         let pipeline = missPipeline(cache)
         return try await time {
@@ -157,7 +157,7 @@ func scenario2(reps: Int) async throws -> [Figure] {
         Figure(
             scenario: 2, name: "miss, one at a time, memory cache only", unit: "µs/request", samples: memT,
             baseline: "with disk lookups", baselineSamples: seqT, goal: goal, goalMet: { $0.median <= 5 },
-            note: "options .cacheMemoryOnly + .fromMemoryCacheOrRefresh: no disk lookups, as in Nuke's benchmark (no disk cache)"),
+            note: "options .storage(.memory) + .cachePolicy(.memoryOrLoad): no disk lookups, as in Nuke's benchmark (no disk cache)"),
         Figure(
             scenario: 2, name: "miss, \(concurrent) started at once (wall/n), memory cache only", unit: "µs/request", samples: concT,
             baseline: "decode alone", baselineSamples: decodeT, goal: goal, goalMet: { $0.median <= 5 },
@@ -289,7 +289,7 @@ final class BareDict: Sendable {
 /// the mean number of older children not yet received when one is. The Swift runtime detaches a
 /// received child by walking the group's child list from its oldest, so this is the mean walk
 /// (a diagnostic of scenario 2's task-group row, run with S2_ORDER=1; not timed).
-func reportCompletionOrder(_ sources: [ImageSource], _ pipeline: ImagePipeline, _ options: [OspreyOption]) async throws {
+func reportCompletionOrder(_ sources: [ImageSource], _ pipeline: ImagePipeline, _ options: [RequestOption]) async throws {
     let again = sources.map { ImageSource.url(URL(string: $0.cacheKey + "?again")!) }
     var order: [Int] = []
     order.reserveCapacity(again.count)

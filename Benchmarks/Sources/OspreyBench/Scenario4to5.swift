@@ -179,7 +179,7 @@ func scenario5(reps: Int, origin: OriginProcess) async throws -> [Figure] {
             try await time {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for i in 0..<requests {
-                        group.addTask { blackHole(try await pipeline.image(for: sources[i % distinct], options: [.cacheMemoryOnly])) }
+                        group.addTask { blackHole(try await pipeline.image(for: sources[i % distinct], options: [.storage(.memory)])) }
                     }
                     try await group.waitForAll()
                 }

@@ -66,7 +66,7 @@ func ospreyRun(urls: [String], concurrency: Int) async throws -> RunResult {
     let loader = DataLoader()
     let cache = benchCache("e2e", serializer: ThumbnailJPEGSerializer())
     let pipeline = ImagePipeline(cache: cache, downloader: ImageDownloader(loader: loader))
-    let options: [OspreyOption] = [.processor(thumbnailChain), .decodingOptions(e2eDecoding), .waitForCache]
+    let options: [RequestOption] = [.processor(thumbnailChain), .decodingOptions(e2eDecoding), .cacheWrites(.beforeDelivery)]
     let sources = urls.map { ImageSource.url(URL(string: $0)!) }
     resetPeakRSS()
     let seconds = try await time {

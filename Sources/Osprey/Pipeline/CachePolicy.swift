@@ -1,8 +1,7 @@
-/// How a request uses what is cached before it loads (``OspreyOptions/cachePolicy``), one state
-/// instead of Kingfisher's four flags, so that no two of them can contradict each other. The
-/// option list keeps Kingfisher's names: ``OspreyOption/forceRefresh`` is ``reload``,
-/// ``OspreyOption/onlyFromCache`` is ``cacheOnly``, ``OspreyOption/fromMemoryCacheOrRefresh`` is
-/// ``memoryOrLoad`` and ``OspreyOption/refreshCached`` is ``revalidate``.
+/// How a request uses what is cached before it loads (``ResolvedOptions/cachePolicy``), one state
+/// instead of Kingfisher's four flags, so that no two of them can contradict each other:
+/// Kingfisher's `forceRefresh` is ``reload``, `onlyFromCache` is ``cacheOnly``,
+/// `fromMemoryCacheOrRefresh` is ``memoryOrLoad`` and `refreshCached` is ``revalidate``.
 public enum CachePolicy: Sendable, Hashable {
     /// The memory cache, then the disk cache, then load. The default.
     case useCached
@@ -27,7 +26,7 @@ public enum CachePolicy: Sendable, Hashable {
 }
 
 /// Whether a target looks in the disk cache before `setImage` returns
-/// (``OspreyOptions/diskLookup``).
+/// (``ResolvedOptions/diskLookup``).
 public enum DiskLookup: Sendable, Hashable {
     /// The disk cache is read off the calling thread; a disk hit shows on a later turn. The default.
     case asynchronous

@@ -26,7 +26,7 @@ struct FetchJobKey: Hashable, Sendable {
     /// The `unshared` part of a key for `options`: 0 when they can share work, else a number no
     /// other request has (a request modifier, response data modifier, redirect handler or retry
     /// strategy is a closure, which cannot be compared).
-    static func unshared(_ options: OspreyOptions) -> UInt64 {
+    static func unshared(_ options: ResolvedOptions) -> UInt64 {
         let hasClosures =
             options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Animations delivered as their first frame and a frame decoder
-/// (``OspreyOptions/animationFramesOnDemand``), so that a player holds the frames it buffers, not
+/// (``ResolvedOptions/animationFramesOnDemand``), so that a player holds the frames it buffers, not
 /// every frame's pixels.
 extension ImagePipeline {
     /// Whether `options` ask for frames on demand and ask for nothing the frames would have to go
     /// through: no processor but downsamples (frames stay full size), no image modifier, no
     /// thumbnail, scale-down limit or first-frame-only decode.
-    static func decodesFramesOnDemand(_ options: OspreyOptions) -> Bool {
+    static func decodesFramesOnDemand(_ options: ResolvedOptions) -> Bool {
         guard options.animationFramesOnDemand, options.imageModifier == nil else { return false }
         let decoding = options.decodingOptions
         guard !decoding.firstFrameOnly, decoding.thumbnail == nil, decoding.scaleDownLimitBytes == nil else { return false }

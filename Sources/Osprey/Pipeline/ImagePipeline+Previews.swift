@@ -5,7 +5,7 @@ import Foundation
 /// coalesced on that download (``PreviewRegistry``).
 extension ImagePipeline {
     /// Previews, then the final image, for `source` (the final image alone for a cache hit, a
-    /// source that is not a progressive JPEG, or without ``OspreyOption/progressiveJPEG(_:)`` in
+    /// source that is not a progressive JPEG, or without ``RequestOption/progressiveJPEG(_:)`` in
     /// `items` or the pipeline's default options). Each preview has ``ImageResult/isPreview`` set
     /// and the final image's size; the stream ends after the final image, or throws the
     /// request's ``OspreyError``. No preview follows the final image. Ending the iteration (or
@@ -16,7 +16,7 @@ extension ImagePipeline {
     ///     show(result.image)
     /// }
     /// ```
-    public func images(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageResult, any Error> {
+    public func images(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageResult, any Error> {
         var miss: ResolvedRequest?
         let hit = resolve(source, items: items, miss: &miss)
         let request = miss

@@ -68,7 +68,7 @@ extension ImagePipeline {
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores; or, for
-    /// an animation asked for with ``OspreyOptions/animationFramesOnDemand``, delivers its first
+    /// an animation asked for with ``ResolvedOptions/animationFramesOnDemand``, delivers its first
     /// frame and its frame decoder (``deliverFramesOnDemand(_:fetched:for:_:)``).
     private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         if fetched.image == nil, let data = fetched.data, context.framesOnDemand,
@@ -296,9 +296,9 @@ extension ImagePipeline {
         context.options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 
-    /// Where work for a request with `options` runs: its ``OspreyOptions/processingQueue``, else
+    /// Where work for a request with `options` runs: its ``ResolvedOptions/processingQueue``, else
     /// the pipeline's own place (``defaultPlace``).
-    func processingPlace(_ options: OspreyOptions) -> ProcessingPlace {
+    func processingPlace(_ options: ResolvedOptions) -> ProcessingPlace {
         options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 

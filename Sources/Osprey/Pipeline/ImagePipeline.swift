@@ -30,8 +30,8 @@ public final class ImagePipeline: Sendable {
         public var cache: ImageCache
         /// The downloader for network sources. Default ``ImageDownloader/default``.
         public var downloader: ImageDownloader
-        /// Options every request starts from; per-call ``OspreyOption``s override them. Default: all defaults.
-        public var defaultOptions: OspreyOptions
+        /// Options every request starts from; per-call ``RequestOption``s override them. Default: all defaults.
+        public var defaultOptions: ResolvedOptions
         /// Maps a URL to its cache key for network sources whose key was not set explicitly, e.g. to
         /// drop the signature of an expiring URL. Default `nil`: the absolute string.
         public var cacheKeyFilter: (@Sendable (URL) -> String)?
@@ -46,7 +46,7 @@ public final class ImagePipeline: Sendable {
         /// service does not change a thread's priority). Then, on a busy machine, a UI's main
         /// thread gets the cores before the decodes: what keeps a scrolling GTK grid smooth.
         /// Threads libvips starts from them inherit the value. Downloads (async-http-client's
-        /// event loop), cache reads and a request's own ``OspreyOptions/processingQueue`` are not affected.
+        /// event loop), cache reads and a request's own ``ResolvedOptions/processingQueue`` are not affected.
         /// Default ``defaultProcessingThreadNice``: `nil` (no threads of its own) unless a program
         /// set it, as `OspreyApplication.initialize()` of OspreyGTK does (10).
         public var processingThreadNice: Int32?
@@ -76,7 +76,7 @@ public final class ImagePipeline: Sendable {
         /// A configuration; every argument has the default documented on its property.
         public init(
             cache: ImageCache = .default, downloader: ImageDownloader = .default,
-            defaultOptions: OspreyOptions = OspreyOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
+            defaultOptions: ResolvedOptions = ResolvedOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
             processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
             decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger,
             processingThreadNice: Int32? = Configuration.defaultProcessingThreadNice
@@ -147,7 +147,7 @@ public final class ImagePipeline: Sendable {
     /// the global pool and back, no async frame; a hit from the main actor stays on it). A miss
     /// continues on the global concurrent executor.
     @inlinable
-    public nonisolated(nonsending) func image(for source: ImageSource, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+    public nonisolated(nonsending) func image(for source: ImageSource, options items: [RequestOption] = []) async throws(OspreyError) -> ImageResult {
         var request: ResolvedRequest?
         if let hit = resolve(source, items: items, miss: &request) { return hit }
         return try await retrieveMiss(request)
@@ -185,19 +185,19 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The image for `url` (a network source with the default cache key).
-    public nonisolated(nonsending) func image(for url: URL, options items: [OspreyOption] = []) async throws(OspreyError) -> ImageResult {
+    public nonisolated(nonsending) func image(for url: URL, options items: [RequestOption] = []) async throws(OspreyError) -> ImageResult {
         try await image(for: .url(url), options: items)
     }
 
     /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
     /// The image modifier is applied.
-    public func cachedImage(for source: ImageSource, options items: [OspreyOption] = []) -> Image? {
+    public func cachedImage(for source: ImageSource, options items: [RequestOption] = []) -> Image? {
         if items.isEmpty { return memoryImage(source, options: configuration.defaultOptions) }
         return memoryImage(source, options: configuration.defaultOptions.merging(items))
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
-    public func cachedType(for source: ImageSource, options items: [OspreyOption] = []) -> CacheType {
+    public func cachedType(for source: ImageSource, options items: [RequestOption] = []) -> CacheType {
         let options = resolvedOptions(items)
         let cache = options.targetCache ?? configuration.cache
         return cache.imageCachedType(forKey: cacheKey(for: source), processorIdentifier: options.processor.identifier)
@@ -206,7 +206,7 @@ public final class ImagePipeline: Sendable {
     /// A stream of progress and results for `source`: one ``ImageEvent/finished(_:)``, or two with
     /// ``CachePolicy/revalidate`` when the server had a new image. Ending the iteration (or
     /// cancelling its task) cancels the request.
-    public func imageEvents(for source: ImageSource, options items: [OspreyOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
+    public func imageEvents(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
         var miss: ResolvedRequest?
         let hit = resolve(source, items: items, miss: &miss)
         let request = miss
@@ -257,7 +257,7 @@ public final class ImagePipeline: Sendable {
     ///
     /// `preview` (default `nil`) gets each progressive preview (``ImageResult/isPreview``) on the
     /// callback queue before the result, when the options include
-    /// ``OspreyOption/progressiveJPEG(_:)`` and the source downloads as a progressive JPEG: what a
+    /// ``RequestOption/progressiveJPEG(_:)`` and the source downloads as a progressive JPEG: what a
     /// target shows while the image loads. On a serial callback queue (the default) no preview
     /// comes after the result; on `.immediate` one may run while the result is delivered. A
     /// request that joins a download after it started gets the previews from then on, if a
@@ -267,7 +267,7 @@ public final class ImagePipeline: Sendable {
     ///   ``OspreyError/PipelineReason/cancelled(source:)``.
     @discardableResult
     public func loadImage(
-        with source: ImageSource, options items: [OspreyOption] = [],
+        with source: ImageSource, options items: [RequestOption] = [],
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
@@ -286,7 +286,7 @@ public final class ImagePipeline: Sendable {
     /// ``loadImage(with:options:progress:preview:completion:)`` with its options resolved
     /// (`options` is `boxed.value`).
     private func loadImage(
-        with source: ImageSource, options: OspreyOptions, boxed: SharedOptions,
+        with source: ImageSource, options: ResolvedOptions, boxed: SharedOptions,
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)?,
         preview: (@Sendable (ImageResult) -> Void)?,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
@@ -330,7 +330,7 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.
-    func memoryImage(_ source: ImageSource, options: OspreyOptions) -> Image? {
+    func memoryImage(_ source: ImageSource, options: ResolvedOptions) -> Image? {
         guard options.cachePolicy.readsCache else { return nil }
         let key = ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
         guard case .hit(let image) = memoryLookup(key, options: options) else { return nil }

@@ -13,7 +13,7 @@ final class PipelineRequest: Sendable {
     /// The request as its entry point resolved it (source, options, caches, keys, downloader).
     let request: ResolvedRequest
     var source: ImageSource { request.source }
-    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
+    var options: ResolvedOptions { _read { yield request.sharedOptions.value } }
     let task: ImageTask
     let progress: JobProgressHandler?
     /// Gets the revalidated result with ``CachePolicy/revalidate`` (or `nil`: none comes).

@@ -2,7 +2,7 @@ import Foundation
 
 /// Progressive previews of progressive JPEGs while they download (Kingfisher's
 /// `ImageProgressive`, SDWebImage's `progressiveLoad`), set per request with
-/// ``OspreyOption/progressiveJPEG(_:)``. Off by default: a request without the option decodes
+/// ``RequestOption/progressiveJPEG(_:)``. Off by default: a request without the option decodes
 /// once, when the last byte has arrived.
 ///
 /// With the option, a network download whose body is a progressive JPEG (SOF2) is watched as it

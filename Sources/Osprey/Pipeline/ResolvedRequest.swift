@@ -12,7 +12,7 @@ final class ResolvedRequest: Sendable {
     let source: ImageSource
     /// The request's options, boxed once and shared with its stages (``SharedOptions``).
     let sharedOptions: SharedOptions
-    var options: OspreyOptions { _read { yield sharedOptions.value } }
+    var options: ResolvedOptions { _read { yield sharedOptions.value } }
     /// Where the processed image is looked up and stored (the options' target cache, else the pipeline's).
     let cache: ImageCache
     /// Where the original is looked up and stored (the options' original cache, else `cache`).
@@ -68,7 +68,7 @@ extension ImagePipeline {
     /// memory when it can: the hit, or `nil` with `miss` set to the resolved request.
     /// (An optional result, not an enum carrying the request: every hit would pay for moving it.)
     @usableFromInline
-    func resolve(_ source: ImageSource, items: [OspreyOption], miss: inout ResolvedRequest?) -> ImageResult? {
+    func resolve(_ source: ImageSource, items: [RequestOption], miss: inout ResolvedRequest?) -> ImageResult? {
         // Without per-call items the defaults are used in place: no copy of the options on a hit.
         if items.isEmpty { return resolve(source, options: configuration.defaultOptions, boxed: defaultOptionsBox, miss: &miss) }
         // Boxed at once: boxed later (on a miss), the merged options were copied into the box.
@@ -81,7 +81,7 @@ extension ImagePipeline {
     /// ``CachePolicy/revalidate`` does not answer here: its hit also starts the revalidation
     /// (``PipelineRequest`` looks memory up for it).
     @inline(__always)
-    func resolve(_ source: ImageSource, options: OspreyOptions, boxed: SharedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
+    func resolve(_ source: ImageSource, options: ResolvedOptions, boxed: SharedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
@@ -101,7 +101,7 @@ extension ImagePipeline {
     /// The one memory lookup of the pipeline: the processed image under `computedKey` in the
     /// options' target memory cache, or that cache's token for the miss.
     @inline(__always)
-    func memoryLookup(_ computedKey: String, options: OspreyOptions) -> MemoryStorage.Backend<Image>.Lookup {
+    func memoryLookup(_ computedKey: String, options: ResolvedOptions) -> MemoryStorage.Backend<Image>.Lookup {
         // The caches are borrowed, not copied out of an optional: a hit retains nothing it need not.
         if let target = options.targetCache {
             return target.memoryStorage.lookup(forKey: computedKey, extendingExpiration: options.memoryCacheAccessExtendingExpiration)
@@ -110,7 +110,7 @@ extension ImagePipeline {
     }
 
     /// Per-call items over the pipeline's defaults.
-    func resolvedOptions(_ items: [OspreyOption]) -> OspreyOptions {
+    func resolvedOptions(_ items: [RequestOption]) -> ResolvedOptions {
         items.isEmpty ? configuration.defaultOptions : configuration.defaultOptions.merging(items)
     }
 }

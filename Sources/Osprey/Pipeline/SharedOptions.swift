@@ -1,5 +1,5 @@
 /// The resolved options of one request, held once and shared by reference: by the request
-/// (``PipelineRequest``) and by the stages it starts (``StageContext``). ``OspreyOptions`` is a
+/// (``PipelineRequest``) and by the stages it starts (``StageContext``). ``ResolvedOptions`` is a
 /// large value with about twenty references; every copy retains each of them and releases them
 /// again, which the miss profile (benchmark scenario 2) showed among its largest costs.
 ///
@@ -12,9 +12,9 @@
 /// preview listener, revalidation or animation bind them plainly; a copy there is noise.
 @usableFromInline
 final class SharedOptions: Sendable {
-    let value: OspreyOptions
+    let value: ResolvedOptions
 
-    init(_ value: OspreyOptions) {
+    init(_ value: ResolvedOptions) {
         self.value = value
     }
 }

@@ -1,14 +1,14 @@
 import Foundation
 
 /// What every stage of one piece of work needs, allocated once and shared by the stages'
-/// closures (copying ``OspreyOptions`` into each would retain each of its references again).
+/// closures (copying ``ResolvedOptions`` into each would retain each of its references again).
 final class StageContext: Sendable {
     /// The request that started the work, as resolved (its options shared, not copied).
     let request: ResolvedRequest
     var source: ImageSource { request.source }
     /// The source's cache key.
     var key: String { request.key }
-    var options: OspreyOptions { _read { yield request.sharedOptions.value } }
+    var options: ResolvedOptions { _read { yield request.sharedOptions.value } }
     var cache: ImageCache { request.cache }
     var originalCache: ImageCache { request.originalCache }
     let fetchKey: HashedKey<FetchJobKey>

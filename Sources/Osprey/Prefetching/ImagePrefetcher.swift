@@ -43,14 +43,14 @@ public final class ImagePrefetcher: Sendable {
     public let promotesDiskHitsToMemory: Bool
 
     private let pipeline: ImagePipeline
-    private let options: [OspreyOption]
+    private let options: [RequestOption]
     private let queue: Locked<PrefetchQueue>
 
     /// A prefetcher through `pipeline` (default ``ImagePipeline/shared``) with `options` (default
     /// none; `.downloadPriority(.low)` is added unless a priority is given), `maxConcurrentRequests`
     /// (default 5) and `promotesDiskHitsToMemory` (default `false`).
     public init(
-        options: [OspreyOption] = [], pipeline: ImagePipeline = .shared, maxConcurrentRequests: Int = 5,
+        options: [RequestOption] = [], pipeline: ImagePipeline = .shared, maxConcurrentRequests: Int = 5,
         promotesDiskHitsToMemory: Bool = false
     ) {
         self.pipeline = pipeline

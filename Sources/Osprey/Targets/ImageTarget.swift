@@ -41,8 +41,8 @@ public protocol ImageTarget: AnyObject, Sendable {
     nonisolated static func makeContent(for result: ImageResult) -> Content?
 
     /// Whether `setImage` asks for animations as a first frame and a frame decoder
-    /// (``OspreyOptions/animationFramesOnDemand``; a caller's
-    /// ``OspreyOption/animationFramesOnDemand(_:)`` overrides it): only for a target whose
+    /// (``ResolvedOptions/animationFramesOnDemand``; a caller's
+    /// ``RequestOption/animationFramesOnDemand(_:)`` overrides it): only for a target whose
     /// ``makeContent(for:)`` plays the decoder. Default `false`.
     nonisolated static var ospreyDecodesFramesOnDemand: Bool { get }
 

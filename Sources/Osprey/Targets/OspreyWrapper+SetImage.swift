@@ -11,19 +11,19 @@ extension OspreyWrapper {
     /// processed and turned into the widget's content off the main actor; back on the main actor,
     /// in one turn, the result is shown only if this is still the widget's latest request. A failure
     /// (not a cancellation) shows ``TargetSettings/failureImage``. With
-    /// ``OspreyOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
+    /// ``RequestOption/progressiveJPEG(_:)`` in the options, each progressive preview is made into
     /// content off the main actor and shown as it comes (never after the image), and the image
     /// then replaces the last preview without the transition. For a target whose
     /// ``ImageTarget/ospreyDecodesFramesOnDemand`` is `true` (OspreyGTK's `OspreyPicture`),
     /// a loaded animation comes as its first frame and a frame decoder
-    /// (``OspreyOptions/animationFramesOnDemand``). A `nil` source shows the
+    /// (``ResolvedOptions/animationFramesOnDemand``). A `nil` source shows the
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
     /// held weakly: releasing it cancels the load.
     ///
     /// - Parameters:
     ///   - source: what to load; `nil` shows the placeholder and loads nothing.
     ///   - placeholder: shown while the image loads. Default `nil` (the widget is cleared).
-    ///   - options: per-call pipeline options (see ``OspreyOption``). Default none.
+    ///   - options: per-call pipeline options (see ``RequestOption``). Default none.
     ///   - settings: target settings. Default: ``TargetSettings`` defaults (sized to the
     ///     widget, a running download finishes into the cache on cancel).
     ///   - pipeline: the pipeline to load with. Default ``ImagePipeline/shared``.
@@ -33,7 +33,7 @@ extension OspreyWrapper {
     /// - Returns: the request's task (already completed for a cache hit), or `nil` for a `nil` source.
     @discardableResult
     public func setImage(
-        with source: ImageSource?, placeholder: Image? = nil, options: [OspreyOption] = [],
+        with source: ImageSource?, placeholder: Image? = nil, options: [RequestOption] = [],
         settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
         progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
@@ -52,7 +52,7 @@ extension OspreyWrapper {
     /// hash shows nothing (the load goes on). Memory hits show no placeholder.
     @discardableResult
     public func setImage(
-        with source: ImageSource?, placeholder: Placeholder, options: [OspreyOption] = [],
+        with source: ImageSource?, placeholder: Placeholder, options: [RequestOption] = [],
         settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
         progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
@@ -64,7 +64,7 @@ extension OspreyWrapper {
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``.
     @discardableResult
     public func setImage(
-        with url: URL?, placeholder: Image? = nil, options: [OspreyOption] = [],
+        with url: URL?, placeholder: Image? = nil, options: [RequestOption] = [],
         settings: TargetSettings<Base> = TargetSettings(), pipeline: ImagePipeline = .shared,
         progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)? = nil
@@ -75,7 +75,7 @@ extension OspreyWrapper {
     }
 
     private func load(
-        _ source: ImageSource?, placeholder: Placeholder?, options: [OspreyOption], settings: TargetSettings<Base>,
+        _ source: ImageSource?, placeholder: Placeholder?, options: [RequestOption], settings: TargetSettings<Base>,
         pipeline: ImagePipeline, progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)?,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)?
     ) -> ImageTask? {
@@ -88,7 +88,7 @@ extension OspreyWrapper {
             return nil
         }
         // A target that plays frame decoders asks for them first, so the caller's options win.
-        let requested = Base.ospreyDecodesFramesOnDemand ? [OspreyOption.animationFramesOnDemand(true)] + options : options
+        let requested = Base.ospreyDecodesFramesOnDemand ? [RequestOption.animationFramesOnDemand(true)] + options : options
         let items = sizedOptions(requested, settings: settings, pipeline: pipeline)
         let resolved = pipeline.resolvedOptions(items)
         if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
@@ -171,7 +171,7 @@ extension OspreyWrapper {
 
     /// `options` with a downsample to the widget's pixel size placed first in the processor chain,
     /// when ``TargetSettings/sizedToTarget`` is on and the widget knows its size.
-    private func sizedOptions(_ options: [OspreyOption], settings: TargetSettings<Base>, pipeline: ImagePipeline) -> [OspreyOption] {
+    private func sizedOptions(_ options: [RequestOption], settings: TargetSettings<Base>, pipeline: ImagePipeline) -> [RequestOption] {
         guard settings.sizedToTarget, let size = base.ospreyPixelSize, size.width > 0, size.height > 0 else { return options }
         let downsample = ImageProcessors.Downsample(width: size.width, height: size.height)
         let current = pipeline.resolvedOptions(options).processor
@@ -184,7 +184,7 @@ extension ImagePipeline {
     /// The processed image from memory, else, with ``DiskLookup/synchronous``,
     /// read from the disk cache on this thread (decoded here, then put in memory); with the cache
     /// it came from.
-    func synchronousCachedImage(for source: ImageSource, options: OspreyOptions) -> (image: Image, cacheType: CacheType)? {
+    func synchronousCachedImage(for source: ImageSource, options: ResolvedOptions) -> (image: Image, cacheType: CacheType)? {
         if let image = memoryImage(source, options: options) { return (image, .memory) }
         guard options.diskLookup == .synchronous, options.cachePolicy.readsDisk else { return nil }
         let cache = options.targetCache ?? configuration.cache

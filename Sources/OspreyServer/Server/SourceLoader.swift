@@ -63,7 +63,7 @@ final class SourceLoader: Sendable {
                 extendingExpiration: .none))
         let memory = MemoryStorage.Backend<Image>(config: MemoryStorage.Config(totalCostLimit: 1 << 20, countLimit: 1))
         cache = ImageCache(memoryStorage: memory, diskStorage: disk)
-        var options = OspreyOptions()
+        var options = ResolvedOptions()
         options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
         // Variants are kept encoded by the server; the pipeline stores originals only (the data
         // stage's calls ask for storage).
@@ -127,7 +127,7 @@ final class SourceLoader: Sendable {
     /// an animation is decoded (a still output format). Requests making variants of the same
     /// bytes at the same time share each decode size and processor prefix.
     func image(of source: Source, processor: any ImageProcessing, firstFrameOnly: Bool) async throws(ServerError) -> ImageResult {
-        var options: [OspreyOption] = [.processor(processor), .cachePolicy(.reload)]
+        var options: [RequestOption] = [.processor(processor), .cachePolicy(.reload)]
         if firstFrameOnly { options.append(.onlyLoadFirstFrame) }
         do throws(OspreyError) {
             return try await pipeline.image(for: .provider(RawImageDataProvider(data: source.data.data, cacheKey: source.key)), options: options)

@@ -24,7 +24,7 @@ struct DataStageTests {
         try await PipelineFixture.run { f in
             let path = "/conditional/stale"
             _ = try await f.pipeline.data(for: f.source(path))
-            let fresh = try await f.pipeline.data(for: f.source(path), options: [.refreshCached], maxAge: .seconds(3600))
+            let fresh = try await f.pipeline.data(for: f.source(path), options: [.cachePolicy(.revalidate)], maxAge: .seconds(3600))
             #expect(fresh.provenance == .cache && f.server.hits(path) == 1)
             let stale = try await f.pipeline.data(for: f.source(path), options: [.cachePolicy(.revalidate)])
             #expect(stale.provenance == .revalidated && stale.age == .zero && stale.data == f.server.image)
@@ -42,7 +42,7 @@ struct DataStageTests {
             #expect(try await f.pipeline.data(for: source).data == old)
             let new = try await f.pipeline.data(for: source, options: [.cachePolicy(.revalidate)])
             #expect(new.provenance == .origin && new.data == f.server.image)
-            #expect(try await f.pipeline.data(for: source, options: [.onlyFromCache]).data == f.server.image)
+            #expect(try await f.pipeline.data(for: source, options: [.cachePolicy(.cacheOnly)]).data == f.server.image)
         }
     }
 
@@ -52,10 +52,10 @@ struct DataStageTests {
             let path = "/maxage/0/x"
             let loaded = try await f.pipeline.data(for: f.source(path))
             #expect(loaded.originMaxAge == 0)
-            let revalidated = try await f.pipeline.data(for: f.source(path), options: [.refreshCached], maxAge: .seconds(3600))
+            let revalidated = try await f.pipeline.data(for: f.source(path), options: [.cachePolicy(.revalidate)], maxAge: .seconds(3600))
             #expect(revalidated.provenance == .revalidated && f.server.hits(path) == 2)
             let kept = try await f.pipeline.data(
-                for: f.source(path), options: [.refreshCached], maxAge: .seconds(3600), honoringOriginMaxAge: false)
+                for: f.source(path), options: [.cachePolicy(.revalidate)], maxAge: .seconds(3600), honoringOriginMaxAge: false)
             #expect(kept.provenance == .cache && kept.originMaxAge == 0 && f.server.hits(path) == 2)
         }
     }
@@ -67,7 +67,7 @@ struct DataStageTests {
             for path in ["/status/500", "/html"] {
                 let source = f.source(path)
                 try await f.cache.storeToDisk(cached, forKey: f.pipeline.cacheKey(for: source))
-                let result = try await f.pipeline.data(for: source, options: [.refreshCached])
+                let result = try await f.pipeline.data(for: source, options: [.cachePolicy(.revalidate)])
                 guard case .staleAfterError(let error) = result.provenance else {
                     Issue.record("\(path): \(result.provenance)")
                     continue
@@ -85,13 +85,13 @@ struct DataStageTests {
         try await PipelineFixture.run { f in
             let source = f.source("/image/reload")
             _ = try await f.pipeline.data(for: source)
-            let reloaded = try await f.pipeline.data(for: source, options: [.forceRefresh])
+            let reloaded = try await f.pipeline.data(for: source, options: [.cachePolicy(.reload)])
             #expect(reloaded.provenance == .origin && f.server.hits("/image/reload") == 2)
-            #expect(try await f.pipeline.data(for: source, options: [.onlyFromCache]).provenance == .cache)
+            #expect(try await f.pipeline.data(for: source, options: [.cachePolicy(.cacheOnly)]).provenance == .cache)
             let missing = f.source("/image/never")
             let key = f.pipeline.cacheKey(for: missing)
             await #expect(throws: OspreyError.pipeline(.imageNotExisting(key: key))) {
-                try await f.pipeline.data(for: missing, options: [.onlyFromCache])
+                try await f.pipeline.data(for: missing, options: [.cachePolicy(.cacheOnly)])
             }
             #expect(f.server.hits("/image/never") == 0)
         }

@@ -39,7 +39,7 @@ struct DecodePlanningPipelineTests {
                     for: source,
                     options: [
                         .processor(ImageProcessors.Downsample(maxPixelSize: size)),
-                        .cacheOriginalImage
+                        .originalStorage(.disk)
                     ])
                 #expect(result.image.width == size)
             }
@@ -66,7 +66,9 @@ struct DecodePlanningPipelineTests {
     func alphaSurvivesTheCache() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/round")
-            let options: [OspreyOption] = [.processor(try ProcessingSpec(parsing: "resize:100x100:fill,round:30").processor), .waitForCache]
+            let options: [RequestOption] = [
+                .processor(try ProcessingSpec(parsing: "resize:100x100:fill,round:30").processor), .cacheWrites(.beforeDelivery)
+            ]
             let fresh = try await f.pipeline.image(for: source, options: options)
             #expect(fresh.cacheType == .none && fresh.image.hasAlpha && fresh.image.format == .png)
             let memory = try await f.pipeline.image(for: source, options: options)
@@ -86,7 +88,7 @@ struct DecodePlanningPipelineTests {
     func animationSurvivesTheCache() async throws {
         try await PipelineFixture.run { f in
             let source = ImageSource.url(TestData.url("iss634.gif"))
-            let options: [OspreyOption] = [.processor(ImageProcessors.Resize(width: 100, height: 100)), .waitForCache]
+            let options: [RequestOption] = [.processor(ImageProcessors.Resize(width: 100, height: 100)), .cacheWrites(.beforeDelivery)]
             let fresh = try await f.pipeline.image(for: source, options: options)
             #expect(fresh.image.frameCount == 42 && fresh.decoded?.shrunkOnLoad == true)
             f.cache.memoryStorage.removeAll()
@@ -102,7 +104,8 @@ struct DecodePlanningPipelineTests {
     func originalFromDisk() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/original")
-            _ = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Blur(sigma: 1)), .cacheOriginalImage, .waitForCache])
+            _ = try await f.pipeline.image(
+                for: source, options: [.processor(ImageProcessors.Blur(sigma: 1)), .originalStorage(.disk), .cacheWrites(.beforeDelivery)])
             f.cache.memoryStorage.removeAll()
             let result = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Downsample(maxPixelSize: 40))])
             #expect(result.cacheType == .disk && result.image.width == 40)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Osprey
 
-/// ``OspreyOptions/animationFramesOnDemand``: an animation delivered as its first frame and a
+/// ``ResolvedOptions/animationFramesOnDemand``: an animation delivered as its first frame and a
 /// frame decoder, never cached as the image of the request.
 @Suite("Animation frames on demand through the pipeline", .timeLimit(.minutes(3)))
 struct FramesOnDemandPipelineTests {
@@ -60,9 +60,10 @@ struct FramesOnDemandPipelineTests {
             let blurred = try await f.pipeline.image(
                 for: source, options: [.animationFramesOnDemand(), .processor(ImageProcessors.Blur(sigma: 1))])
             #expect(blurred.frameDecoder == nil && blurred.image.frameCount == 42)
-            let first = try await f.pipeline.image(for: source, options: [.animationFramesOnDemand(), .onlyLoadFirstFrame, .forceRefresh])
+            let first = try await f.pipeline.image(for: source, options: [.animationFramesOnDemand(), .onlyLoadFirstFrame, .cachePolicy(.reload)])
             #expect(first.frameDecoder == nil && first.image.frameCount == 1)
-            let off = try await f.pipeline.image(for: source, options: [.animationFramesOnDemand(), .animationFramesOnDemand(false), .forceRefresh])
+            let off = try await f.pipeline.image(
+                for: source, options: [.animationFramesOnDemand(), .animationFramesOnDemand(false), .cachePolicy(.reload)])
             #expect(off.frameDecoder == nil && off.image.frameCount == 42)
 
             let still = try await f.pipeline.image(for: f.source("/image/still"), options: [.animationFramesOnDemand()])

@@ -246,7 +246,7 @@ struct JobStateMachineTests {
         let cache = ImageCache(name: "machine", diskConfig: DiskStorage.Config(name: "machine", directory: directory))
         let pipeline = ImagePipeline(cache: cache)
         var resolved: ResolvedRequest?
-        _ = pipeline.resolve(.url(URL(string: "https://example.com/a.png")!), items: [.forceRefresh], miss: &resolved)
+        _ = pipeline.resolve(.url(URL(string: "https://example.com/a.png")!), items: [.cachePolicy(.reload)], miss: &resolved)
         let request = PipelineRequest(
             pipeline: pipeline, request: try #require(resolved), task: ImageTask(completed: false), progress: nil,
             refresh: nil, callbackQueue: .immediate, completion: { _ in })

@@ -37,7 +37,7 @@ struct PipelineFixture {
 
     /// `source` resolved with `options` as an entry point would, carrying `memoryMiss` (a miss
     /// the test made itself) instead of a lookup of its own.
-    func resolved(_ source: ImageSource, _ options: OspreyOptions, memoryMiss: MemoryMiss?) -> ResolvedRequest {
+    func resolved(_ source: ImageSource, _ options: ResolvedOptions, memoryMiss: MemoryMiss?) -> ResolvedRequest {
         let key = pipeline.cacheKey(for: source)
         let identifier = options.processor.identifier
         return ResolvedRequest(

@@ -9,8 +9,8 @@ struct PrefetcherTests {
     @Test("counts completed, skipped and failed sources; runs at most the concurrency limit at once")
     func counts() async throws {
         try await PipelineFixture.run { f in
-            _ = try await f.pipeline.image(for: f.source("/image/pre/0"), options: [.waitForCache])
-            _ = try await f.pipeline.image(for: f.source("/image/pre/1"), options: [.waitForCache])
+            _ = try await f.pipeline.image(for: f.source("/image/pre/0"), options: [.cacheWrites(.beforeDelivery)])
+            _ = try await f.pipeline.image(for: f.source("/image/pre/1"), options: [.cacheWrites(.beforeDelivery)])
             f.cache.clearMemoryCache()
             _ = try await f.pipeline.image(for: f.source("/image/pre/1"))
             let sources = (0..<8).map { f.source("/image/pre/\($0)") } + [f.source("/status/404")]
@@ -30,7 +30,7 @@ struct PrefetcherTests {
     func promotion() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/promote")
-            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             f.cache.clearMemoryCache()
             let report = await ImagePrefetcher(pipeline: f.pipeline, promotesDiskHitsToMemory: true).prefetch([source])
             #expect(report.completed.count == 1)

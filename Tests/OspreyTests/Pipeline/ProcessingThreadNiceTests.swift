@@ -46,7 +46,8 @@ struct ProcessingThreadNiceTests {
                         cache: cache, downloader: makeDownloader(loader), decoder: RecordingDecoder(trace: trace), processingThreadNice: nice))
                 for index in 0..<4 {
                     _ = try await pipeline.image(
-                        for: .url(server.url("/image/nice-\(index)")), options: [.processor(RecordingProcessor(trace: trace)), .waitForCache])
+                        for: .url(server.url("/image/nice-\(index)")),
+                        options: [.processor(RecordingProcessor(trace: trace)), .cacheWrites(.beforeDelivery)])
                 }
                 await cache.diskStorage.waitForPendingWork()
             }

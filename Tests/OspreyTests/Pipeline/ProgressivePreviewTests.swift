@@ -19,7 +19,7 @@ struct ProgressivePreviewTests {
     }
 
     /// Every scan boundary makes a preview: no interval, no cost limit.
-    static let previews: [OspreyOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
+    static let previews: [RequestOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
 
     @Test("a scan at a time: a preview per scan, each at the final size and closer to it than the last, then the final image; never cached")
     func previewsThenFinal() async throws {

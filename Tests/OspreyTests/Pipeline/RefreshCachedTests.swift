@@ -6,7 +6,7 @@ import Testing
 @Suite("Pipeline refresh-cached", .timeLimit(.minutes(5)))
 struct RefreshCachedTests {
     /// Collects every event of a request.
-    static func events(_ pipeline: ImagePipeline, _ source: ImageSource, _ options: [OspreyOption]) async throws -> [ImageResult] {
+    static func events(_ pipeline: ImagePipeline, _ source: ImageSource, _ options: [RequestOption]) async throws -> [ImageResult] {
         var results: [ImageResult] = []
         for try await event in pipeline.imageEvents(for: source, options: options) {
             if case .finished(let result) = event { results.append(result) }
@@ -19,8 +19,8 @@ struct RefreshCachedTests {
         try await PipelineFixture.run { f in
             let path = "/conditional/refresh"
             let source = f.source(path)
-            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
-            let results = try await Self.events(f.pipeline, source, [.refreshCached])
+            _ = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
+            let results = try await Self.events(f.pipeline, source, [.cachePolicy(.revalidate)])
             #expect(results.count == 1)
             #expect(results.first?.cacheType == .memory)
             #expect(f.server.hits(path) == 2)
@@ -34,9 +34,9 @@ struct RefreshCachedTests {
             let path = "/image/refresh"
             let source = f.source(path)
             let processor = ImageProcessors.Resize(width: 10, height: 10)
-            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .cacheWrites(.beforeDelivery)])
             f.cache.clearMemoryCache()
-            let results = try await Self.events(f.pipeline, source, [.processor(processor), .refreshCached])
+            let results = try await Self.events(f.pipeline, source, [.processor(processor), .cachePolicy(.revalidate)])
             #expect(results.count == 2)
             #expect(results.first?.cacheType == .disk)
             #expect(results.last?.isRefresh == true)
@@ -49,9 +49,9 @@ struct RefreshCachedTests {
     func completionTwice() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/twice")
-            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             let results = Collector<Result<ImageResult, OspreyError>>()
-            f.pipeline.loadImage(with: source, options: [.refreshCached]) { results.append($0) }
+            f.pipeline.loadImage(with: source, options: [.cachePolicy(.revalidate)]) { results.append($0) }
             let values = await results.wait(for: 2)
             #expect((try? values[0].get())?.isRefresh == false)
             #expect((try? values[1].get())?.isRefresh == true)
@@ -64,15 +64,15 @@ struct RefreshCachedTests {
             let path = "/conditional/restart"
             let source = f.source(path)
             let processor = ImageProcessors.Resize(width: 10, height: 10)
-            let options: [OspreyOption] = [.processor(processor), .cacheOriginalImage]
-            _ = try await f.pipeline.image(for: source, options: options + [.waitForCache])
+            let options: [RequestOption] = [.processor(processor), .originalStorage(.disk)]
+            _ = try await f.pipeline.image(for: source, options: options + [.cacheWrites(.beforeDelivery)])
             await f.cache.diskStorage.waitForPendingWork()
             // The original and the processed image: no validators entry beside them.
             #expect(try entryFiles(in: f.cache.diskStorage.directoryURL).count == 2)
             // A new process on the same directory: memory empty, validators read from the entry.
             let cache = ImageCache(name: "restarted", diskConfig: DiskStorage.Config(name: "test", directory: f.directory))
             let pipeline = ImagePipeline(cache: cache, downloader: makeDownloader(f.loader))
-            let results = try await Self.events(pipeline, source, options + [.refreshCached])
+            let results = try await Self.events(pipeline, source, options + [.cachePolicy(.revalidate)])
             #expect(results.count == 1)
             #expect(results.first?.cacheType == .disk)
             #expect(f.server.hits(path) == 2)
@@ -85,12 +85,12 @@ struct RefreshCachedTests {
         try await PipelineFixture.run { f in
             let path = "/conditional/derived"
             let source = f.source(path)
-            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             let processor = ImageProcessors.Resize(width: 10, height: 10)
-            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.processor(processor), .cacheWrites(.beforeDelivery)])
             #expect(f.server.hits(path) == 1)
             f.cache.clearMemoryCache()
-            let results = try await Self.events(f.pipeline, source, [.processor(processor), .refreshCached])
+            let results = try await Self.events(f.pipeline, source, [.processor(processor), .cachePolicy(.revalidate)])
             #expect(results.count == 1)
             #expect(f.server.hits(path) == 2)
             #expect(f.server.snapshot.headers[path]?["if-none-match"] == "\"v1\"")

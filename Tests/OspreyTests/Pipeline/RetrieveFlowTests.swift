@@ -10,7 +10,7 @@ struct RetrieveFlowTests {
     func cacheTypes() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/flow")
-            let first = try await f.pipeline.image(for: source, options: [.waitForCache])
+            let first = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             #expect(first.cacheType == .none)
             #expect((first.image.width, first.image.height) == (128, 128))
             #expect(f.server.hits("/image/flow") == 1)
@@ -20,7 +20,7 @@ struct RetrieveFlowTests {
             #expect(f.pipeline.cachedType(for: source) == .disk)
             #expect(try await f.pipeline.image(for: source).cacheType == .disk)
             #expect(try await f.pipeline.image(for: source).cacheType == .memory, "a disk hit is promoted to memory")
-            let refreshed = try await f.pipeline.image(for: source, options: [.forceRefresh, .waitForCache])
+            let refreshed = try await f.pipeline.image(for: source, options: [.cachePolicy(.reload), .cacheWrites(.beforeDelivery)])
             #expect(refreshed.cacheType == .none)
             #expect(f.server.hits("/image/flow") == 2)
         }
@@ -31,17 +31,17 @@ struct RetrieveFlowTests {
         try await PipelineFixture.run { f in
             let source = f.source("/image/mem")
             do {
-                _ = try await f.pipeline.image(for: source, options: [.onlyFromCache])
+                _ = try await f.pipeline.image(for: source, options: [.cachePolicy(.cacheOnly)])
                 Issue.record("only-from-cache loaded an uncached image")
             } catch let error as OspreyError {
                 #expect(error == .pipeline(.imageNotExisting(key: f.server.url("/image/mem").absoluteString)))
             }
             #expect(f.server.hits("/image/mem") == 0)
-            _ = try await f.pipeline.image(for: source, options: [.waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             f.cache.clearMemoryCache()
-            #expect(try await f.pipeline.image(for: source, options: [.onlyFromCache]).cacheType == .disk)
+            #expect(try await f.pipeline.image(for: source, options: [.cachePolicy(.cacheOnly)]).cacheType == .disk)
             f.cache.clearMemoryCache()
-            let reloaded = try await f.pipeline.image(for: source, options: [.fromMemoryCacheOrRefresh, .waitForCache])
+            let reloaded = try await f.pipeline.image(for: source, options: [.cachePolicy(.memoryOrLoad), .cacheWrites(.beforeDelivery)])
             #expect(reloaded.cacheType == .none)
             #expect(f.server.hits("/image/mem") == 2)
         }
@@ -51,7 +51,7 @@ struct RetrieveFlowTests {
     func memoryOnly() async throws {
         try await PipelineFixture.run { f in
             let source = f.source("/image/memonly")
-            _ = try await f.pipeline.image(for: source, options: [.cacheMemoryOnly, .waitForCache])
+            _ = try await f.pipeline.image(for: source, options: [.storage(.memory), .cacheWrites(.beforeDelivery)])
             #expect(f.pipeline.cachedType(for: source) == .memory)
             f.cache.clearMemoryCache()
             #expect(f.pipeline.cachedType(for: source) == .none)
@@ -63,7 +63,7 @@ struct RetrieveFlowTests {
         try await PipelineFixture.run { f in
             let processor = ImageProcessors.Resize(width: 32, height: 32)
             let waited = f.source("/image/waited")
-            _ = try await f.pipeline.image(for: waited, options: [.processor(processor), .waitForCache])
+            _ = try await f.pipeline.image(for: waited, options: [.processor(processor), .cacheWrites(.beforeDelivery)])
             #expect(
                 f.cache.diskStorage.isCached(
                     forKey: ImageCache.computedKey(f.server.url("/image/waited").absoluteString, processorIdentifier: processor.identifier)))
@@ -79,7 +79,8 @@ struct RetrieveFlowTests {
         try await PipelineFixture.run { f in
             let source = f.source("/image/original")
             let small = try await f.pipeline.image(
-                for: source, options: [.processor(ImageProcessors.Resize(width: 20, height: 20)), .cacheOriginalImage, .waitForCache])
+                for: source,
+                options: [.processor(ImageProcessors.Resize(width: 20, height: 20)), .originalStorage(.disk), .cacheWrites(.beforeDelivery)])
             #expect(small.cacheType == .none && small.image.width == 20)
             let grey = try await f.pipeline.image(for: source, options: [.processor(ImageProcessors.Grayscale())])
             #expect(grey.cacheType == .disk, "the original bytes came from the disk cache")
@@ -93,7 +94,7 @@ struct RetrieveFlowTests {
         try await PipelineFixture.run { f in
             let source = f.source("/image/modified")
             let rotate: @Sendable (Image) -> Image = { image in (try? ImageProcessors.Rotate(degrees: 90).process(image)) ?? image }
-            let options: [OspreyOption] = [
+            let options: [RequestOption] = [
                 .thumbnail(.init(maxPixelSize: 64)), .processor(ImageProcessors.Crop(width: 32, height: 16)), .imageModifier(rotate), .returnsData
             ]
             let result = try await f.pipeline.image(for: source, options: options)
@@ -150,7 +151,7 @@ struct RetrieveFlowTests {
     func provider() async throws {
         try await PipelineFixture.run { f in
             let provider = RawImageDataProvider(data: LoadingTestData.hopperJPEG, cacheKey: "raw-hopper")
-            let result = try await f.pipeline.image(for: .provider(provider), options: [.waitForCache])
+            let result = try await f.pipeline.image(for: .provider(provider), options: [.cacheWrites(.beforeDelivery)])
             #expect(result.cacheType == .none && result.image.width == 128)
             #expect(try await f.pipeline.image(for: .provider(provider)).cacheType == .memory)
         }

@@ -56,7 +56,7 @@ struct SharedWorkTests {
         try await PipelineFixture.run { f in
             weak var pixels: VipsImageRef?
             do {
-                let result = try await f.pipeline.image(for: f.source("/image/freed"), options: [.cacheMemoryOnly])
+                let result = try await f.pipeline.image(for: f.source("/image/freed"), options: [.storage(.memory)])
                 #expect(result.cacheType == .none)
                 pixels = result.image.storage
             }
@@ -113,7 +113,7 @@ struct SharedWorkTests {
             }
             try f.cache.memoryStorage.store(image, forKey: source.cacheKey, cost: image.cost)
             // No disk lookup in between: the last stage is next.
-            var options = OspreyOptions()
+            var options = ResolvedOptions()
             options.cachePolicy = .memoryOrLoad
             let late = try await f.pipeline.retrieve(f.resolved(source, options, memoryMiss: miss), progress: nil, refresh: nil)
             #expect(late.cacheType == .memory)

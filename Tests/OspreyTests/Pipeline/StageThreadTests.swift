@@ -66,7 +66,9 @@ struct StageThreadTests {
             let processor = ImageProcessors.Composition([RecordingProcessor(name: "a", trace: trace), RecordingProcessor(name: "b", trace: trace)])
             let result = try await pipeline.image(
                 for: .url(server.url("/image/stages")),
-                options: [.processor(processor), .cacheOriginalImage, .waitForCache, .cacheSerializer(RecordingSerializer(trace: trace))])
+                options: [
+                    .processor(processor), .originalStorage(.disk), .cacheWrites(.beforeDelivery), .cacheSerializer(RecordingSerializer(trace: trace))
+                ])
             #expect(result.cacheType == .none)
             let steps = trace.steps
             #expect(steps.map(\.name) == ["decode", "a", "b", "serialize"])
@@ -83,11 +85,14 @@ struct StageThreadTests {
         let trace = Trace()
         try await withPipeline(trace) { pipeline, _, server in
             let source = ImageSource.url(server.url("/image/memory"))
-            _ = try await pipeline.image(for: source, options: [.waitForCache])
+            _ = try await pipeline.image(for: source, options: [.cacheWrites(.beforeDelivery)])
             #expect(trace.steps.map(\.name) == ["decode"])
             let result = try await pipeline.image(
                 for: source,
-                options: [.processor(RecordingProcessor(name: "a", trace: trace)), .waitForCache, .cacheSerializer(RecordingSerializer(trace: trace))]
+                options: [
+                    .processor(RecordingProcessor(name: "a", trace: trace)), .cacheWrites(.beforeDelivery),
+                    .cacheSerializer(RecordingSerializer(trace: trace))
+                ]
             )
             #expect(result.cacheType == .memory, "the original came from memory")
             let steps = trace.steps.dropFirst()

@@ -1,11 +1,12 @@
 import Foundation
 
-/// Every option of a pipeline request, parsed into one value with documented defaults.
+/// Every option of a pipeline request, resolved into one value with documented defaults: what a
+/// list of ``RequestOption`` items becomes.
 ///
 /// A pipeline holds default options (``ImagePipeline/Configuration/defaultOptions``); each call
-/// passes a list of ``OspreyOption`` items that override them, so per-call values win, as
+/// passes a list of ``RequestOption`` items that override them, so per-call values win, as
 /// SDWebImage's context wins over its manager's settings.
-public struct OspreyOptions: Sendable {
+public struct ResolvedOptions: Sendable {
     /// The cache the processed image is looked up in and stored to. Default `nil`: the pipeline's cache.
     public var targetCache: ImageCache?
     /// The cache the original (unprocessed) image lives in. Default `nil`: the target cache.
@@ -95,13 +96,13 @@ public struct OspreyOptions: Sendable {
     public init() {}
 
     /// The defaults overridden by `items`, in order.
-    public init(_ items: [OspreyOption]) {
+    public init(_ items: [RequestOption]) {
         self.init()
         apply(items)
     }
 
     /// These options overridden by `items` (later items win).
-    public func merging(_ items: [OspreyOption]) -> OspreyOptions {
+    public func merging(_ items: [RequestOption]) -> ResolvedOptions {
         var merged = self
         merged.apply(items)
         return merged

@@ -1,95 +1,81 @@
 import Foundation
 
 /// One per-call option, as Kingfisher's `KingfisherOptionsInfoItem`: callers pass a list, the
-/// pipeline parses it once into ``OspreyOptions`` on top of its defaults. Each case documents the
-/// ``OspreyOptions`` property it sets; see there for defaults.
-public enum OspreyOption: Sendable {
-    /// ``OspreyOptions/targetCache``.
+/// pipeline parses it once into ``ResolvedOptions`` on top of its defaults. Each case documents the
+/// ``ResolvedOptions`` property it sets; see there for defaults.
+public enum RequestOption: Sendable {
+    /// ``ResolvedOptions/targetCache``.
     case targetCache(ImageCache)
-    /// ``OspreyOptions/originalCache``.
+    /// ``ResolvedOptions/originalCache``.
     case originalCache(ImageCache)
-    /// ``OspreyOptions/downloader``.
+    /// ``ResolvedOptions/downloader``.
     case downloader(ImageDownloader)
-    /// ``OspreyOptions/processor``.
+    /// ``ResolvedOptions/processor``.
     case processor(any ImageProcessing)
-    /// ``OspreyOptions/cacheSerializer``.
+    /// ``ResolvedOptions/cacheSerializer``.
     case cacheSerializer(any CacheSerializer)
-    /// ``OspreyOptions/imageModifier``.
+    /// ``ResolvedOptions/imageModifier``.
     case imageModifier(@Sendable (Image) -> Image)
-    /// ``OspreyOptions/cachePolicy``.
+    /// ``ResolvedOptions/cachePolicy``.
     case cachePolicy(CachePolicy)
-    /// ``OspreyOptions/storage``.
+    /// ``ResolvedOptions/storage``.
     case storage(CacheStorage)
-    /// ``OspreyOptions/originalStorage``.
+    /// ``ResolvedOptions/originalStorage``.
     case originalStorage(OriginalStorage)
-    /// ``OspreyOptions/cacheWrites``.
+    /// ``ResolvedOptions/cacheWrites``.
     case cacheWrites(CacheWrites)
-    /// Kingfisher's name for ``CachePolicy/reload`` in ``OspreyOptions/cachePolicy``.
-    case forceRefresh
-    /// Kingfisher's name for ``CachePolicy/cacheOnly`` in ``OspreyOptions/cachePolicy``.
-    case onlyFromCache
-    /// Kingfisher's name for ``CachePolicy/memoryOrLoad`` in ``OspreyOptions/cachePolicy``.
-    case fromMemoryCacheOrRefresh
-    /// Kingfisher's name for ``CacheStorage/memory`` in ``OspreyOptions/storage``.
-    case cacheMemoryOnly
-    /// Kingfisher's name for ``CacheWrites/beforeDelivery`` in ``OspreyOptions/cacheWrites``.
-    case waitForCache
-    /// Kingfisher's name for ``OriginalStorage/disk`` in ``OspreyOptions/originalStorage``.
-    case cacheOriginalImage
-    /// ``OspreyOptions/memoryCacheExpiration``.
+    /// ``ResolvedOptions/memoryCacheExpiration``.
     case memoryCacheExpiration(StorageExpiration)
-    /// ``OspreyOptions/memoryCacheAccessExtendingExpiration``.
+    /// ``ResolvedOptions/memoryCacheAccessExtendingExpiration``.
     case memoryCacheAccessExtendingExpiration(ExpirationExtending)
-    /// ``OspreyOptions/diskCacheExpiration``.
+    /// ``ResolvedOptions/diskCacheExpiration``.
     case diskCacheExpiration(StorageExpiration)
-    /// ``OspreyOptions/diskCacheAccessExtendingExpiration``.
+    /// ``ResolvedOptions/diskCacheAccessExtendingExpiration``.
     case diskCacheAccessExtendingExpiration(ExpirationExtending)
-    /// ``OspreyOptions/callbackQueue``.
+    /// ``ResolvedOptions/callbackQueue``.
     case callbackQueue(CallbackQueue)
-    /// ``OspreyOptions/processingQueue``.
+    /// ``ResolvedOptions/processingQueue``.
     case processingQueue(DispatchQueue)
-    /// ``OspreyOptions/downloadPriority``.
+    /// ``ResolvedOptions/downloadPriority``.
     case downloadPriority(DownloadPriority)
-    /// ``OspreyOptions/requestModifier``.
+    /// ``ResolvedOptions/requestModifier``.
     case requestModifier(RequestModifier)
-    /// ``OspreyOptions/requestHeaders`` (merged into the existing headers).
+    /// ``ResolvedOptions/requestHeaders`` (merged into the existing headers).
     case requestHeaders([String: String])
-    /// ``OspreyOptions/credentials``.
+    /// ``ResolvedOptions/credentials``.
     case credentials(DownloadCredentials)
-    /// ``OspreyOptions/responseDataModifier``.
+    /// ``ResolvedOptions/responseDataModifier``.
     case responseDataModifier(ResponseDataModifier)
-    /// ``OspreyOptions/redirectHandler``.
+    /// ``ResolvedOptions/redirectHandler``.
     case redirectHandler(RedirectHandler)
-    /// ``OspreyOptions/retryStrategy``.
+    /// ``ResolvedOptions/retryStrategy``.
     case retryStrategy(any RetryStrategy)
-    /// ``OspreyOptions/alternativeSources``.
+    /// ``ResolvedOptions/alternativeSources``.
     case alternativeSources([ImageSource])
-    /// ``OspreyOptions/retryFailed``.
+    /// ``ResolvedOptions/retryFailed``.
     case retryFailed
-    /// ``OspreyOptions/decodingOptions``.
+    /// ``ResolvedOptions/decodingOptions``.
     case decodingOptions(DecodingOptions)
-    /// Sets ``DecodingOptions/thumbnail`` in ``OspreyOptions/decodingOptions``.
+    /// Sets ``DecodingOptions/thumbnail`` in ``ResolvedOptions/decodingOptions``.
     case thumbnail(DecodingOptions.Thumbnail)
     /// Sets ``DecodingOptions/scaleDownLimitBytes`` (SDWebImage's default is 60 MiB).
     case scaleDownLargeImages(limitBytes: Int = DecodingOptions.defaultScaleDownLimitBytes)
     /// Sets ``DecodingOptions/firstFrameOnly``.
     case onlyLoadFirstFrame
-    /// Kingfisher's name for ``DiskLookup/synchronous`` in ``OspreyOptions/diskLookup``.
-    case loadDiskFileSynchronously
-    /// Kingfisher's name for ``CachePolicy/revalidate`` in ``OspreyOptions/cachePolicy``.
-    case refreshCached
-    /// ``OspreyOptions/returnsData``.
+    /// ``ResolvedOptions/diskLookup``.
+    case diskLookup(DiskLookup)
+    /// ``ResolvedOptions/returnsData``.
     case returnsData
-    /// ``OspreyOptions/progressiveJPEG``: previews of a progressive JPEG while it downloads.
+    /// ``ResolvedOptions/progressiveJPEG``: previews of a progressive JPEG while it downloads.
     case progressiveJPEG(ProgressiveJPEG = .default)
-    /// ``OspreyOptions/animationFramesOnDemand`` (default argument `true`): an animated GIF or
+    /// ``ResolvedOptions/animationFramesOnDemand`` (default argument `true`): an animated GIF or
     /// WebP comes as its first frame and an ``AnimationFrameDecoder`` over its bytes.
     case animationFramesOnDemand(Bool = true)
 }
 
-extension OspreyOptions {
+extension ResolvedOptions {
     /// Applies `items` in order.
-    public mutating func apply(_ items: [OspreyOption]) {
+    public mutating func apply(_ items: [RequestOption]) {
         for item in items {
             switch item {
             case .targetCache(let cache): targetCache = cache
@@ -102,12 +88,6 @@ extension OspreyOptions {
             case .storage(let storage): self.storage = storage
             case .originalStorage(let storage): originalStorage = storage
             case .cacheWrites(let writes): cacheWrites = writes
-            case .forceRefresh: cachePolicy = .reload
-            case .onlyFromCache: cachePolicy = .cacheOnly
-            case .fromMemoryCacheOrRefresh: cachePolicy = .memoryOrLoad
-            case .cacheMemoryOnly: storage = .memory
-            case .waitForCache: cacheWrites = .beforeDelivery
-            case .cacheOriginalImage: originalStorage = .disk
             case .memoryCacheExpiration(let expiration): memoryCacheExpiration = expiration
             case .memoryCacheAccessExtendingExpiration(let extending): memoryCacheAccessExtendingExpiration = extending
             case .diskCacheExpiration(let expiration): diskCacheExpiration = expiration
@@ -127,8 +107,7 @@ extension OspreyOptions {
             case .thumbnail(let thumbnail): decodingOptions.thumbnail = thumbnail
             case .scaleDownLargeImages(let limit): decodingOptions.scaleDownLimitBytes = limit
             case .onlyLoadFirstFrame: decodingOptions.firstFrameOnly = true
-            case .loadDiskFileSynchronously: diskLookup = .synchronous
-            case .refreshCached: cachePolicy = .revalidate
+            case .diskLookup(let lookup): diskLookup = lookup
             case .returnsData: returnsData = true
             case .progressiveJPEG(let settings): progressiveJPEG = settings
             case .animationFramesOnDemand(let on): animationFramesOnDemand = on
