@@ -114,8 +114,7 @@ public final class ImageGrid {
 
     /// Items per row: the bound cells in the first bound row (the grid binds whole rows), else
     /// the grid's width over the cell width. Counted once per grid width: counting reads the
-    /// bounds of every bound cell, and was the grid's largest cost on the main thread while
-    /// scrolling (about 7% of its time, Benchmarks/results/2026-11-28-gallery-scroll.txt).
+    /// bounds of every bound cell, too much to do on every scroll step.
     public var columns: Int {
         let width = gtk_widget_get_width(gridView)
         if let counted = countedColumns, counted.width == width { return counted.columns }

@@ -5,10 +5,8 @@ import Foundation
 /// in a `GtkDrawingArea` and turned by the widget's frame clock while it spins.
 ///
 /// Not a `GtkSpinner`: a spinning `GtkSpinner` is a CSS animation, and each one makes GTK restyle
-/// and redraw it through the theme every frame. In a scrolling grid of 200×150 cells under the
-/// cairo renderer, the spinners of the loading cells cost the main thread about 3 ms a frame
-/// (641 frames: 6.1–7.1 s of main-thread CPU with `GtkSpinner`, 3.9 s with none, p99 frame time
-/// 33 ms against 17 ms; `Benchmarks/gallery_scroll.sh`, `GALLERY_PLAIN=all`). This one costs a
+/// and redraw it through the theme every frame: in a scrolling grid under the cairo renderer, the
+/// spinners of the loading cells cost the main thread milliseconds a frame. This one costs a
 /// redraw of its own 24×24 pixels a frame, and nothing while stopped (hidden, no tick callback).
 @MainActor
 final class LoadingSpinner {

@@ -20,8 +20,8 @@ public enum OspreyApplication {
     /// `ImagePipeline.Configuration.defaultProcessingThreadNice` to `processingThreadNice`
     /// (default 10; `nil` leaves it as it is): pipelines made afterwards, `ImagePipeline.shared`
     /// included, decode and process on threads of their own at that nice value, below the main
-    /// thread's, so that decoding never delays a frame (measured in Benchmarks/results/
-    /// 2026-11-28-gallery-scroll.txt). Call first, on the main thread, before making pipelines.
+    /// thread's, so that decoding never delays a frame. Call first, on the main thread, before
+    /// making pipelines.
     public static func initialize(processingThreadNice: Int32? = 10) {
         if let processingThreadNice { ImagePipeline.Configuration.defaultProcessingThreadNice = processingThreadNice }
         gtk_init()

@@ -66,8 +66,8 @@ struct PipelineOptions: ParsableArguments {
         var options: [RequestOption] = [
             .processor(processor), .cacheWrites(.beforeDelivery), .returnsData, .memoryCacheExpiration(.expired)
         ]
-        // Why only on request: originals (~100× a thumbnail) filled the size limit and evicted the
-        // run's own results (Benchmarks/results/2026-11-28-cli-originals.txt).
+        // Only on request: originals (about 100× a thumbnail) would fill the size limit and evict
+        // the run's own results.
         if keepOriginal { options.append(.originalStorage(.disk)) }
         if let format = spec.format {
             options.append(.cacheSerializer(DefaultCacheSerializer(quality: spec.quality ?? 80, preferredFormat: format)))

@@ -184,8 +184,7 @@ public struct ImageDecoder: Sendable {
     /// A thumbnail of a PNG whose alpha band is opaque everywhere (a file exported with an alpha
     /// channel it does not use): the colour bands are resized alone and the band is put back at its
     /// maximum. `vips_thumbnail` premultiplies an image with alpha in float around the resize,
-    /// which for such a file costs more than its decode (`Benchmarks/results/2026-11-24-png-opaque-alpha.txt`),
-    /// and an opaque band resizes to itself. The check reads the pixels once, on this thread, into
+    /// which for such a file costs more than its decode, and an opaque band resizes to itself. The check reads the pixels once, on this thread, into
     /// memory and stops at the first transparent line. `nil` (the caller streams the file through
     /// `vips_thumbnail`, which premultiplies) when the band has transparency, without an alpha
     /// band, for a source rotated by its EXIF orientation, or above

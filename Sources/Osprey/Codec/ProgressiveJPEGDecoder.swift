@@ -10,8 +10,8 @@ import Synchronization
 /// and a preview is one output pass over the coefficients so far, at the DCT scaling the final
 /// decode's shrink-on-load will use, then turned upright, fitted to the final decode's box and
 /// converted to sRGB as ``ImageDecoder`` does it. Decoding each prefix on its own instead decodes
-/// every earlier scan again: for a 4000 × 3000 photo two previews then cost 1.18× the final
-/// decode, against 0.56× incrementally (`Benchmarks/results/2026-11-28-previews-and-playback.txt`). Other decoders, and CMYK
+/// every earlier scan again, so two previews would cost more than the final decode; kept
+/// incremental, they cost about half of it. Other decoders, and CMYK
 /// JPEGs (whose colour libvips converts), get that decode of the prefix closed with an EOI marker.
 ///
 /// The incremental decoder holds the image's coefficients (2 bytes per pixel and channel before

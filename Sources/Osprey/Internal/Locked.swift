@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Inline, not behind a reference: the object that owns a `Locked` holds the lock itself, so a
 /// request's jobs and tasks allocate no lock objects, and an uncontended lock is a few inline
-/// atomics instead of two calls into libc's pthread mutex (A/B in the git history of `Benchmarks/results/HISTORY.md`).
+/// atomics instead of two calls into libc's pthread mutex.
 ///
 /// The thread sanitizer cannot see Mutex's synchronisation on Linux (its futex lock lives in the
 /// uninstrumented standard library), so `Locked` tells it: in a `--sanitize=thread` build every

@@ -12,9 +12,8 @@ import Dispatch
 /// mark their thread. A stage several requests share (one decode for two sizes) runs its
 /// subscribers' next stages one after another on its thread, as its completions are called.
 ///
-/// Why: each hand-off to another thread wakes it, and on 2 cores the wake-ups left the CPU idle
-/// between stages; `osprey prefetch` of the test images ran 1.06× as many images per second without them
-/// (`Benchmarks/results/2026-11-24-stage-hand-offs.txt`).
+/// Why: each hand-off to another thread wakes it, and on a machine of few cores the wake-ups
+/// leave the CPU idle between stages.
 enum ProcessingThread {
     /// The queue whose work the current thread runs (its address), or none.
     private static let key: pthread_key_t = {

@@ -16,9 +16,7 @@ import Foundation
 /// so lowering one would lower unrelated work; a nice value, once raised, cannot be lowered again
 /// without privileges. Threads libvips starts from these threads (its thread pool) inherit
 /// their nice value, as Linux threads do.
-///
-/// Measured (Benchmarks/results/2026-11-28-gallery-scroll.txt): scrolling a grid of 1,000 images,
-/// the main thread waited for a core 16-17 s of 27 s behind decodes at its own priority.
+/// Without it, a scrolling grid's main thread waits for a core behind decodes at its own priority.
 final class ProcessingThreads: Sendable {
     /// The jobs waiting and the wake-ups, shared with the threads (which outlive no one: they end
     /// when the pool is released and its queue drained).

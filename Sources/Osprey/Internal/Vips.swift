@@ -116,9 +116,8 @@ final class VipsImageRef: @unchecked Sendable {
     ///
     /// Images up to ``inlineRenderLimit`` pixels (and all images when libvips runs one thread)
     /// are rendered on the calling thread: libvips' thread pool would hand every strip to a worker
-    /// thread and back, which for a thumbnail costs more than the pixels (measured: about a
-    /// millisecond per small image on 2 cores). Larger images use the pool, which renders their
-    /// strips in parallel.
+    /// thread and back, which for a thumbnail costs more than the pixels. Larger images use the
+    /// pool, which renders their strips in parallel.
     func materialised() throws(VipsFailure) -> VipsImageRef {
         if width * height <= Self.inlineRenderLimit || vips_concurrency_get() <= 1 {
             return try VipsImageRef.make { osprey_copy_memory_inline(pointer, &$0) }

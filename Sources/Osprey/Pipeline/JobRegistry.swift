@@ -9,9 +9,8 @@
 /// there is always running. No callback (work, completion, step, priority observer) runs under it.
 package final class JobRegistry<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// What the registry holds, in two tables: the one every request looks up holds a reference
-    /// per key. (One table of an enum of job or outcome held an outcome's size per key: with
-    /// 20,000 misses in flight its lookups, growth and removals moved megabytes, and finishing a
-    /// job cost 3% of a miss; perf, benchmark scenario 2.)
+    /// per key, so that with thousands of misses in flight its lookups, growth and removals move
+    /// references, not outcomes.
     struct Tables {
         /// The running jobs (each holds the registry until it ends).
         var running: [Key: SharedJob<Key, Value>] = [:]

@@ -35,7 +35,7 @@ public struct ProgressiveJPEG: Sendable, Hashable {
     /// for a 12 MP photo about a fifth of its whole decode). When set, a preview is made only from
     /// at least twice the bytes of the one before, and from no more than half the body (when its
     /// length is announced): two or three previews over the first half of the download, which
-    /// together cost less than the final decode (`Benchmarks/results/2026-11-28-previews-and-playback.txt`).
+    /// together cost less than the final decode.
     /// The same rule keeps the bytes of a decoder that decodes each prefix whole (another
     /// ``ImageDecoding``, or a CMYK JPEG) within the body's. `false`: a preview at every scan
     /// boundary that ``interval`` allows.

@@ -4,7 +4,7 @@
 /// nothing downstream looks the options, caches, keys or downloader up again.
 ///
 /// A class: the request, its stages and the revalidation share one instance (a copy of a value
-/// this size retained each of its references again, measured in `Benchmarks/results/`). It is
+/// this size would retain each of its references again). It is
 /// made only after a memory miss, so a hit builds none of it.
 @usableFromInline
 final class ResolvedRequest: Sendable {

@@ -23,8 +23,8 @@
 /// so a job in the registry is always running and a request never meets an ended one. The state
 /// sits in a plain stored property, not in a `Locked<StateMachine>`, and its type's layout does
 /// not depend on `Value` (the outcome is handed on, never kept): a generic class's deinit runs
-/// unspecialised, and it looked up the runtime metadata of `Locked<StateMachine>`, `Mutex`, its
-/// cell and the state on every job freed (perf, scenario 2: 2% of a concurrent miss).
+/// unspecialised, and would look up the runtime metadata of `Locked<StateMachine>`, `Mutex`, its
+/// cell and the state on every job freed.
 ///
 /// `@unchecked Sendable`: `machine`, the one mutable field, is read and written only under the
 /// registry's lock (``withMachine(_:)``, ``changing(_:)`` from the registry's own critical sections).

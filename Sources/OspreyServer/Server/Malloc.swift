@@ -13,7 +13,7 @@ enum Malloc {
     /// 32 MiB) and staying in the arenas. Must run before the server's threads start.
     static func configure() {
         limitArenas()
-        // Soak: RSS ~8 MB lower; miss CPU unchanged (Benchmarks/results/2026-11-27-mmap-threshold.txt).
+        // Large source bodies come from mmap and go back to the system when freed.
         _ = osprey_malloc_mmap_threshold(8 << 20)
     }
 
