@@ -39,26 +39,8 @@ extension DiskStorage {
     /// its unwritten access records, never an entry. Expiry has one-second resolution.
     ///
     /// ## Index snapshot
-    /// `.osprey-index-v2` holds a copy of the index (`DiskIndexSnapshot`: every record's file name,
-    /// inode, key, size, creation, expiration rule, expiry and last access, under a version header
-    /// and a SHA-256). It is written whole to a temporary file then renamed into place, when the
-    /// index changed: at the end of an open that had to read trailers, after every clean or trim,
-    /// with each lazy access-record write, and when the storage is deinitialised.
-    /// - **Trusted** per file: at open, a listed file whose name and inode (`d_ino` from `readdir`,
-    ///   no `stat`) are those of a snapshot record gets that record without being opened (entry
-    ///   files are only ever replaced by a rename, which gives a new inode).
-    /// - **Not trusted** otherwise: a file of another name or inode (written by another instance
-    ///   since) has its trailer read as before; a record whose file is not listed is dropped; a
-    ///   snapshot that is missing, torn, truncated, of another magic or version, or fails its
-    ///   checksum is ignored whole (the open reads every trailer, as after a crash, and then
-    ///   writes a new snapshot).
-    /// - **Never served from**: a read still opens the file and checks its size, magic, key and seal,
-    ///   and the trailer checksum the first time a snapshot record is read, so a stale record costs
-    ///   a miss at worst. What a snapshot can get wrong is limited to sizes and times: a file whose
-    ///   times another instance changed later (access records, extensions) keeps the snapshot's
-    ///   until read (a clean checks the seal before removing an entry as expired), and an inode
-    ///   reused for a new file of the same name keeps the old size until read. This instance
-    ///   removes the snapshot before writing file times immediately (`accessRecordInterval` 0).
+    /// `.osprey-index-v2` holds a copy of the index, trusted per file and never served from:
+    /// `DiskIndexSnapshot` says when and why.
     ///
     /// ## Crash safety
     /// A store writes the data and trailer to a temporary file in one `writev`, seals its times, then
