@@ -9,7 +9,8 @@ extension ImagePipeline {
     /// `items` or the pipeline's default options). Each preview has ``ImageResult/isPreview`` set
     /// and the final image's size; the stream ends after the final image, or throws the
     /// request's ``OspreyError``. No preview follows the final image. Ending the iteration (or
-    /// cancelling its task) cancels the request and its previews.
+    /// cancelling its task) cancels the request and its previews. The images of
+    /// ``imageEvents(for:options:)`` (with ``CachePolicy/revalidate``, a newer image may follow).
     ///
     /// ```swift
     /// for try await result in pipeline.images(for: .url(url), options: [.progressiveJPEG()]) {
@@ -17,32 +18,18 @@ extension ImagePipeline {
     /// }
     /// ```
     public func images(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageResult, any Error> {
-        var miss: ResolvedRequest?
-        let hit = resolve(source, items: items, miss: &miss)
-        let request = miss
+        let events = imageEvents(for: source, options: items)
         return AsyncThrowingStream { continuation in
-            guard let request else {
-                if let hit { continuation.yield(hit) }
-                return continuation.finish()
-            }
-            // Previews arrive on the processing threads, the result on the request's task: the
-            // flag, set with the result under the same lock, keeps every preview before it.
-            let finalSent = SharedLocked(false)
             let task = Task {
-                do throws(OspreyError) {
-                    let result = try await self.retrieve(
-                        request, progress: nil,
-                        preview: { preview in
-                            finalSent.withLock { sent in if !sent { continuation.yield(preview) } }
-                        },
-                        refresh: nil)
-                    finalSent.withLock { sent in
-                        sent = true
-                        continuation.yield(result)
+                do {
+                    for try await event in events {
+                        switch event {
+                        case .preview(let result), .finished(let result): continuation.yield(result)
+                        case .progress: continue
+                        }
                     }
                     continuation.finish()
                 } catch {
-                    finalSent.withLock { $0 = true }
                     continuation.finish(throwing: error)
                 }
             }

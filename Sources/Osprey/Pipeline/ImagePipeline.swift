@@ -203,9 +203,11 @@ public final class ImagePipeline: Sendable {
         return cache.imageCachedType(forKey: cacheKey(for: source), processorIdentifier: options.processor.identifier)
     }
 
-    /// A stream of progress and results for `source`: one ``ImageEvent/finished(_:)``, or two with
-    /// ``CachePolicy/revalidate`` when the server had a new image. Ending the iteration (or
-    /// cancelling its task) cancels the request.
+    /// The one stream of a request's events for `source`: progress, progressive previews (never
+    /// after the result), then one ``ImageEvent/finished(_:)``, or two with
+    /// ``CachePolicy/revalidate`` when the server had a new image; or the request's
+    /// ``OspreyError``. A cache hit is its result alone. Ending the iteration (or cancelling its
+    /// task) cancels the request and its previews. ``images(for:options:)`` is this stream's images.
     public func imageEvents(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
         var miss: ResolvedRequest?
         let hit = resolve(source, items: items, miss: &miss)
@@ -215,6 +217,9 @@ public final class ImagePipeline: Sendable {
                 if let hit { continuation.yield(.finished(hit)) }
                 return continuation.finish()
             }
+            // Previews arrive on the processing threads, the result on the request's task: the
+            // flag, set with the result under the same lock, keeps every preview before it.
+            let finalSent = SharedLocked(false)
             let task = Task {
                 do throws(OspreyError) {
                     // The revalidation's result is passed on by this task, after the first one:
@@ -225,11 +230,17 @@ public final class ImagePipeline: Sendable {
                         progress: { received, expected in
                             continuation.yield(.progress(received: received, expected: expected))
                         },
+                        preview: { preview in
+                            finalSent.withLock { sent in if !sent { continuation.yield(.preview(preview)) } }
+                        },
                         refresh: { result in
                             refreshed.continuation.yield(result)
                             refreshed.continuation.finish()
                         })
-                    continuation.yield(.finished(result))
+                    finalSent.withLock { sent in
+                        sent = true
+                        continuation.yield(.finished(result))
+                    }
                     if request.options.cachePolicy == .revalidate && result.cacheType != .none {
                         for await new in refreshed.stream {
                             if let new { continuation.yield(.finished(new)) }
@@ -237,6 +248,7 @@ public final class ImagePipeline: Sendable {
                     }
                     continuation.finish()
                 } catch {
+                    finalSent.withLock { $0 = true }
                     continuation.finish(throwing: error)
                 }
             }

@@ -21,6 +21,35 @@ struct ProgressivePreviewTests {
     /// Every scan boundary makes a preview: no interval, no cost limit.
     static let previews: [RequestOption] = [.progressiveJPEG(ProgressiveJPEG(interval: 0, limitsDecodeCost: false))]
 
+    @Test("one events stream: progress, a preview per scan, then the result, in that order")
+    func eventsInOrder() async throws {
+        try await PipelineFixture.run { f in
+            let (data, cuts) = try Self.pacedBody()
+            f.server.setBody("events", data, cuts: cuts)
+            var iterator = f.pipeline.imageEvents(for: f.source("/paced/events/a"), options: Self.previews).makeAsyncIterator()
+            f.server.openGate("events-0")
+            var kinds: [String] = []
+            var gate = 0
+            while let event = try await iterator.next() {
+                switch event {
+                case .progress(let received, let expected):
+                    #expect(expected == data.count && received <= data.count)
+                    if kinds.last != "progress" { kinds.append("progress") }
+                case .preview(let preview):
+                    #expect(preview.isPreview)
+                    kinds.append("preview")
+                    gate += 1
+                    f.server.openGate("events-\(gate)")
+                case .finished(let result):
+                    #expect(!result.isPreview)
+                    kinds.append("finished")
+                }
+            }
+            let expected = Array(repeating: ["progress", "preview"], count: cuts.count).flatMap { $0 } + ["progress", "finished"]
+            #expect(kinds == expected, "progress before each preview, every preview before the result")
+        }
+    }
+
     @Test("a scan at a time: a preview per scan, each at the final size and closer to it than the last, then the final image; never cached")
     func previewsThenFinal() async throws {
         try await PipelineFixture.run { f in
