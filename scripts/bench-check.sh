@@ -7,7 +7,7 @@
 # more than 3% more instructions or allocations in any scenario fails (so does more than 3% fewer:
 # a change that speeds something up updates the baseline in the same commit). Retains and releases
 # are printed beside them; the pipeline's own miss (miss-start), whose allocations and retains are
-# exact, fails at 0.5% more of them. The rules: Benchmarks/count_check.py.
+# exact, fails at 0.5% more of them. The rules: scripts/bench-check.py.
 #
 #   bash scripts/bench-check.sh [SCENARIO...]            check (all scenarios by default)
 #   bash scripts/bench-check.sh --runs 2 [SCENARIO...]   run twice: both runs against the baseline, and their spread
@@ -86,7 +86,7 @@ done
 echo "==> valgrind runs took $((SECONDS - started)) s" >&2
 
 if [ "$mode" = update ]; then
-    python3 Benchmarks/count_check.py update Benchmarks/counts-baseline.tsv "${run_dirs[0]}"
+    python3 scripts/bench-check.py update Benchmarks/counts-baseline.tsv "${run_dirs[0]}"
 else
-    python3 Benchmarks/count_check.py compare Benchmarks/counts-baseline.tsv "${run_dirs[@]}"
+    python3 scripts/bench-check.py compare Benchmarks/counts-baseline.tsv "${run_dirs[@]}"
 fi

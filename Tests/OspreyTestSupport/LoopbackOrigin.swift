@@ -8,7 +8,9 @@ import Synchronization
 /// component (`/any/prefix/hopper.jpg?r=1` serves `hopper.jpg`, so a prefix or a query makes a new
 /// URL for the same bytes), with `Content-Length` and keep-alive; unknown names answer 404. It
 /// counts the bodies it served: ``hits`` in process, `GET /__hits` from another one (the benchmark
-/// harness's origin process, `OspreyBench origin DIR...`). Shared by the benchmarks and the tests.
+/// harness's origin process, `OspreyBench origin DIR...`). With `bytesPerSecond` it sends each body in
+/// 16 KiB chunks at that rate (a slow link: `OspreyBench progressive`). Shared by the benchmarks and
+/// the tests.
 public final class LoopbackOrigin: Sendable {
     /// The port it listens on.
     public let port: Int
@@ -16,10 +18,14 @@ public final class LoopbackOrigin: Sendable {
     private let served = Atomic<Int>(0)
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
+    /// The pause after each 16 KiB chunk of a body; nil: the body at once.
+    fileprivate let pause: TimeAmount?
 
     /// Starts an origin serving `bodies` (name → bytes) and every file of `directories` by its
     /// name, on `port` (0: any free port), on one event loop of its own.
-    public static func start(bodies: [String: Data] = [:], directories: [URL] = [], port: Int = 0) async throws -> LoopbackOrigin {
+    public static func start(
+        bodies: [String: Data] = [:], directories: [URL] = [], port: Int = 0, bytesPerSecond: Int? = nil
+    ) async throws -> LoopbackOrigin {
         var files: [String: ByteBuffer] = [:]
         for directory in directories {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
@@ -42,13 +48,15 @@ public final class LoopbackOrigin: Sendable {
                 }
             }
             .bind(host: "127.0.0.1", port: port).get()
-        let started = LoopbackOrigin(port: channel.localAddress?.port ?? 0, bodies: files, channel: channel, group: group)
+        let pause = bytesPerSecond.map { TimeAmount.nanoseconds(Int64(Double(LoopbackOriginHandler.chunk) / Double(max(1, $0)) * 1e9)) }
+        let started = LoopbackOrigin(port: channel.localAddress?.port ?? 0, bodies: files, channel: channel, group: group, pause: pause)
         origin.value.withLock { $0 = started }
         return started
     }
 
-    private init(port: Int, bodies: [String: ByteBuffer], channel: any Channel, group: MultiThreadedEventLoopGroup) {
+    private init(port: Int, bodies: [String: ByteBuffer], channel: any Channel, group: MultiThreadedEventLoopGroup, pause: TimeAmount?) {
         self.port = port
+        self.pause = pause
         self.bodies = Mutex(bodies)
         self.channel = channel
         self.group = group
@@ -86,6 +94,7 @@ public final class LoopbackOrigin: Sendable {
 private final class LoopbackOriginHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
+    static let chunk = 16_384
 
     private let origin: LoopbackOrigin.Box
     private var head: HTTPRequestHead?
@@ -100,7 +109,8 @@ private final class LoopbackOriginHandler: ChannelInboundHandler {
             guard let head else { return }
             self.head = nil
             let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "/"
-            let body = origin.value.withLock { $0 }?.body(for: path)
+            let served = origin.value.withLock { $0 }
+            let body = served?.body(for: path)
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: Self.contentType(path))
             headers.add(name: "Content-Length", value: "\(body?.readableBytes ?? 0)")
@@ -108,11 +118,32 @@ private final class LoopbackOriginHandler: ChannelInboundHandler {
             headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
             let status: HTTPResponseStatus = body == nil ? .notFound : .ok
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+            if let pause = served?.pause, let body {
+                context.flush()
+                return sendSlowly(context, body, pause: pause)
+            }
             context.write(wrapOutboundOut(.body(.byteBuffer(body ?? ByteBuffer()))), promise: nil)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
                 if !keepAlive { channel.close(promise: nil) }
             }
+        }
+    }
+
+    /// The rest of `body` in chunks, one per `pause`, then the end.
+    private func sendSlowly(_ context: ChannelHandlerContext, _ body: ByteBuffer, pause: TimeAmount) {
+        guard context.channel.isActive else { return }
+        var rest = body
+        guard let chunk = rest.readSlice(length: min(Self.chunk, rest.readableBytes)), chunk.readableBytes > 0 else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let remaining = rest
+        context.eventLoop.scheduleTask(in: pause) {
+            let (handler, context) = bound.value
+            handler.sendSlowly(context, remaining, pause: pause)
         }
     }
 

@@ -6,11 +6,11 @@ aligned allocators) and Swift reference counting (calls of swift_retain / swift_
 _n, bridge and unknown-object forms; printed, not checked: async hand-offs move them by 1-3%;
 except miss-start's, which are exact: see TIGHT).
 
-  count_check.py compare BASELINE RUN_DIR...   table of every run against the baseline; exit 1
+  bench-check.py compare BASELINE RUN_DIR...   table of every run against the baseline; exit 1
                                                when a scenario needs more than the threshold
                                                more instructions or allocations (or fewer: then
                                                the baseline must be updated in the same commit)
-  count_check.py update BASELINE RUN_DIR       writes RUN_DIR's counts as the baseline
+  bench-check.py update BASELINE RUN_DIR       writes RUN_DIR's counts as the baseline
 
 RUN_DIR holds NAME.iterations (the step count) and NAME.out.<pid>.1 (the dump taken on entering
 countedRegionEnds) per scenario. BENCH_THRESHOLD (default 0.03) is the allowed relative change.
@@ -73,7 +73,7 @@ def read_run(run_dir):
         name = os.path.basename(iterations_file)[: -len(".iterations")]
         dumps = sorted(glob.glob(os.path.join(run_dir, name + ".out.*.1")))
         if not dumps:
-            print(f"count_check: {name}: no dump in {run_dir} (did the scenario fail? see {name}.log)", file=sys.stderr)
+            print(f"bench-check: {name}: no dump in {run_dir} (did the scenario fail? see {name}.log)", file=sys.stderr)
             continue
         steps = int(open(iterations_file).read().strip())
         totals = parse_dump(dumps[-1])
@@ -159,7 +159,7 @@ def main(argv):
         run = read_run(argv[2])
         merged = read_baseline(argv[1]) | run
         write_baseline(argv[1], merged)
-        print(f"count_check: {len(run)} scenario(s) written to {argv[1]}")
+        print(f"bench-check: {len(run)} scenario(s) written to {argv[1]}")
         return 0
     print(__doc__, file=sys.stderr)
     return 2
