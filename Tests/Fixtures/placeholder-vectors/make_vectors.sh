@@ -12,7 +12,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 images="$1"
 reference="$2"
-out="$here/../../Tests/OspreyTests/Placeholders/PlaceholderVectors.swift"
+out="$here/../../OspreyTests/Placeholders/PlaceholderVectors.swift"
 venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet blurhash==1.1.5 thumbhash==0.1.2 pillow
