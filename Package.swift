@@ -11,7 +11,9 @@ let package = Package(
         .executable(name: "osprey", targets: ["OspreyCLI"]),
         // GTK 4 widgets as targets; a program depending on `Osprey` alone never needs GTK.
         .library(name: "OspreyGTK", targets: ["OspreyGTK"]),
-        .executable(name: "osprey-gallery", targets: ["OspreyGallery"])
+        .executable(name: "osprey-gallery", targets: ["OspreyGallery"]),
+        // Not API: the loopback origin and test-image locator the benchmark package shares with the tests.
+        .library(name: "OspreyTestSupport", targets: ["OspreyTestSupport"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -102,8 +104,31 @@ let package = Package(
             ],
             path: "Sources/osprey"
         ),
-        // What both test targets share: the built `osprey` binary's locator, a seeded generator.
-        .target(name: "OspreyTestSupport", path: "Tests/OspreyTestSupport"),
+        // What the test targets and the counted benchmarks share: the test images' locator, the built
+        // `osprey` binary's locator, a seeded generator, the loopback origin.
+        .target(
+            name: "OspreyTestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio")
+            ],
+            path: "Tests/OspreyTestSupport"
+        ),
+        // The counted benchmarks (`scripts/bench-check.sh`): each scenario through the public API,
+        // run under valgrind. Built with the tests (debug), so the check adds no build to CI.
+        .executableTarget(
+            name: "OspreyCounts",
+            dependencies: [
+                "Osprey",
+                "OspreyServer",
+                "OspreyTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+            ],
+            path: "Benchmarks/Counts"
+        ),
         .testTarget(
             name: "OspreyTests",
             dependencies: [

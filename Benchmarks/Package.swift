@@ -37,6 +37,7 @@ let package = Package(
             dependencies: [
                 "CVipsBench",
                 .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyTestSupport", package: "Osprey"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

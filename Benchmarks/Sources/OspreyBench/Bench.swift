@@ -6,7 +6,7 @@ import Osprey
 /// it to Benchmarks/results/YYYY-MM-DD-scenario-N.json).
 /// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
 /// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
-/// `limit8` and `receive8` are parts of scenario 8 alone (Limit8.swift, Receive8.swift);
+/// `limit8` is scenario 8's in-process baselines alone (Limit8.swift);
 /// `placeholders DIR...` times the placeholder hashes (PlaceholderHashes.swift).
 /// `OspreyBench progressive [IMAGE]`: progressive previews on a throttled origin (Progressive.swift).
 @main
@@ -16,9 +16,6 @@ struct OspreyBench {
         if arguments.first == "origin" {
             try await runOrigin(directories: Array(arguments.dropFirst()))
         }
-        if arguments.first == "probe2" {
-            return try await probe2(Array(arguments.dropFirst()))
-        }
         if arguments.first == "limit8" {
             try setVipsConcurrency()
             return try await limit8(Array(arguments.dropFirst()))
@@ -27,9 +24,6 @@ struct OspreyBench {
             try setVipsConcurrency()
             return try await limit9(Array(arguments.dropFirst()))
         }
-        if arguments.first == "receive8" {
-            return try await receive8(Array(arguments.dropFirst()))
-        }
         if arguments.first == "placeholders" {
             try setVipsConcurrency()
             return try placeholderHashes(directories: Array(arguments.dropFirst()))
@@ -37,10 +31,6 @@ struct OspreyBench {
         if arguments.first == "progressive" {
             try setVipsConcurrency()
             return try await progressiveBench(Array(arguments.dropFirst()))
-        }
-        if arguments.first == "perfile" {
-            try setVipsConcurrency()
-            return try perFile(directories: Array(arguments.dropFirst()))
         }
         let selected = Set(arguments.compactMap(Int.init))
         func wants(_ n: Int) -> Bool { selected.isEmpty || selected.contains(n) }

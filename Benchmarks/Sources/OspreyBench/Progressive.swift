@@ -1,8 +1,6 @@
 import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 import Osprey
+import OspreyTestSupport
 
 /// `OspreyBench progressive [IMAGE]`: progressive previews of a 4000 × 3000 progressive JPEG
 /// served from loopback at a throttled rate (issue 42's goals, reported as ratios).
@@ -32,7 +30,7 @@ func progressiveBench(_ arguments: [String]) async throws {
     let body = try ImageEncoder(format: .jpeg, quality: 90, interlace: true).encode(stretched)
     let seconds = Double(envInt("PROG_SECONDS", 4))
     let rate = envInt("PROG_RATE", Int(Double(body.count) / seconds))
-    let origin = try await ThrottledOrigin.start(body: body, bytesPerSecond: rate)
+    let origin = try await LoopbackOrigin.start(bodies: ["progressive.jpg": body], bytesPerSecond: rate)
     let loader = DataLoader()
     print("# progressive previews — \(stretched.width)×\(stretched.height) progressive JPEG, \(body.count) bytes at \(rate) B/s, \(reps) rounds")
     print(
@@ -137,75 +135,4 @@ private func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return .nan }
     let sorted = values.sorted()
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
-/// A loopback origin sending one body in 16 KiB chunks at a fixed rate, on its own event loop.
-final class ThrottledOrigin: Sendable {
-    let port: Int
-    private let channel: any Channel
-    private let group: MultiThreadedEventLoopGroup
-
-    private init(port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup) {
-        self.port = port
-        self.channel = channel
-        self.group = group
-    }
-
-    static func start(body: Data, bytesPerSecond: Int) async throws -> ThrottledOrigin {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(ThrottledHandler(body: body, bytesPerSecond: bytesPerSecond))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return ThrottledOrigin(port: channel.localAddress?.port ?? 0, channel: channel, group: group)
-    }
-
-    func stop() async {
-        try? await channel.close()
-        try? await group.shutdownGracefully()
-    }
-}
-
-private final class ThrottledHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    static let chunk = 16_384
-    let body: Data
-    let pause: TimeAmount
-
-    init(body: Data, bytesPerSecond: Int) {
-        self.body = body
-        pause = .nanoseconds(Int64(Double(Self.chunk) / Double(max(1, bytesPerSecond)) * 1e9))
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = unwrapInboundIn(data) else { return }
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "image/jpeg")
-        headers.add(name: "Content-Length", value: "\(body.count)")
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-        send(context, from: 0)
-    }
-
-    private func send(_ context: ChannelHandlerContext, from offset: Int) {
-        guard context.channel.isActive else { return }
-        guard offset < body.count else {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return
-        }
-        let end = min(body.count, offset + Self.chunk)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body[offset..<end])))), promise: nil)
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: pause) {
-            let (handler, context) = bound.value
-            handler.send(context, from: end)
-        }
-    }
 }

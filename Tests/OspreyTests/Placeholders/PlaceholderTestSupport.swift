@@ -4,7 +4,7 @@ import Testing
 @testable import Osprey
 
 extension PlaceholderVectors {
-    /// A synthetic raster: the formula `synthetic()` in Benchmarks/placeholders/make_vectors.py
+    /// A synthetic raster: the formula `synthetic()` in Tests/Fixtures/placeholder-vectors/make_vectors.py
     /// (gradients; with `alpha`, the corners outside a centred circle nearly transparent).
     static func synthetic(width: Int, height: Int, alpha: Bool) -> [UInt8] {
         var rgba: [UInt8] = []

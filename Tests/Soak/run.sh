@@ -2,8 +2,8 @@
 # The soak and fault run of `osprey serve` (issue 17): the result memory cache filled, mixed load
 # while the origin misbehaves, saturation, idle check, kill -9 + damaged cache, restart and rescan.
 # Not run in CI.
-#   bash Benchmarks/soak/run.sh            # ~6 min fill + 10 min load, the release CLI at .build/release/osprey
-#   SOAK_SECONDS=60 OSPREY_BIN=/path/osprey bash Benchmarks/soak/run.sh
+#   bash Tests/Soak/run.sh            # ~6 min fill + 10 min load, the release CLI at .build/release/osprey
+#   SOAK_SECONDS=60 OSPREY_BIN=/path/osprey bash Tests/Soak/run.sh
 # Results: Benchmarks/results/<UTC date>-soak.{txt,json,png} (SOAK_OUT to choose). Other knobs: soak.py.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -18,7 +18,7 @@ VENV="$WORK/venv"
 if [ ! -f "$VENV/.done" ]; then
     mkdir -p "$WORK"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q -r "$ROOT/Benchmarks/soak/requirements.txt"
+    "$VENV/bin/pip" install -q -r "$ROOT/Tests/Soak/requirements.txt"
     touch "$VENV/.done"
 fi
-exec "$VENV/bin/python" "$ROOT/Benchmarks/soak/soak.py"
+exec "$VENV/bin/python" "$ROOT/Tests/Soak/soak.py"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Osprey's answers next to thumbor 7.8's for the same thumbor URLs: size, format and pixels.
 
-    python3 Benchmarks/compat/thumbor_parity.py --osprey .build/release/osprey \
+    python3 Tests/ThumborParity/thumbor_parity.py --osprey .build/release/osprey \
         --thumbor Benchmarks/.work/thumbor-venv/bin/thumbor [--images Tests/Fixtures/images]
 
 Starts a loopback origin serving the test images (and a nine-patch frame it draws), thumbor (unsafe

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The same upload API request sequence against thumbor 7.8 (UPLOAD_ENABLED) and `osprey serve --upload`.
 
-    python3 Benchmarks/compat/thumbor_upload_parity.py --osprey .build/release/osprey \
+    python3 Tests/ThumborParity/thumbor_upload_parity.py --osprey .build/release/osprey \
         [--venv Benchmarks/.work/thumbor-venv] [--images Tests/Fixtures/images]
 
 Makes the virtualenv and installs thumbor from PyPI (Benchmarks/server/thumbor-requirements.txt)

@@ -3,9 +3,9 @@ request with twice the bytes its Content-Length says (the soak origin's /cl-smal
 builds in turn, rounds interleaved. A pooled connection that carries such left-over bytes, or that the origin
 closed, fails the next request sent on it before any response; DataLoader sends such a request once more.
 
-    Benchmarks/.work/soak/venv/bin/python Benchmarks/soak/resend.py ROUNDS NAME=BINARY [NAME=BINARY...]
+    Benchmarks/.work/soak/venv/bin/python Tests/Soak/resend.py ROUNDS NAME=BINARY [NAME=BINARY...]
 
-(the soak's virtualenv, made by Benchmarks/soak/run.sh). Per round and build: a fresh server behind the
+(the soak's virtualenv, made by Tests/Soak/run.sh). Per round and build: a fresh server behind the
 soak's origin, RESEND_CLIENTS clients (8) for RESEND_SECONDS (20), alternating /cl-small/ and /img/
 sources (unique URLs, unsafe fit-in 64x64); prints how many /img/ answers were not 200 and why.
 """
