@@ -22,10 +22,9 @@ public final class ImageTask: Sendable {
     /// wrong step on cancellation).
     func setStep(_ step: @autoclosure () -> PendingStep) {
         let action = machine.withLock { machine -> StateMachine.SetStepAction in
-            let step = step()
-            let action = machine.setStep(step)
+            let action = machine.setStep(step())
             // A step made at the options' priority learns the one set since.
-            if case .none = action, machine.priorityChanged { step.setPriority(machine.priority) }
+            if case .none = action, machine.priorityChanged { machine.step?.setPriority(machine.priority) }
             return action
         }
         if case .cancel(let step) = action { step.cancel() }

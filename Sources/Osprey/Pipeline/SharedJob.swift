@@ -145,12 +145,14 @@ final class SharedJob<Key: Hashable & Sendable, Value: Sendable>: SubscribedWork
     /// the job's priority when it changed before the step was recorded (later changes reach it
     /// through ``changing(_:)``).
     func setStep(_ step: @autoclosure () -> PendingStep, madeAt priority: DownloadPriority) {
-        let (action, made, now) = withMachine { machine -> (StateMachine.SetStepAction, PendingStep, DownloadPriority) in
-            let made = step()
-            return (machine.setStep(made), made, machine.priority)
+        let (action, behind, now) = withMachine { machine -> (StateMachine.SetStepAction, PendingStep?, DownloadPriority) in
+            let action = machine.setStep(step())
+            // The step, to tell outside the lock, only when the priority moved since it was made.
+            guard case .none = action, machine.priority != priority else { return (action, nil, priority) }
+            return (action, machine.step, machine.priority)
         }
         if case .cancel(let step) = action { return step.cancel() }
-        if now != priority { made.setPriority(now) }
+        behind?.setPriority(now)
     }
 
     /// Ends the job with `outcome` and calls every subscriber's completion (outside the lock).
