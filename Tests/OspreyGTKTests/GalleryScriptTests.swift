@@ -85,7 +85,7 @@ struct GalleryScriptTests {
 
     /// Runs `executable` with `arguments` to its end (killed after 120 s): its status and stdout.
     private static func run(_ executable: URL, arguments: [String]) async throws -> (Int32, String) {
-        let run = try await Task.detached { try ProcessRun.run(executable, arguments) }.value
+        let run = try await ProcessRun.run(executable, arguments)
         return (run.status, run.output)
     }
 }

@@ -59,4 +59,17 @@ public struct ProcessRun: Sendable {
             status: process.terminationStatus, stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL),
             crashed: process.terminationReason == .uncaughtSignal)
     }
+
+    /// ``run(_:_:environment:within:)`` without blocking a thread of the Swift concurrency pool:
+    /// the wait runs on a Dispatch thread. An in-process server of the same test (Hummingbird runs
+    /// its handlers on that pool, two threads on a 2-core machine) keeps answering meanwhile.
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:], within limit: Duration = .seconds(120)
+    ) async throws -> ProcessRun {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try run(executable, arguments, environment: environment, within: limit) })
+            }
+        }
+    }
 }

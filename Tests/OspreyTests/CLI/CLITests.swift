@@ -20,13 +20,13 @@ final class CLITests {
     func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
 
     @Test("info prints the header fields, as lines or JSON")
-    func info() throws {
-        let lines = try CLIRunner.run(["info", TestData.url("hopper_orientation_6.jpg").path])
+    func info() async throws {
+        let lines = try await CLIRunner.run(["info", TestData.url("hopper_orientation_6.jpg").path])
         #expect(lines.status == 0)
         #expect(lines.stdout.contains("format: jpeg"))
         #expect(lines.stdout.contains("orientation: 6"))
         #expect(lines.stdout.contains("file-bytes: 4951"))
-        let json = try CLIRunner.run(["info", "--json", TestData.url("iss634.gif").path])
+        let json = try await CLIRunner.run(["info", "--json", TestData.url("iss634.gif").path])
         #expect(json.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["format"] as? String == "gif")
@@ -37,9 +37,9 @@ final class CLITests {
     }
 
     @Test("convert processes, picks the format and writes the file")
-    func convert() throws {
+    func convert() async throws {
         let output = path("card.png")
-        let result = try CLIRunner.run([
+        let result = try await CLIRunner.run([
             "convert", TestData.url("rocket.jpg").path, output,
             "--process", "resize:200x200:fill,blur:2,round:12,format:webp:80"
         ])
@@ -48,16 +48,16 @@ final class CLITests {
         #expect(image.format == .webp, "the spec's format wins over the extension")
         #expect((image.width, image.height) == (200, 200))
         let thumb = path("thumb.jpg")
-        #expect(try CLIRunner.run(["convert", TestData.url("retina.jpg").path, thumb, "--thumbnail", "100", "--quality", "50"]).status == 0)
+        #expect(try await CLIRunner.run(["convert", TestData.url("retina.jpg").path, thumb, "--thumbnail", "100", "--quality", "50"]).status == 0)
         let thumbImage = try Image(contentsOf: URL(fileURLWithPath: thumb))
         #expect(thumbImage.format == .jpeg && thumbImage.width == 100)
         let gif = path("anim.out")
-        #expect(try CLIRunner.run(["convert", TestData.url("iss634.gif").path, gif, "--format", "gif", "--process", "resize:64x64"]).status == 0)
+        #expect(try await CLIRunner.run(["convert", TestData.url("iss634.gif").path, gif, "--format", "gif", "--process", "resize:64x64"]).status == 0)
         #expect(try Image(contentsOf: URL(fileURLWithPath: gif)).frameCount == 42)
     }
 
     @Test("undecodable input: exit 65, one error line, nothing written")
-    func undecodable() throws {
+    func undecodable() async throws {
         let original = try TestData.data("hopper.png")
         let truncated = path("truncated.png")
         try original.prefix(original.count / 2).write(to: URL(fileURLWithPath: truncated))
@@ -68,7 +68,7 @@ final class CLITests {
         for input in [truncated, text, bomb] {
             let output = path("out-\(UUID().uuidString).png")
             for arguments in [["convert", input, output], ["info", input]] {
-                let result = try CLIRunner.run(arguments)
+                let result = try await CLIRunner.run(arguments)
                 #expect(!result.crashed)
                 #expect(result.status == 65, "\(arguments): \(result.stderr)")
                 let lines = result.stderr.split(separator: "\n")
@@ -82,17 +82,17 @@ final class CLITests {
     @Test(
         "a WebP declaring 16383 x 16383 is refused as too large within 900 MB of address space",
         .enabled(if: CLIRunner.canLimitAddressSpace, "needs prlimit, and no thread sanitizer (its shadow memory needs more)"))
-    func webpSizeLieUnderAddressSpaceLimit() throws {
+    func webpSizeLieUnderAddressSpaceLimit() async throws {
         // libvips 8.14's webpload maps the canvas a header declares while reading the header; the
         // decoder reads the declared size with libwebp first. Without that, this run fails on
         // "vips_tracked: out of memory" instead.
         let lie = path("lie.webp")
         try BadInputTests.webpSizeLie().write(to: URL(fileURLWithPath: lie))
-        let result = try CLIRunner.run(["convert", lie, path("out.jpg")], addressSpaceLimit: 900_000_000)
+        let result = try await CLIRunner.run(["convert", lie, path("out.jpg")], addressSpaceLimit: 900_000_000)
         #expect(!result.crashed)
         #expect(result.status == 65)
         #expect(result.stderr.contains("16383x16383 pixels x 1 frame(s) exceeds the limit of 50000000 pixels"), "\(result.stderr)")
-        let control = try CLIRunner.run(["convert", TestData.url("hopper.webp").path, path("ok.jpg")], addressSpaceLimit: 900_000_000)
+        let control = try await CLIRunner.run(["convert", TestData.url("hopper.webp").path, path("ok.jpg")], addressSpaceLimit: 900_000_000)
         #expect(control.status == 0, "a good WebP converts under the same limit: \(control.stderr)")
     }
 
@@ -110,10 +110,10 @@ final class CLITests {
     @Test(
         "libvips' modules load when a format needs them: none for a PNG, heif for an AVIF; all under a user's VIPSHOME",
         .enabled(if: vipsModulePrefix != nil, "this libvips has no loadable modules"))
-    func vipsModulesLoadOnDemand() throws {
+    func vipsModulesLoadOnDemand() async throws {
         // glibc's loader lists every library it opens under LD_DEBUG=files.
-        func convert(_ name: String, _ output: String, environment: [String: String] = [:]) throws -> (ok: Bool, modules: Set<String>) {
-            let result = try CLIRunner.run(
+        func convert(_ name: String, _ output: String, environment: [String: String] = [:]) async throws -> (ok: Bool, modules: Set<String>) {
+            let result = try await CLIRunner.run(
                 ["convert", TestData.url(name).path, path(output)], environment: environment.merging(["LD_DEBUG": "files"]) { $1 })
             let modules = Set(
                 result.stderr.split(separator: "\n").compactMap { line -> String? in
@@ -122,39 +122,39 @@ final class CLITests {
                 })
             return (result.status == 0 && !result.crashed, modules)
         }
-        let png = try convert("coffee.png", "coffee.jpg")
+        let png = try await convert("coffee.png", "coffee.jpg")
         #expect(png.ok)
         #expect(png.modules.isEmpty, "a PNG loads no libvips module: \(png.modules)")
-        let avif = try convert("hopper.avif", "hopper.png")
+        let avif = try await convert("hopper.avif", "hopper.png")
         #expect(avif.ok)
         #expect(avif.modules == ["heif"], "an AVIF loads only heif: \(avif.modules)")
-        let user = try convert("coffee.png", "user.jpg", environment: ["VIPSHOME": Self.vipsModulePrefix ?? "/usr"])
+        let user = try await convert("coffee.png", "user.jpg", environment: ["VIPSHOME": Self.vipsModulePrefix ?? "/usr"])
         #expect(user.ok)
         #expect(user.modules.isSuperset(of: ["heif", "magick"]), "a user's VIPSHOME gets libvips' own start: \(user.modules)")
     }
 
     @Test("usage errors exit 64; a missing input exits 66")
-    func usageErrors() throws {
+    func usageErrors() async throws {
         let input = TestData.url("hopper.jpg").path
         for arguments in [
             ["convert", input], ["convert", input, path("x.png"), "--process", "bogus:1"],
             ["convert", input, path("x.png"), "--quality", "0"], ["convert", input, path("x.png"), "--format", "svg"],
             ["info"], ["frobnicate"]
         ] {
-            let result = try CLIRunner.run(arguments)
+            let result = try await CLIRunner.run(arguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(!result.crashed)
         }
         #expect(!FileManager.default.fileExists(atPath: path("x.png")))
-        let missing = try CLIRunner.run(["info", path("missing.png")])
+        let missing = try await CLIRunner.run(["info", path("missing.png")])
         #expect(missing.status == 66)
         #expect(missing.stderr.hasPrefix("error: cannot read"))
     }
 
     @Test("a processor that cannot apply exits 65 and writes nothing")
-    func processorFailure() throws {
+    func processorFailure() async throws {
         let output = path("crop.png")
-        let result = try CLIRunner.run(["convert", TestData.url("hopper.jpg").path, output, "--process", "crop:10x10:900:900"])
+        let result = try await CLIRunner.run(["convert", TestData.url("hopper.jpg").path, output, "--process", "crop:10x10:900:900"])
         #expect(result.status == 65)
         #expect(result.stderr.hasPrefix("error: invalid argument to processor crop:10x10:900:900"))
         #expect(!FileManager.default.fileExists(atPath: output))

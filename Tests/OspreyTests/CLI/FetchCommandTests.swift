@@ -26,7 +26,7 @@ final class FetchCommandTests {
         defer { Task { await server.shutdown() } }
         let cache = directory.appendingPathComponent("cache").path
         let url = server.url("/image/cli").absoluteString
-        let first = try CLIRunner.run(["fetch", url, url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
+        let first = try await CLIRunner.run(["fetch", url, url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
         #expect(first.status == 0, "\(first.stderr)")
         let lines = first.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -42,45 +42,45 @@ final class FetchCommandTests {
         }
         #expect(server.hits("/image/cli") == 1, "duplicate URLs share one download")
 
-        let again = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
+        let again = try await CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
         #expect(try json(again.stdout.split(separator: "\n")[0])["cacheType"] as? String == "disk")
-        let other = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "grayscale"])
+        let other = try await CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "grayscale"])
         #expect(try json(other.stdout.split(separator: "\n")[0])["cacheType"] as? String == "none")
         #expect(server.hits("/image/cli") == 2, "the cache held the result only: another processor downloads")
-        let kept = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:48", "--keep-original"])
+        let kept = try await CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:48", "--keep-original"])
         #expect(try json(kept.stdout.split(separator: "\n")[0])["cacheType"] as? String == "none")
-        let reused = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:24"])
+        let reused = try await CLIRunner.run(["fetch", url, "--cache-dir", cache, "--json", "--process", "thumbnail:24"])
         let reusedLine = try json(reused.stdout.split(separator: "\n")[0])
         #expect(reusedLine["cacheType"] as? String == "disk" && reusedLine["width"] as? Int == 24)
         #expect(server.hits("/image/cli") == 3, "a kept original serves another processor without a download")
 
         let out = directory.appendingPathComponent("out").path
-        let written = try CLIRunner.run(["fetch", url, "--cache-dir", cache, "--out", out, "--process", "thumbnail:32,format:png"])
+        let written = try await CLIRunner.run(["fetch", url, "--cache-dir", cache, "--out", out, "--process", "thumbnail:32,format:png"])
         #expect(written.status == 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: out)
         #expect(files == ["cli.png"])
         #expect(try Image(contentsOf: URL(fileURLWithPath: out).appendingPathComponent("cli.png")).width == 32)
 
-        let failing = try CLIRunner.run(["fetch", url, server.url("/status/404").absoluteString, "--cache-dir", cache, "--json"])
+        let failing = try await CLIRunner.run(["fetch", url, server.url("/status/404").absoluteString, "--cache-dir", cache, "--json"])
         #expect(failing.status == 1)
         let failed = try json(failing.stdout.split(separator: "\n")[1])
         #expect((failed["error"] as? String)?.contains("404") == true)
 
-        let cacheOnly = try CLIRunner.run(["fetch", server.url("/image/never").absoluteString, "--cache-dir", cache, "--only-from-cache"])
+        let cacheOnly = try await CLIRunner.run(["fetch", server.url("/image/never").absoluteString, "--cache-dir", cache, "--only-from-cache"])
         #expect(cacheOnly.status == 1)
         #expect(server.hits("/image/never") == 0)
-        let usage = try CLIRunner.run(["fetch", url, "--process", "nonsense"])
+        let usage = try await CLIRunner.run(["fetch", url, "--process", "nonsense"])
         #expect(usage.status == 64)
     }
 
     @Test("fetch --out writes the same file from the network and from the disk cache; JSON shows the planned decode")
-    func sameFileFromEveryLevel() throws {
+    func sameFileFromEveryLevel() async throws {
         let cache = directory.appendingPathComponent("cache").path
         let rocket = TestData.url("rocket.jpg").path
         var outputs: [[UInt8]] = [], files: [Data] = []
         for (run, expected) in ["none", "disk"].enumerated() {
             let out = directory.appendingPathComponent("o\(run)").path
-            let result = try CLIRunner.run([
+            let result = try await CLIRunner.run([
                 "fetch", rocket, "--cache-dir", cache, "--json", "--out", out,
                 "--process", "resize:200x200:fill,round:40,format:png"
             ])
@@ -106,10 +106,10 @@ final class FetchCommandTests {
 
     @Test(
         "a format: step keys the cached result: JPEG (flattened) and PNG of one chain are two entries; GIF and PNG origins give the same file twice")
-    func formatStepKeysTheCache() throws {
+    func formatStepKeysTheCache() async throws {
         let cache = directory.appendingPathComponent("cache").path
-        func fetch(_ name: String, _ spec: String, into out: String) throws -> (line: [String: Any], file: Data) {
-            let result = try CLIRunner.run([
+        func fetch(_ name: String, _ spec: String, into out: String) async throws -> (line: [String: Any], file: Data) {
+            let result = try await CLIRunner.run([
                 "fetch", TestData.url(name).path, "--cache-dir", cache, "--json", "--out", directory.appendingPathComponent(out).path,
                 "--process", spec
             ])
@@ -119,8 +119,8 @@ final class FetchCommandTests {
             return (line, file)
         }
         for name in ["logo.png", "iss634.gif"] {
-            let fresh = try fetch(name, "thumbnail:64,format:jpeg:70", into: "fresh-\(name)")
-            let hit = try fetch(name, "thumbnail:64,format:jpeg:70", into: "hit-\(name)")
+            let fresh = try await fetch(name, "thumbnail:64,format:jpeg:70", into: "fresh-\(name)")
+            let hit = try await fetch(name, "thumbnail:64,format:jpeg:70", into: "hit-\(name)")
             #expect(fresh.line["cacheType"] as? String == "none" || fresh.line["cacheType"] as? String == "disk")
             #expect(hit.line["cacheType"] as? String == "disk")
             #expect(hit.file == fresh.file, "\(name): the disk hit wrote another file")
@@ -128,9 +128,9 @@ final class FetchCommandTests {
         }
         // One chain that makes alpha, JPEG then PNG: the PNG is a new entry made from the cached
         // original, with transparent corners, not the flattened JPEG entry.
-        let jpeg = try fetch("rocket.jpg", "resize:64x64:fill,round:16,format:jpeg", into: "jpeg")
+        let jpeg = try await fetch("rocket.jpg", "resize:64x64:fill,round:16,format:jpeg", into: "jpeg")
         #expect(try Pixels.pixel(try Image(data: jpeg.file), x: 0, y: 0)[0] == 255, "flattened onto white")
-        let png = try fetch("rocket.jpg", "resize:64x64:fill,round:16,format:png", into: "png")
+        let png = try await fetch("rocket.jpg", "resize:64x64:fill,round:16,format:png", into: "png")
         #expect(png.line["decodedWidth"] as? Int == 64, "decoded from the original, not from the JPEG entry")
         let image = try Image(data: png.file)
         #expect(image.format == .png && image.hasAlpha)
@@ -145,11 +145,11 @@ final class FetchCommandTests {
         let list = directory.appendingPathComponent("urls.txt")
         let urls = (0..<4).map { server.url("/image/pre/\($0)").absoluteString } + [server.url("/status/500").absoluteString]
         try (urls.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
-        let run = try CLIRunner.run(["prefetch", "--input", list.path, "--cache-dir", cache, "--concurrency", "2"])
+        let run = try await CLIRunner.run(["prefetch", "--input", list.path, "--cache-dir", cache, "--concurrency", "2"])
         #expect(run.status == 1, "one source failed")
         #expect(run.stdout.contains("completed: 4, skipped: 0, failed: 1 of 5"))
         #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("completed http") }.count == 4)
-        let second = try CLIRunner.run(["prefetch"] + Array(urls.prefix(4)) + ["--cache-dir", cache, "--json"])
+        let second = try await CLIRunner.run(["prefetch"] + Array(urls.prefix(4)) + ["--cache-dir", cache, "--json"])
         #expect(second.status == 0)
         let summary = try json(second.stdout.split(separator: "\n")[0])
         #expect(summary["skipped"] as? Int == 4)
@@ -163,10 +163,10 @@ final class FetchCommandTests {
         for (name, extra, expected) in [("results", [String](), 3), ("kept", ["--keep-original"], 6)] {
             let cache = directory.appendingPathComponent(name).path
             let urls = (0..<3).map { server.url("/image/\(name)/\($0)").absoluteString }
-            let run = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"] + extra)
+            let run = try await CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"] + extra)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try entryFiles(in: URL(fileURLWithPath: cache)).count == expected, "\(name): entries in the cache directory")
-            let again = try CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"])
+            let again = try await CLIRunner.run(["prefetch"] + urls + ["--cache-dir", cache, "--process", "thumbnail:16", "--json"])
             #expect(try json(again.stdout.split(separator: "\n")[0])["skipped"] as? Int == 3, "\(name): the results were hits")
         }
         #expect((0..<3).allSatisfy { server.hits("/image/results/\($0)") == 1 && server.hits("/image/kept/\($0)") == 1 })

@@ -20,7 +20,7 @@ struct FetchPreviewsTests {
         defer { try? FileManager.default.removeItem(at: cache) }
         // 4 KiB every 40 ms: each scan arrives well apart from the next.
         let url = server.url("/slow/prog/a?chunk=4096&pause=40").absoluteString
-        let run = try CLIRunner.run(["fetch", url, "--previews", "--preview-interval", "0", "--json", "--cache-dir", cache.path])
+        let run = try await CLIRunner.run(["fetch", url, "--previews", "--preview-interval", "0", "--json", "--cache-dir", cache.path])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = try run.stdout.split(separator: "\n").map(json)
         let final = try #require(lines.last)
@@ -38,7 +38,7 @@ struct FetchPreviewsTests {
         #expect(received.allSatisfy { $0 > 0 && $0 < progressive.count })
 
         let baseline = server.url("/slow/base/a?chunk=4096&pause=5").absoluteString
-        let plain = try CLIRunner.run(["fetch", baseline, "--previews", "--preview-interval", "0", "--json", "--cache-dir", cache.path])
+        let plain = try await CLIRunner.run(["fetch", baseline, "--previews", "--preview-interval", "0", "--json", "--cache-dir", cache.path])
         #expect(plain.status == 0, "\(plain.stderr)")
         let plainLines = plain.stdout.split(separator: "\n")
         #expect(plainLines.count == 1)

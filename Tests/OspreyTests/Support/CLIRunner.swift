@@ -14,17 +14,17 @@ enum CLIRunner {
     /// Runs `osprey` with `arguments`; with `addressSpaceLimit` (bytes), under `prlimit --as`;
     /// with `environment` added to the test process's own. A run still going after ``timeLimit``
     /// is killed and fails with ``DeadlineExceeded``.
-    static func run(_ arguments: [String], addressSpaceLimit: Int? = nil, environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], addressSpaceLimit: Int? = nil, environment: [String: String] = [:]) async throws -> Result {
         guard let executable = OspreyBinary.url else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "osprey (run `swift build` first)"])
         }
         let run =
             if let addressSpaceLimit {
-                try ProcessRun.run(
+                try await ProcessRun.run(
                     URL(fileURLWithPath: prlimit), ["--as=\(addressSpaceLimit)", "--", executable.path] + arguments,
                     environment: environment, within: timeLimit)
             } else {
-                try ProcessRun.run(executable, arguments, environment: environment, within: timeLimit)
+                try await ProcessRun.run(executable, arguments, environment: environment, within: timeLimit)
             }
         return Result(status: run.status, stdout: run.output, stderr: run.errors, crashed: run.crashed)
     }
