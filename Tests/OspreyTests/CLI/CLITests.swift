@@ -52,7 +52,8 @@ final class CLITests {
         let thumbImage = try Image(contentsOf: URL(fileURLWithPath: thumb))
         #expect(thumbImage.format == .jpeg && thumbImage.width == 100)
         let gif = path("anim.out")
-        #expect(try await CLIRunner.run(["convert", TestData.url("iss634.gif").path, gif, "--format", "gif", "--process", "resize:64x64"]).status == 0)
+        #expect(
+            try await CLIRunner.run(["convert", TestData.url("iss634.gif").path, gif, "--format", "gif", "--process", "resize:64x64"]).status == 0)
         #expect(try Image(contentsOf: URL(fileURLWithPath: gif)).frameCount == 42)
     }
 
