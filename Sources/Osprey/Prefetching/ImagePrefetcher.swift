@@ -44,6 +44,8 @@ public final class ImagePrefetcher: Sendable {
 
     private let pipeline: ImagePipeline
     private let options: [RequestOption]
+    /// Whether the options' cache policy reads the caches (then cached sources are skipped).
+    private let readsCache: Bool
     private let queue: Locked<PrefetchQueue>
 
     /// A prefetcher through `pipeline` (default ``ImagePipeline/shared``) with `options` (default
@@ -59,6 +61,7 @@ public final class ImagePrefetcher: Sendable {
         self.options = (hasPriority ? options : [.downloadPriority(.low)] + options) + [.callbackQueue(.immediate)]
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
         self.promotesDiskHitsToMemory = promotesDiskHitsToMemory
+        readsCache = pipeline.resolvedOptions(self.options).cachePolicy.readsCache
         queue = Locked(PrefetchQueue(limit: max(1, maxConcurrentRequests)))
     }
 
@@ -123,7 +126,7 @@ public final class ImagePrefetcher: Sendable {
                 }
                 let ordered = sources.filter { unique[pipeline.cacheKey(for: $0)] != nil }
                 queue.withLock { queue in
-                    for (key, source) in unique { queue.listen(key: key, source: source, listener) }
+                    for key in unique.keys { queue.listen(key: key, listener) }
                 }
                 startPrefetching(with: ordered)
             }
@@ -134,8 +137,7 @@ public final class ImagePrefetcher: Sendable {
 
     /// Starts the request for a source taken off the queue.
     private func launch(_ start: PrefetchQueue.Start) {
-        let resolved = pipeline.resolvedOptions(options)
-        if resolved.cachePolicy.readsCache {
+        if readsCache {
             switch pipeline.cachedType(for: start.source, options: options) {
             case .memory: return finish(start, .skipped)
             case .disk where !promotesDiskHitsToMemory: return finish(start, .skipped)

@@ -32,7 +32,7 @@ struct PrefetchQueue: Sendable {
     private var entries: [String: Entry] = [:]
     private var running = 0
     private var numbers = 0
-    /// Listeners of keys not queued yet (``listen(key:source:_:)`` before the start).
+    /// Listeners of keys not queued yet (``listen(key:_:)`` before the start).
     private var early: [String: [Listener]] = [:]
 
     init(limit: Int) {
@@ -51,7 +51,7 @@ struct PrefetchQueue: Sendable {
     }
 
     /// Adds `listener` to the outcome of `key` (queued now or by the next ``enqueue(_:key:)``).
-    mutating func listen(key: String, source: ImageSource, _ listener: @escaping Listener) {
+    mutating func listen(key: String, _ listener: @escaping Listener) {
         if entries[key] != nil {
             entries[key]?.listeners.append(listener)
         } else {
