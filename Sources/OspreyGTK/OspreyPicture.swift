@@ -143,7 +143,7 @@ public final class OspreyPicture: ImageTarget {
     }
 
     /// `true`: `setImage` asks for an animated GIF or WebP as its first frame and a frame decoder
-    /// (``Osprey/ResolvedOptions/animationFramesOnDemand``), and the picture plays it with each frame
+    /// (``Osprey/RequestOption/animationFramesOnDemand(_:)``), and the picture plays it with each frame
     /// decoded as playback reaches it, so the decoded pixels held stay within
     /// ``animationSettings``' buffer whatever the frame count. The frames are full size (GTK fits
     /// them to the widget). Pass `.animationFramesOnDemand(false)` in the options to decode every

@@ -51,17 +51,17 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let png = try tinyPNG()
     let image = try tinyImage()
     let decoder = ImageDecoder()
-    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = [], downloaderT: [Double] = []
+    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = []
     // CPU seconds of the whole process (every thread) per request, for the rows started at once:
     // less moved by other work on a shared machine than their wall time.
-    var concCPU: [Double] = [], callbackCPU: [Double] = [], downloaderCPU: [Double] = []
+    var concCPU: [Double] = [], callbackCPU: [Double] = []
     let options: [RequestOption] = [.storage(.memory)]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [RequestOption] = [.storage(.memory), .cachePolicy(.memoryOrLoad)]
     // S2_ROWS (default all): a comma-separated subset of decode, seq, mem, group, callback,
-    // downloader, so that a process-wide counter (perf stat) sees one row alone.
+    // so that a process-wide counter (perf stat) sees one row alone.
     let rows = Set(
-        (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group,callback,downloader").split(separator: ",").map(String.init))
+        (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group,callback").split(separator: ",").map(String.init))
     // URLs no cache has seen, and a pipeline on the instant loader and the empty decoder: each
     // request is a miss that costs the pipeline's own work.
     func missSources(_ path: String, _ count: Int) -> [ImageSource] {
@@ -125,25 +125,6 @@ func scenario2(reps: Int) async throws -> [Figure] {
                 } / Double(concurrent) * 1e6)
             callbackCPU.append((processCPU() - callbackCPU0) / Double(concurrent) * 1e6)
         }
-
-        if rows.contains("downloader") {
-            // The downloader alone, the same way: its share of a miss.
-            let dlURLs = (0..<concurrent).map { URL(string: "https://images.example.com/d\(rep)/\($0).png")! }
-            let downloader = ImageDownloader(loader: InstantLoader(data: png))
-            var immediate = DownloadOptions()
-            immediate.callbackQueue = .immediate
-            let downloaderCPU0 = processCPU()
-            downloaderT.append(
-                await time {
-                    await startAll(dlURLs) { url, completed in
-                        downloader.download(url, options: immediate) { result in
-                            precondition((try? result.get()) != nil, "every download must succeed")
-                            completed()
-                        }
-                    }
-                } / Double(concurrent) * 1e6)
-            downloaderCPU.append((processCPU() - downloaderCPU0) / Double(concurrent) * 1e6)
-        }
     }
     let goal = "≤ 5 µs/request"
     return [
@@ -170,15 +151,10 @@ func scenario2(reps: Int) async throws -> [Figure] {
             note:
                 "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"
         ),
-        Figure(
-            scenario: 2, name: "downloader alone, \(concurrent) at once, download(_:options:completion:)", unit: "µs/request", samples: downloaderT,
-            baseline: "pipeline, loadImage", baselineSamples: callbackT,
-            note: "the downloader's share of a miss: ImageDownloader with the instant loader, completion handlers on .immediate, no pipeline"),
         Figure(scenario: 2, name: "CPU of miss, \(concurrent) started at once (wall/n), memory cache only", unit: "CPU µs/request", samples: concCPU),
         Figure(
             scenario: 2, name: "CPU of miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "CPU µs/request", samples: callbackCPU
-        ),
-        Figure(scenario: 2, name: "CPU of downloader alone, \(concurrent) at once", unit: "CPU µs/request", samples: downloaderCPU)
+        )
     ].filter { !$0.samples.isEmpty }
 }
 

@@ -82,10 +82,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidURL(String)
         /// A request modifier returned `nil`; nothing was sent.
         case emptyRequest(url: URL)
-        /// The caller holding `token` cancelled (``DownloadTask/cancel()``, `cancel(url:)`,
-        /// `cancelAll()` or cancelling its Swift task). `token` is `nil` only in a
-        /// ``DownloadEvent/didFinish(url:result:metrics:)`` event of a network task that ended because
-        /// all its callers cancelled.
+        /// The caller holding `token` cancelled (its ``ImageTask`` or its Swift task was cancelled).
+        /// `token` is `nil` for a network task that ended because all its callers cancelled.
         case cancelled(token: DownloadToken?)
         /// The status code is not acceptable (by default only `200..<300` is).
         case invalidStatusCode(Int, response: DownloadResponse)

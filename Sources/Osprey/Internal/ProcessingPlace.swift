@@ -1,7 +1,7 @@
 import Dispatch
 
 /// Where a miss's decoding, processing and cache writes run: a dispatch queue (the request's
-/// ``ResolvedOptions/processingQueue``, else ``ImagePipeline/Configuration/processingQueue``) or,
+/// ``RequestOption/processingQueue(_:)``, else ``ImagePipeline/Configuration/processingQueue``) or,
 /// with ``ImagePipeline/Configuration/processingThreadNice``, the pipeline's own threads.
 enum ProcessingPlace: Sendable {
     case queue(DispatchQueue)

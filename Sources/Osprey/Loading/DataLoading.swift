@@ -7,8 +7,8 @@ import Foundation
 /// and must stop the transfer (closing or resetting the connection) when the Swift task iterating
 /// the body is cancelled or stops iterating.
 ///
-/// Osprey ships ``DataLoader`` (async-http-client, the default) and ``URLSessionDataLoader``
-/// (FoundationNetworking). Tests may supply their own.
+/// Osprey ships ``DataLoader`` (async-http-client, the default); tests and benchmarks may supply
+/// their own.
 public protocol DataLoading: Sendable {
     /// Sends `request` and returns once the response head has arrived.
     /// Throws when no response arrives (connection refused, reset, …).

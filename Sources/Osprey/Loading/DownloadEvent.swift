@@ -1,7 +1,7 @@
 import Foundation
 
 /// Something that happened in an ``ImageDownloader``, delivered by ``ImageDownloader/events()``.
-public enum DownloadEvent: Sendable {
+package enum DownloadEvent: Sendable {
     /// A request is about to be sent (once per attempt and per redirect hop).
     case willDownload(DownloadRequest)
     /// A final (non-redirect) response head arrived.

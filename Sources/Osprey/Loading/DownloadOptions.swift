@@ -3,33 +3,33 @@ import Foundation
 /// Per-caller options of a download. Options that change the request (headers, credentials,
 /// validator, timeout, request modifier) take part in coalescing; the others apply to this caller
 /// only.
-public struct DownloadOptions: Sendable {
+package struct DownloadOptions: Sendable {
     /// The caller's priority. Default ``DownloadPriority/normal``.
-    public var priority: DownloadPriority = .normal
+    package var priority: DownloadPriority = .normal
     /// Where the completion-handler form calls back. Default ``CallbackQueue/default`` (a shared
     /// serial queue). The async form ignores it and resumes the awaiting task directly.
-    public var callbackQueue: CallbackQueue = .default
+    package var callbackQueue: CallbackQueue = .default
     /// Extra header fields for this request, set after the downloader's default headers. Default none.
-    public var headers: [String: String] = [:]
+    package var headers: [String: String] = [:]
     /// Basic-auth credentials for this request, overriding the downloader's. Default `nil`.
-    public var credentials: DownloadCredentials?
+    package var credentials: DownloadCredentials?
     /// Makes the request conditional (`If-None-Match` / `If-Modified-Since`). Default `nil`.
-    public var validator: CacheValidator?
+    package var validator: CacheValidator?
     /// Overrides the downloader's whole-download timeout. Default `nil` (the downloader's, 15 s).
-    public var timeout: Duration?
+    package var timeout: Duration?
     /// Edits the request after the downloader's own modifier. Default `nil`.
-    public var requestModifier: RequestModifier?
+    package var requestModifier: RequestModifier?
     /// Transforms the downloaded data for this caller only. Default `nil`.
-    public var responseDataModifier: ResponseDataModifier?
+    package var responseDataModifier: ResponseDataModifier?
     /// Downloads even if the URL is on the failed-URL list (SDWebImage's `retryFailed`); a success
     /// removes it from the list. Default `false`.
-    public var retryFailed: Bool = false
+    package var retryFailed: Bool = false
     /// Overrides the downloader's redirect handler for a network task this caller starts (a caller
     /// that joins a running task shares that task's). Default `nil`: the downloader's.
-    public var redirectHandler: RedirectHandler?
+    package var redirectHandler: RedirectHandler?
     /// Overrides the downloader's retry strategy for a network task this caller starts (a caller
     /// that joins a running task shares that task's). Default `nil`: the downloader's.
-    public var retryStrategy: (any RetryStrategy)?
+    package var retryStrategy: (any RetryStrategy)?
     /// Sees the whole body received so far (and the announced length) after each chunk, on the
     /// download's own thread, before the next chunk is read: the pipeline's progressive previews
     /// (``ProgressivePreviewer``). It must return quickly and must not keep the `Data` (keeping
@@ -37,7 +37,7 @@ public struct DownloadOptions: Sendable {
     var bodyObserver: (@Sendable (_ body: Data, _ expected: Int?) -> Void)?
 
     /// Creates options; every parameter has the default stated on its property.
-    public init(
+    package init(
         priority: DownloadPriority = .normal, callbackQueue: CallbackQueue = .default,
         headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
         validator: CacheValidator? = nil, timeout: Duration? = nil,

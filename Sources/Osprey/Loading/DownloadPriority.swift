@@ -1,7 +1,7 @@
 /// The priority of a download in the downloader's queue. Default ``normal``.
 ///
 /// A network task shared by several callers has the highest of their priorities. Changing a
-/// caller's priority (``DownloadTask/priority``) while its task is queued takes effect at once;
+/// caller's priority (``ImageTask/priority``) while its task is queued takes effect at once;
 /// a running task is not affected.
 public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable {
     /// The lowest priority.

@@ -35,8 +35,8 @@ public struct DownloadResponse: Sendable, Hashable {
         return HTTPHeaderName.trimmed(mime).lowercased()
     }
 
-    /// The `ETag` and `Last-Modified` of this response as a ``CacheValidator``, or `nil` when it has neither.
-    public var validator: CacheValidator? {
+    /// The `ETag` and `Last-Modified` of this response as a cache validator, or `nil` when it has neither.
+    package var validator: CacheValidator? {
         let etag = value(forHTTPHeaderField: "ETag")
         let modified = value(forHTTPHeaderField: "Last-Modified")
         return etag == nil && modified == nil ? nil : CacheValidator(etag: etag, lastModified: modified)

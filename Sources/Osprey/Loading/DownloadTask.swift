@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Identifies one caller of ``ImageDownloader`` (a receipt, in AFImageDownloader's terms). It is
-/// carried by ``OspreyError/DownloadReason/cancelled(token:)``.
+/// Identifies one caller of a download (a receipt, in AFImageDownloader's terms), carried by
+/// ``OspreyError/DownloadReason/cancelled(token:)``.
 public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
     /// A number unique within the process.
     public let rawValue: UInt64
@@ -27,11 +27,11 @@ public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
 /// Inside the downloader a caller is a subscriber of the network task's shared job
 /// (`SharedJob`); the task also carries what is delivered to this caller alone: its options
 /// (callback queue, data modifier, body observer) and progress handler.
-public final class DownloadTask: Sendable, Hashable {
+package final class DownloadTask: Sendable, Hashable {
     /// This caller's token.
-    public let token: DownloadToken
+    package let token: DownloadToken
     /// The URL the caller asked for.
-    public let url: URL
+    package let url: URL
     /// The caller's options: its callback queue, data modifier and body observer.
     let options: DownloadOptions
     /// The caller's progress handler, called on its callback queue.
@@ -79,10 +79,10 @@ public final class DownloadTask: Sendable, Hashable {
     }
 
     /// Whether ``cancel()`` was called.
-    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    package var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
     /// Cancels this caller. Idempotent; does nothing once the caller's completion has run.
-    public func cancel() {
+    package func cancel() {
         let first = cancelled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         guard first else { return }
         // Leaving the job is the one place a waiting caller is cancelled: when it was still
@@ -92,7 +92,7 @@ public final class DownloadTask: Sendable, Hashable {
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the
     /// task at once (a task runs at the highest priority of its callers).
-    public var priority: DownloadPriority {
+    package var priority: DownloadPriority {
         get { DownloadPriority(rawValue: priorityValue.load(ordering: .relaxed)) ?? .normal }
         set {
             priorityValue.store(newValue.rawValue, ordering: .relaxed)
@@ -101,7 +101,7 @@ public final class DownloadTask: Sendable, Hashable {
     }
 
     /// Tasks are equal when their tokens are.
-    public static func == (lhs: DownloadTask, rhs: DownloadTask) -> Bool { lhs.token == rhs.token }
+    package static func == (lhs: DownloadTask, rhs: DownloadTask) -> Bool { lhs.token == rhs.token }
     /// Hashes the token.
-    public func hash(into hasher: inout Hasher) { hasher.combine(token) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(token) }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A custom source of image data (Kingfisher's `ImageDataProvider`): a key naming the image and an
-/// async function producing its bytes. Load one with ``ImageDownloader/download(provider:options:)``.
+/// async function producing its bytes. Load one with ``ImageSource/provider(_:)``.
 public protocol ImageDataProvider: Sendable {
     /// A key identifying the image, e.g. for caching. Two providers with the same key must produce
     /// the same data.

@@ -8,7 +8,7 @@ extension ImageDownloader {
         /// Order of queued tasks of equal priority. Default ``DownloadExecutionOrder/fifo``.
         public var executionOrder: DownloadExecutionOrder = .fifo
         /// Timeout covering a whole download, from the moment its network task leaves the queue:
-        /// connecting, redirects, retries and their delays, and the body. Default 15 s. Overridable per request (``DownloadOptions/timeout``).
+        /// connecting, redirects, retries and their delays, and the body. Default 15 s. Overridable per download.
         public var timeout: Duration = .seconds(15)
         /// Largest accepted body, in bytes, enforced while streaming (and up front from
         /// `Content-Length`). Default 100 MiB.

@@ -248,7 +248,7 @@ extension ImageDownloader {
     }
 
     /// Whether partial data of `url` is kept for resuming.
-    public func hasResumableData(for url: URL) -> Bool {
+    package func hasResumableData(for url: URL) -> Bool {
         resumableCount.load(ordering: .relaxed) > 0 && state.withLock { $0.resumable[url.absoluteString] != nil }
     }
 

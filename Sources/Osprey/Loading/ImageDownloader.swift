@@ -5,9 +5,12 @@ import Synchronization
 /// retries, resumable and conditional requests (Kingfisher's `ImageDownloader` and
 /// AFImageDownloader, for Linux).
 ///
+/// The pipeline's downloads run through one; configure it (``Configuration``) and hand it to
+/// ``ImagePipeline/Configuration/downloader`` or per request (``RequestOption/downloader(_:)``).
+///
 /// - **Coalescing.** Concurrent callers whose final requests are equal (see ``DownloadRequest``)
 ///   share one network task: a job of the library's one job table (`JobRegistry`), keyed by the
-///   final request, with the callers as its subscribers. Each gets its own ``DownloadTask``;
+///   final request, with the callers as its subscribers. Each gets its own `DownloadTask`;
 ///   cancelling one removes only that caller (it receives
 ///   ``OspreyError/DownloadReason/cancelled(token:)``); the last cancel cancels the network task,
 ///   or removes it from the queue. A finished task is forgotten, so a later request downloads again.
@@ -15,18 +18,18 @@ import Synchronization
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
 ///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
 ///   queued tasks one after another, so a burst of downloads costs a few Swift tasks, not one each.
-/// - **Delivery.** Every caller is called back on its own ``DownloadOptions/callbackQueue`` with its
-///   own ``DownloadOptions/responseDataModifier``.
+/// - **Delivery.** Every caller is called back on its own callback queue with its own
+///   ``RequestOption/responseDataModifier(_:)``.
 /// - **Schemes.** `http` and `https` through the ``DataLoading`` loader; `file` and `data` URLs are
 ///   read locally (through the same queue, coalescing and validation); custom sources through
-///   ``download(provider:options:)``.
+///   ``ImageSource/provider(_:)``.
 ///
 /// The downloader does not own its loader: shut a ``DataLoader`` down yourself when done.
 public final class ImageDownloader: Sendable {
     /// Receives a caller's result.
-    public typealias Completion = @Sendable (Result<DownloadResult, OspreyError>) -> Void
+    package typealias Completion = @Sendable (Result<DownloadResult, OspreyError>) -> Void
     /// Receives bytes received so far and the expected total (`nil` when unknown).
-    public typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
+    package typealias ProgressHandler = @Sendable (_ received: Int, _ expected: Int?) -> Void
 
     /// A downloader with the default configuration on ``DataLoader/shared``.
     public static let `default` = ImageDownloader()
@@ -128,7 +131,7 @@ public final class ImageDownloader: Sendable {
     /// - Returns: this caller's handle; cancel it to stop waiting (the network task continues while
     ///   other callers wait for it).
     @discardableResult
-    public func download(
+    package func download(
         _ url: URL, options: DownloadOptions = DownloadOptions(),
         progress: ProgressHandler? = nil,
         completion: @escaping Completion
@@ -141,7 +144,7 @@ public final class ImageDownloader: Sendable {
     /// Downloads `url`. Cancelling the calling Swift task cancels this caller only.
     ///
     /// - Throws: ``OspreyError/download(_:)``.
-    public func download(
+    package func download(
         _ url: URL, options: DownloadOptions = DownloadOptions(),
         progress: ProgressHandler? = nil
     ) async throws -> DownloadResult {
@@ -165,7 +168,7 @@ public final class ImageDownloader: Sendable {
     /// Loads the data of a custom provider, validating it like a download (the body must be an image
     /// when ``Configuration/validatesImageData``) and applying the caller's response data modifier.
     /// Providers are neither queued nor coalesced.
-    public func download(provider: any ImageDataProvider, options: DownloadOptions = DownloadOptions()) async throws -> DownloadResult {
+    package func download(provider: any ImageDataProvider, options: DownloadOptions = DownloadOptions()) async throws -> DownloadResult {
         let url =
             URL(string: "provider:" + (provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
             ?? URL(string: "provider:unknown")!
@@ -190,14 +193,14 @@ public final class ImageDownloader: Sendable {
 
     /// Cancels every caller waiting for `url`: callers that asked for it, and callers whose
     /// modified request loads it.
-    public func cancel(url: URL) {
+    package func cancel(url: URL) {
         for job in jobs.inFlight {
             callers(of: job).filter { $0.url == url || job.key.request.url == url }.forEach { $0.cancel() }
         }
     }
 
     /// Cancels every caller of every queued and running download.
-    public func cancelAll() {
+    package func cancelAll() {
         for job in jobs.inFlight { callers(of: job).forEach { $0.cancel() } }
     }
 
@@ -208,28 +211,28 @@ public final class ImageDownloader: Sendable {
 
     /// The number of network tasks currently running (not queued); a running task whose last
     /// caller left counts until its transfer has wound down.
-    public var runningCount: Int { state.withLock { $0.running } }
+    package var runningCount: Int { state.withLock { $0.running } }
     /// The number of network tasks waiting in the queue.
-    public var queuedCount: Int { state.withLock { $0.queued } }
+    package var queuedCount: Int { state.withLock { $0.queued } }
 
     // MARK: - Failed-URL list
 
     /// Whether `url` is on the failed-URL list.
-    public func isOnFailedURLList(_ url: URL) -> Bool {
+    package func isOnFailedURLList(_ url: URL) -> Bool {
         failedURLCount.load(ordering: .relaxed) > 0 && state.withLock { $0.failedURLs.contains(url.absoluteString) }
     }
     /// Puts `url` on the failed-URL list, e.g. when its data downloaded but could not be decoded.
     /// Does nothing when ``Configuration/remembersFailedURLs`` is `false`.
-    public func addToFailedURLList(_ url: URL) {
+    package func addToFailedURLList(_ url: URL) {
         guard configuration.remembersFailedURLs else { return }
         state.withLock { state in updateFailedURLList(&state) { $0.insert(url.absoluteString) } }
     }
     /// Removes `url` from the failed-URL list.
-    public func removeFromFailedURLList(_ url: URL) {
+    package func removeFromFailedURLList(_ url: URL) {
         state.withLock { state in updateFailedURLList(&state) { $0.remove(url.absoluteString) } }
     }
     /// Empties the failed-URL list.
-    public func clearFailedURLList() {
+    package func clearFailedURLList() {
         state.withLock { state in updateFailedURLList(&state) { $0.removeAll() } }
     }
 
@@ -243,7 +246,7 @@ public final class ImageDownloader: Sendable {
 
     /// A stream of this downloader's events from now on. Each call returns a new stream; events are
     /// buffered without limit until read, and the stream ends when the consumer stops iterating it.
-    public func events() -> AsyncStream<DownloadEvent> {
+    package func events() -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
         let observers = self.observers
         let id = observers.table.withLock { table in

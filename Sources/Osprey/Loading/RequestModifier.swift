@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Modifiers run before coalescing, for every caller: callers whose modified requests are equal share
 /// one network task. A downloader-wide modifier (``ImageDownloader/Configuration/requestModifier``)
-/// runs first, then the caller's (``DownloadOptions/requestModifier``).
+/// runs first, then the caller's (``RequestOption/requestModifier(_:)``).
 public struct RequestModifier: Sendable {
     enum Body: Sendable {
         case sync(@Sendable (DownloadRequest) -> DownloadRequest?)

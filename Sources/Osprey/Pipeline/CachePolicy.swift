@@ -1,4 +1,4 @@
-/// How a request uses what is cached before it loads (``ResolvedOptions/cachePolicy``), one state
+/// How a request uses what is cached before it loads (``RequestOption/cachePolicy(_:)``), one state
 /// instead of Kingfisher's four flags, so that no two of them can contradict each other:
 /// Kingfisher's `forceRefresh` is ``reload``, `onlyFromCache` is ``cacheOnly``,
 /// `fromMemoryCacheOrRefresh` is ``memoryOrLoad`` and `refreshCached` is ``revalidate``.
@@ -26,7 +26,7 @@ public enum CachePolicy: Sendable, Hashable {
 }
 
 /// Whether a target looks in the disk cache before `setImage` returns
-/// (``ResolvedOptions/diskLookup``).
+/// (``RequestOption/diskLookup(_:)``).
 public enum DiskLookup: Sendable, Hashable {
     /// The disk cache is read off the calling thread; a disk hit shows on a later turn. The default.
     case asynchronous

@@ -1,4 +1,4 @@
-/// Where a request stores the processed image it made (``ResolvedOptions/storage``).
+/// Where a request stores the processed image it made (``RequestOption/storage(_:)``).
 public enum CacheStorage: Sendable, Hashable {
     /// The target cache's memory and disk. The default.
     case memoryAndDisk
@@ -12,18 +12,18 @@ public enum CacheStorage: Sendable, Hashable {
     var toDisk: Bool { self == .memoryAndDisk }
 }
 
-/// Whether a request also stores the original bytes it loaded (``ResolvedOptions/originalStorage``),
+/// Whether a request also stores the original bytes it loaded (``RequestOption/originalStorage(_:)``),
 /// under the source's key in the original cache, so that another processor reuses them without a
 /// download.
 public enum OriginalStorage: Sendable, Hashable {
-    /// Only the processed image is stored (as ``ResolvedOptions/storage`` says). The default.
+    /// Only the processed image is stored (as ``RequestOption/storage(_:)`` says). The default.
     case none
     /// The original bytes go to the original cache's disk, with the response's validators, whatever
-    /// ``ResolvedOptions/storage`` says about the processed image (Kingfisher's `cacheOriginalImage`).
+    /// ``RequestOption/storage(_:)`` says about the processed image (Kingfisher's `cacheOriginalImage`).
     case disk
 }
 
-/// When a request's result is delivered relative to its cache writes (``ResolvedOptions/cacheWrites``).
+/// When a request's result is delivered relative to its cache writes (``RequestOption/cacheWrites(_:)``).
 public enum CacheWrites: Sendable, Hashable {
     /// At once, while the writes run in the background. The default.
     case inBackground

@@ -42,20 +42,19 @@ struct FetchJobKey: Hashable, Sendable {
     }
 
     init(_ request: ResolvedRequest) {
-        // Through a local reference to the box: no copy of the options (``SharedOptions``).
-        let source = request.source, key = request.key, shared = request.sharedOptions
+        let source = request.source, key = request.key, options = request.options
         downloader = ObjectIdentifier(request.downloader)
         originalCache = ObjectIdentifier(request.originalCache)
         cacheKey = key
         let url = source.url?.absoluteString
         self.url = url == key ? nil : url
         isProvider = source.url == nil
-        decoding = shared.value.decodingOptions
-        cachePolicy = shared.value.cachePolicy.forFetch
-        headers = shared.value.requestHeaders
-        user = shared.value.credentials?.user
+        decoding = options.decodingOptions
+        cachePolicy = options.cachePolicy.forFetch
+        headers = options.requestHeaders
+        user = options.credentials?.user
         storesOriginal = request.storesOriginalSeparately
-        unshared = Self.unshared(shared.value)
+        unshared = Self.unshared(options)
     }
 }
 

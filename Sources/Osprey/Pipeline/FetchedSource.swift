@@ -55,6 +55,6 @@ struct DeliveredImage: Sendable {
     var data: Data?
     var cacheType: CacheType
     var decoded: DecodeInfo?
-    /// The animation's decoder when `image` is its first frame alone (``ResolvedOptions/animationFramesOnDemand``).
+    /// The animation's decoder when `image` is its first frame alone (``RequestOption/animationFramesOnDemand(_:)``).
     var frames: AnimationFrameDecoder?
 }

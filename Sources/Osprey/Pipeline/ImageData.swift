@@ -10,7 +10,7 @@ public struct ImageData: Sendable {
         /// The origin (a download, or a `200` to a conditional request: the source changed).
         case origin
         /// The original cache's disk, after the origin answered `304 Not Modified` to a
-        /// conditional request with ``ImageData/validator``: the bytes are fresh again.
+        /// conditional request with the entry's validators: the bytes are fresh again.
         case revalidated
         /// The original cache's disk, after the origin failed to answer a revalidation
         /// (unreachable, an error status, bytes that are not an image): stale-if-error.
@@ -21,7 +21,7 @@ public struct ImageData: Sendable {
     public var data: Data
     /// The response's `ETag` / `Last-Modified`, sent with the next revalidation; `nil` when the
     /// origin sent neither.
-    public var validator: CacheValidator?
+    package var validator: CacheValidator?
     /// The origin's `max-age` in seconds (`s-maxage` when given; `0` for `no-store` or
     /// `no-cache`); `nil` when the response had no `Cache-Control` freshness.
     public var originMaxAge: Int?
@@ -34,7 +34,7 @@ public struct ImageData: Sendable {
     public var isFromOrigin: Bool { provenance == .origin }
 
     /// Bytes with what is known about them; `originMaxAge` defaults to `nil`, `age` to zero.
-    public init(
+    package init(
         data: Data, validator: CacheValidator?, originMaxAge: Int? = nil, age: Duration = .zero, provenance: Provenance
     ) {
         self.data = data

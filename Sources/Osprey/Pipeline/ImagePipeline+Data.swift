@@ -5,8 +5,8 @@ import Foundation
 /// server builds on it: it keeps originals here and makes every variant from these bytes.
 extension ImagePipeline {
     /// The original bytes of `source`, exactly as the origin sent them, from the original cache's
-    /// disk (``ResolvedOptions/originalCache``, else the target cache) or loaded, by the options'
-    /// ``ResolvedOptions/cachePolicy``:
+    /// disk (``RequestOption/originalCache(_:)``, else the target cache) or loaded, by the options'
+    /// ``RequestOption/cachePolicy(_:)``:
     ///
     /// - ``CachePolicy/useCached`` (default): the cached bytes whatever their age, else load.
     /// - ``CachePolicy/revalidate``: the cached bytes when younger than `maxAge` (and than the
@@ -20,7 +20,7 @@ extension ImagePipeline {
     ///   ``OspreyError/PipelineReason/imageNotExisting(key:)``.
     ///
     /// Loaded bytes are stored on the original cache's disk with their validators and the origin's
-    /// `max-age` (not when ``ResolvedOptions/storage`` is ``CacheStorage/none``; a failed write is
+    /// `max-age` (not when ``RequestOption/storage(_:)`` is ``CacheStorage/none``; a failed write is
     /// logged, the bytes are returned). Callers asking for the same source at the same time share
     /// one job (one disk read or one download); cancelling the calling task leaves it, and the
     /// last caller to leave cancels it.

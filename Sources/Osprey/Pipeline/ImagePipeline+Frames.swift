@@ -1,7 +1,7 @@
 import Foundation
 
 /// Animations delivered as their first frame and a frame decoder
-/// (``ResolvedOptions/animationFramesOnDemand``), so that a player holds the frames it buffers, not
+/// (``RequestOption/animationFramesOnDemand(_:)``), so that a player holds the frames it buffers, not
 /// every frame's pixels.
 extension ImagePipeline {
     /// Whether `options` ask for frames on demand and ask for nothing the frames would have to go

@@ -24,12 +24,11 @@ extension ImagePipeline {
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil, fetchKey: fetchKey)
-        // Through a local reference to the box: no copy of the options (``SharedOptions``).
-        let shared = request.sharedOptions
+        let options = request.options
         let jobKey = DeliverJobKey(
             fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
-            originalCache: ObjectIdentifier(request.originalCache), storage: shared.value.storage,
-            cacheWrites: shared.value.cacheWrites, originalStorage: shared.value.originalStorage,
+            originalCache: ObjectIdentifier(request.originalCache), storage: options.storage,
+            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage,
             framesOnDemand: context.framesOnDemand)
         return deliverJobs.subscribe(HashedKey(jobKey), priority: context.options.downloadPriority, progress: progress, completion: completion) {
             job in deliver(job, context)
@@ -68,7 +67,7 @@ extension ImagePipeline {
     }
 
     /// Runs the processors over the fetched original (sharing every prefix), then stores; or, for
-    /// an animation asked for with ``ResolvedOptions/animationFramesOnDemand``, delivers its first
+    /// an animation asked for with ``RequestOption/animationFramesOnDemand(_:)``, delivers its first
     /// frame and its frame decoder (``deliverFramesOnDemand(_:fetched:for:_:)``).
     private func process(_ fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         if fetched.image == nil, let data = fetched.data, context.framesOnDemand,
@@ -239,9 +238,7 @@ extension ImagePipeline {
         }
         switch context.source {
         case .network(let resource):
-            // Through a local reference to the box: no copy of the options (``SharedOptions``).
-            let shared = context.request.sharedOptions
-            var options = shared.value.downloadOptions()
+            var options = context.options.downloadOptions()
             // Progressive previews, when a request listens for them (ImagePipeline+Previews.swift).
             let fetchKey = context.fetchKey
             guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {
@@ -296,7 +293,7 @@ extension ImagePipeline {
         context.options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
     }
 
-    /// Where work for a request with `options` runs: its ``ResolvedOptions/processingQueue``, else
+    /// Where work for a request with `options` runs: its ``RequestOption/processingQueue(_:)``, else
     /// the pipeline's own place (``defaultPlace``).
     func processingPlace(_ options: ResolvedOptions) -> ProcessingPlace {
         options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace

@@ -10,8 +10,7 @@ extension ImagePipeline {
     func store(_ processed: ProcessedImage, fetched: FetchedSource, for job: DeliverJob, _ context: StageContext) {
         let image = processed.image
         let key = context.key, cache = context.cache, originalCache = context.originalCache
-        // Cache options built through a local reference to the box: no copy of the options (``SharedOptions``).
-        let shared = context.request.sharedOptions
+        let options = context.options
         let delivered = DeliveredImage(image: image, data: fetched.data, cacheType: fetched.cacheType, decoded: processed.decoded)
         configuration.logger.debug(
             "store",
@@ -31,7 +30,7 @@ extension ImagePipeline {
             return ProcessingThread.run(on: place) {
                 cache.store(
                     image, original: plan.original, forKey: key, processorIdentifier: plan.identifier,
-                    options: shared.value.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
+                    options: options.cacheOptions, toDisk: plan.toDisk, validator: plan.validator
                 ) { _ in job.finish(.success(delivered)) }
             }
         }
@@ -39,7 +38,7 @@ extension ImagePipeline {
             // The pipeline's own threads (``Configuration/processingThreadNice``): the encode and
             // the write wait there, behind the decodes queued before them and below a UI's priority,
             // instead of running as a task at the process's priority. The memory entry is there first.
-            let computed = context.request.computedKey, options = shared.value.cacheOptions
+            let computed = context.request.computedKey, options = options.cacheOptions
             _ = cache.storeInMemory(image, computedKey: computed, expiration: options.memoryExpiration)
             place.async {
                 cache.storeOnDisk(
@@ -49,7 +48,7 @@ extension ImagePipeline {
             }
         } else if plan.needsStore && plan.toDisk {
             cache.store(
-                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: shared.value.cacheOptions,
+                image, original: plan.original, forKey: key, processorIdentifier: plan.identifier, options: options.cacheOptions,
                 toDisk: true, validator: plan.validator, completion: nil)
         } else if plan.needsStore {
             // Memory only: no cache options to build.

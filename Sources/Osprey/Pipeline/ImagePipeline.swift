@@ -30,8 +30,9 @@ public final class ImagePipeline: Sendable {
         public var cache: ImageCache
         /// The downloader for network sources. Default ``ImageDownloader/default``.
         public var downloader: ImageDownloader
-        /// Options every request starts from; per-call ``RequestOption``s override them. Default: all defaults.
-        public var defaultOptions: ResolvedOptions
+        /// Options every request starts from, resolved once when the pipeline is made; per-call
+        /// ``RequestOption``s override them. Default: none (each option's documented default).
+        public var defaultOptions: [RequestOption]
         /// Maps a URL to its cache key for network sources whose key was not set explicitly, e.g. to
         /// drop the signature of an expiring URL. Default `nil`: the absolute string.
         public var cacheKeyFilter: (@Sendable (URL) -> String)?
@@ -46,7 +47,7 @@ public final class ImagePipeline: Sendable {
         /// service does not change a thread's priority). Then, on a busy machine, a UI's main
         /// thread gets the cores before the decodes: what keeps a scrolling GTK grid smooth.
         /// Threads libvips starts from them inherit the value. Downloads (async-http-client's
-        /// event loop), cache reads and a request's own ``ResolvedOptions/processingQueue`` are not affected.
+        /// event loop), cache reads and a request's own ``RequestOption/processingQueue(_:)`` are not affected.
         /// Default ``defaultProcessingThreadNice``: `nil` (no threads of its own) unless a program
         /// set it, as `OspreyApplication.initialize()` of OspreyGTK does (10).
         public var processingThreadNice: Int32?
@@ -76,7 +77,7 @@ public final class ImagePipeline: Sendable {
         /// A configuration; every argument has the default documented on its property.
         public init(
             cache: ImageCache = .default, downloader: ImageDownloader = .default,
-            defaultOptions: ResolvedOptions = ResolvedOptions(), cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
+            defaultOptions: [RequestOption] = [], cacheKeyFilter: (@Sendable (URL) -> String)? = nil,
             processingQueue: DispatchQueue = DispatchQueue(label: "osprey.pipeline.processing", qos: .userInitiated, attributes: .concurrent),
             decoder: any ImageDecoding = ImageDecoder(), logger: Logger = Configuration.disabledLogger,
             processingThreadNice: Int32? = Configuration.defaultProcessingThreadNice
@@ -110,8 +111,8 @@ public final class ImagePipeline: Sendable {
     let dataJobs = JobRegistry<DataJobKey, ImageData>()
     /// The progressive previewers of downloads that requests listen to (``ProgressiveJPEG``).
     let previews = PreviewRegistry()
-    /// ``Configuration/defaultOptions`` boxed once, for requests without per-call options.
-    @usableFromInline let defaultOptionsBox: SharedOptions
+    /// ``Configuration/defaultOptions``, resolved once.
+    package let defaultOptions: ResolvedOptions
     /// Where stages run when the options name no queue: the pipeline's own threads with
     /// ``Configuration/processingThreadNice``, else ``Configuration/processingQueue``.
     let defaultPlace: ProcessingPlace
@@ -119,7 +120,7 @@ public final class ImagePipeline: Sendable {
     /// A pipeline with `configuration` (default: all defaults).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        defaultOptionsBox = SharedOptions(configuration.defaultOptions)
+        defaultOptions = ResolvedOptions(configuration.defaultOptions)
         if let nice = configuration.processingThreadNice {
             let cores = ProcessInfo.processInfo.activeProcessorCount
             defaultPlace = .threads(ProcessingThreads(count: cores, nice: nice, name: "osprey.pipeline.processing"))
@@ -192,8 +193,7 @@ public final class ImagePipeline: Sendable {
     /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
     /// The image modifier is applied.
     public func cachedImage(for source: ImageSource, options items: [RequestOption] = []) -> Image? {
-        if items.isEmpty { return memoryImage(source, options: configuration.defaultOptions) }
-        return memoryImage(source, options: configuration.defaultOptions.merging(items))
+        memoryImage(source, options: resolvedOptions(items))
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.
@@ -284,28 +284,10 @@ public final class ImagePipeline: Sendable {
         preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
     ) -> ImageTask {
-        // Without per-call items the defaults are used in place, already boxed.
-        if items.isEmpty {
-            return loadImage(
-                with: source, options: configuration.defaultOptions, boxed: defaultOptionsBox, progress: progress, preview: preview,
-                completion: completion)
-        }
-        // Boxed at once: boxed later (on a miss), the merged options were copied into the box.
-        let boxed = SharedOptions(configuration.defaultOptions.merging(items))
-        return loadImage(with: source, options: boxed.value, boxed: boxed, progress: progress, preview: preview, completion: completion)
-    }
-
-    /// ``loadImage(with:options:progress:preview:completion:)`` with its options resolved
-    /// (`options` is `boxed.value`).
-    private func loadImage(
-        with source: ImageSource, options: ResolvedOptions, boxed: SharedOptions,
-        progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)?,
-        preview: (@Sendable (ImageResult) -> Void)?,
-        completion: @escaping @Sendable (Result<ImageResult, OspreyError>) -> Void
-    ) -> ImageTask {
+        let options = resolvedOptions(items)
         let queue = options.callbackQueue
         var request: ResolvedRequest?
-        if let hit = resolve(source, options: options, boxed: boxed, miss: &request) {
+        if let hit = resolve(source, options: options, miss: &request) {
             queue.execute { completion(.success(hit)) }
             return ImageTask(completed: true)
         }

@@ -17,7 +17,7 @@ public struct ImageResult: Sendable {
     /// `originalSource` when it was set apart from `source` (`nil`: the same), so a result built on
     /// a cache hit copies its source once.
     private var requestedSource: ImageSource?
-    /// The original bytes, when ``ResolvedOptions/returnsData`` is set and they were at hand.
+    /// The original bytes, when ``RequestOption/returnsData`` is set and they were at hand.
     public var data: Data?
     /// `true` for the second result of ``CachePolicy/revalidate``: the server had a new image.
     public var isRefresh: Bool
@@ -30,7 +30,7 @@ public struct ImageResult: Sendable {
     /// Whether this is a progressive preview delivered before the final image (``preview`` is
     /// set): never cached, always ``CacheType/none``.
     public var isPreview: Bool { preview != nil }
-    /// For an animation delivered with ``ResolvedOptions/animationFramesOnDemand``: the decoder of
+    /// For an animation delivered with ``RequestOption/animationFramesOnDemand(_:)``: the decoder of
     /// its frames over the kept bytes, ``image`` being its first frame alone (full size, not
     /// cached). `nil` (the default) when ``image`` holds every frame, or is a still image.
     public var frameDecoder: AnimationFrameDecoder?

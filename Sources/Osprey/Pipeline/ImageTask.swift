@@ -31,7 +31,7 @@ public final class ImageTask: Sendable {
     }
 
     /// The request's download priority. Default: the options'
-    /// (``ResolvedOptions/downloadPriority``, ``DownloadPriority/normal`` unless set). Setting it
+    /// (``RequestOption/downloadPriority(_:)``, ``DownloadPriority/normal`` unless set). Setting it
     /// while the request runs moves its work at once: a queued download moves up or down its
     /// queue, and work shared with other requests runs at the highest priority of those still
     /// waiting for it.

@@ -13,7 +13,8 @@ final class PipelineRequest: Sendable {
     /// The request as its entry point resolved it (source, options, caches, keys, downloader).
     let request: ResolvedRequest
     var source: ImageSource { request.source }
-    var options: ResolvedOptions { _read { yield request.sharedOptions.value } }
+    /// The request's options (its own copy, read in place by every step).
+    let options: ResolvedOptions
     let task: ImageTask
     let progress: JobProgressHandler?
     /// Gets the revalidated result with ``CachePolicy/revalidate`` (or `nil`: none comes).
@@ -36,6 +37,7 @@ final class PipelineRequest: Sendable {
         self.preview = preview
         self.pipeline = pipeline
         self.request = request
+        self.options = request.options
         self.task = task
         self.progress = progress
         self.refresh = refresh
@@ -113,7 +115,7 @@ final class PipelineRequest: Sendable {
         let key = request.key, identifier = request.processorIdentifier, cache = request.cache
         logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
         guard options.cachePolicy.readsDisk, !readsBytesForFrames(request) else { return deliver(memoryMiss: memoryMiss, attempt) }
-        let shared = request.sharedOptions, cacheOptions = shared.value.cacheOptions
+        let cacheOptions = options.cacheOptions
         logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
         // The disk lookup reads a file: a task of its own, which may record the next step (the
         // delivery's subscription), after this one.
@@ -136,9 +138,8 @@ final class PipelineRequest: Sendable {
     /// frames on demand: then the fetch stage reads the entry's bytes instead of this lookup
     /// decoding every frame.
     private func readsBytesForFrames(_ request: ResolvedRequest) -> Bool {
-        let shared = request.sharedOptions
-        return request.processorIdentifier.isEmpty && request.originalCache === request.cache
-            && shared.value.cachePolicy != .revalidate && ImagePipeline.decodesFramesOnDemand(shared.value)
+        request.processorIdentifier.isEmpty && request.originalCache === request.cache
+            && request.options.cachePolicy != .revalidate && ImagePipeline.decodesFramesOnDemand(request.options)
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {

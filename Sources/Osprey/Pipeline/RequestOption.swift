@@ -1,117 +1,96 @@
 import Foundation
 
 /// One per-call option, as Kingfisher's `KingfisherOptionsInfoItem`: callers pass a list, the
-/// pipeline parses it once into ``ResolvedOptions`` on top of its defaults. Each case documents the
-/// ``ResolvedOptions`` property it sets; see there for defaults.
+/// pipeline resolves it once over its defaults (``ImagePipeline/Configuration/defaultOptions``);
+/// later items win. Each case says what it sets and the default when no item sets it.
 public enum RequestOption: Sendable {
-    /// ``ResolvedOptions/targetCache``.
+    /// The cache the processed image is looked up in and stored to. Default: the pipeline's cache.
     case targetCache(ImageCache)
-    /// ``ResolvedOptions/originalCache``.
+    /// The cache the original (unprocessed) image lives in. Default: the target cache.
     case originalCache(ImageCache)
-    /// ``ResolvedOptions/downloader``.
+    /// The downloader for network sources. Default: the pipeline's downloader.
     case downloader(ImageDownloader)
-    /// ``ResolvedOptions/processor``.
+    /// The processor applied after decoding. Default ``ImageProcessors/Identity`` (identifier `""`).
     case processor(any ImageProcessing)
-    /// ``ResolvedOptions/cacheSerializer``.
+    /// How images become bytes on disk. Default: the cache's serializer (original bytes when unprocessed).
     case cacheSerializer(any CacheSerializer)
-    /// ``ResolvedOptions/imageModifier``.
+    /// Applied to every delivered image after the cache (the result is not cached). Default: none.
     case imageModifier(@Sendable (Image) -> Image)
-    /// ``ResolvedOptions/cachePolicy``.
+    /// How cached images are used before loading. Default ``CachePolicy/useCached``: memory, disk, then load.
     case cachePolicy(CachePolicy)
-    /// ``ResolvedOptions/storage``.
+    /// Where the processed image is stored. Default ``CacheStorage/memoryAndDisk``.
     case storage(CacheStorage)
-    /// ``ResolvedOptions/originalStorage``.
+    /// Whether the original bytes are stored too, so another processor can reuse them without
+    /// downloading. Default ``OriginalStorage/none`` (the CLI and the server store them on disk).
     case originalStorage(OriginalStorage)
-    /// ``ResolvedOptions/cacheWrites``.
+    /// When the result is delivered relative to the cache writes. Default ``CacheWrites/inBackground``: at once.
     case cacheWrites(CacheWrites)
-    /// ``ResolvedOptions/memoryCacheExpiration``.
+    /// Memory expiration for stored images. Default: the memory storage's (300 s).
     case memoryCacheExpiration(StorageExpiration)
-    /// ``ResolvedOptions/memoryCacheAccessExtendingExpiration``.
+    /// What a memory hit does to the expiration. Default: the storage's (extend to the cache's time).
     case memoryCacheAccessExtendingExpiration(ExpirationExtending)
-    /// ``ResolvedOptions/diskCacheExpiration``.
+    /// Disk expiration for stored bytes. Default: the disk storage's (7 days).
     case diskCacheExpiration(StorageExpiration)
-    /// ``ResolvedOptions/diskCacheAccessExtendingExpiration``.
+    /// What a disk hit does to the expiration. Default: the storage's.
     case diskCacheAccessExtendingExpiration(ExpirationExtending)
-    /// ``ResolvedOptions/callbackQueue``.
+    /// Where completion and progress handlers run. Default ``CallbackQueue/default``: a serial queue
+    /// shared by Osprey (not the main queue: Linux processes often run none), so a request's progress
+    /// reports always come before its completion; pass `.dispatch(.main)` when your program runs the
+    /// main queue, or `.immediate` to be called on Osprey's own threads.
     case callbackQueue(CallbackQueue)
-    /// ``ResolvedOptions/processingQueue``.
+    /// Where decoding, processing and the cache writes a request waits for run. Default: the
+    /// pipeline's processing queue (see ``ImagePipeline/Configuration/processingQueue``).
     case processingQueue(DispatchQueue)
-    /// ``ResolvedOptions/downloadPriority``.
+    /// Download priority. Default ``DownloadPriority/normal``.
     case downloadPriority(DownloadPriority)
-    /// ``ResolvedOptions/requestModifier``.
+    /// Edits (or, returning `nil`, refuses) each request before it is sent. Default: none.
     case requestModifier(RequestModifier)
-    /// ``ResolvedOptions/requestHeaders`` (merged into the existing headers).
+    /// Extra request headers, merged into those set before. Default: none.
     case requestHeaders([String: String])
-    /// ``ResolvedOptions/credentials``.
+    /// Per-request basic-auth credentials. Default: the downloader's.
     case credentials(DownloadCredentials)
-    /// ``ResolvedOptions/responseDataModifier``.
+    /// Transforms (e.g. decrypts) downloaded bytes; `nil` from it fails the request. Default: none.
     case responseDataModifier(ResponseDataModifier)
-    /// ``ResolvedOptions/redirectHandler``.
+    /// Decides on each redirect (follow, change or refuse). Default: the downloader's (follow, up to its limit).
     case redirectHandler(RedirectHandler)
-    /// ``ResolvedOptions/retryStrategy``.
+    /// Retries transport failures, 5xx and 429. Default: the downloader's (none by default).
     case retryStrategy(any RetryStrategy)
-    /// ``ResolvedOptions/alternativeSources``.
+    /// Sources tried in order after the main one fails (not after a cancellation). Default: none.
     case alternativeSources([ImageSource])
-    /// ``ResolvedOptions/retryFailed``.
+    /// Retry URLs on the downloader's failed-URL list (a permanent failure put them there). Default: off.
     case retryFailed
-    /// ``ResolvedOptions/decodingOptions``.
+    /// How downloaded and cached bytes are decoded (thumbnail, scale-down limit, first frame only…).
+    /// Default ``DecodingOptions/default``.
     case decodingOptions(DecodingOptions)
-    /// Sets ``DecodingOptions/thumbnail`` in ``ResolvedOptions/decodingOptions``.
+    /// Sets ``DecodingOptions/thumbnail`` in the decoding options.
     case thumbnail(DecodingOptions.Thumbnail)
     /// Sets ``DecodingOptions/scaleDownLimitBytes`` (SDWebImage's default is 60 MiB).
     case scaleDownLargeImages(limitBytes: Int = DecodingOptions.defaultScaleDownLimitBytes)
     /// Sets ``DecodingOptions/firstFrameOnly``.
     case onlyLoadFirstFrame
-    /// ``ResolvedOptions/diskLookup``.
+    /// For targets: whether the disk cache is read before `setImage` returns. Default
+    /// ``DiskLookup/asynchronous``.
     case diskLookup(DiskLookup)
-    /// ``ResolvedOptions/returnsData``.
+    /// Put the original bytes in the result (``ImageResult/data``) when they are at hand. Default: off.
     case returnsData
-    /// ``ResolvedOptions/progressiveJPEG``: previews of a progressive JPEG while it downloads.
+    /// Decode previews of a progressive JPEG while it downloads and deliver them before the final
+    /// image (see ``ProgressiveJPEG``). Default: off, as in Kingfisher.
     case progressiveJPEG(ProgressiveJPEG = .default)
-    /// ``ResolvedOptions/animationFramesOnDemand`` (default argument `true`): an animated GIF or
-    /// WebP comes as its first frame and an ``AnimationFrameDecoder`` over its bytes.
+    /// Deliver an animated GIF or WebP loaded from bytes as its first frame (``ImageResult/image``,
+    /// full size) plus an ``AnimationFrameDecoder`` over the bytes (``ImageResult/frameDecoder``),
+    /// so that a player decodes each frame when it needs it instead of holding every frame's
+    /// pixels. Default: off (every frame decoded into one image); the argument defaults to `true`.
+    /// OspreyGTK's `OspreyPicture` turns it on for its `setImage`.
+    ///
+    /// It applies when the bytes are decoded for the request (loaded, or read from the original's
+    /// disk entry) and the request asks for nothing the frames would have to go through: no
+    /// processor other than ``ImageProcessors/Downsample`` (the one a target's
+    /// ``TargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
+    /// per-page shrink-on-load for GIF), no image modifier, and decoding options with no
+    /// thumbnail, scale-down limit or ``DecodingOptions/firstFrameOnly``. Otherwise, and for a
+    /// still image or a memory-cache hit, the request decodes every frame as usual. The first frame
+    /// is never stored in the memory or disk cache (a later request without this option gets every
+    /// frame); the original bytes are written to the disk cache under the unprocessed key, when
+    /// the storage includes the disk, so the next request reads them instead of downloading.
     case animationFramesOnDemand(Bool = true)
-}
-
-extension ResolvedOptions {
-    /// Applies `items` in order.
-    public mutating func apply(_ items: [RequestOption]) {
-        for item in items {
-            switch item {
-            case .targetCache(let cache): targetCache = cache
-            case .originalCache(let cache): originalCache = cache
-            case .downloader(let downloader): self.downloader = downloader
-            case .processor(let processor): self.processor = processor
-            case .cacheSerializer(let serializer): cacheSerializer = serializer
-            case .imageModifier(let modifier): imageModifier = modifier
-            case .cachePolicy(let policy): cachePolicy = policy
-            case .storage(let storage): self.storage = storage
-            case .originalStorage(let storage): originalStorage = storage
-            case .cacheWrites(let writes): cacheWrites = writes
-            case .memoryCacheExpiration(let expiration): memoryCacheExpiration = expiration
-            case .memoryCacheAccessExtendingExpiration(let extending): memoryCacheAccessExtendingExpiration = extending
-            case .diskCacheExpiration(let expiration): diskCacheExpiration = expiration
-            case .diskCacheAccessExtendingExpiration(let extending): diskCacheAccessExtendingExpiration = extending
-            case .callbackQueue(let queue): callbackQueue = queue
-            case .processingQueue(let queue): processingQueue = queue
-            case .downloadPriority(let priority): downloadPriority = priority
-            case .requestModifier(let modifier): requestModifier = modifier
-            case .requestHeaders(let headers): requestHeaders.merge(headers) { $1 }
-            case .credentials(let credentials): self.credentials = credentials
-            case .responseDataModifier(let modifier): responseDataModifier = modifier
-            case .redirectHandler(let handler): redirectHandler = handler
-            case .retryStrategy(let strategy): retryStrategy = strategy
-            case .alternativeSources(let sources): alternativeSources = sources
-            case .retryFailed: retryFailed = true
-            case .decodingOptions(let options): decodingOptions = options
-            case .thumbnail(let thumbnail): decodingOptions.thumbnail = thumbnail
-            case .scaleDownLargeImages(let limit): decodingOptions.scaleDownLimitBytes = limit
-            case .onlyLoadFirstFrame: decodingOptions.firstFrameOnly = true
-            case .diskLookup(let lookup): diskLookup = lookup
-            case .returnsData: returnsData = true
-            case .progressiveJPEG(let settings): progressiveJPEG = settings
-            case .animationFramesOnDemand(let on): animationFramesOnDemand = on
-            }
-        }
-    }
 }

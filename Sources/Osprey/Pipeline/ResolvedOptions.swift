@@ -1,129 +1,262 @@
 import Foundation
 
-/// Every option of a pipeline request, resolved into one value with documented defaults: what a
-/// list of ``RequestOption`` items becomes.
-///
-/// A pipeline holds default options (``ImagePipeline/Configuration/defaultOptions``); each call
-/// passes a list of ``RequestOption`` items that override them, so per-call values win, as
-/// SDWebImage's context wins over its manager's settings.
-public struct ResolvedOptions: Sendable {
-    /// The cache the processed image is looked up in and stored to. Default `nil`: the pipeline's cache.
-    public var targetCache: ImageCache?
-    /// The cache the original (unprocessed) image lives in. Default `nil`: the target cache.
-    public var originalCache: ImageCache?
-    /// The downloader for network sources. Default `nil`: the pipeline's downloader.
-    public var downloader: ImageDownloader?
-    /// The processor applied after decoding. Default ``ImageProcessors/Identity`` (identifier `""`).
-    public var processor: any ImageProcessing = ImageProcessors.Identity()
-    /// How images become bytes on disk. Default `nil`: the cache's serializer (original bytes when unprocessed).
-    public var cacheSerializer: (any CacheSerializer)?
-    /// Applied to every delivered image after the cache (the result is not cached). Default `nil`.
-    public var imageModifier: (@Sendable (Image) -> Image)?
-    /// How cached images are used before loading. Default ``CachePolicy/useCached``: memory, disk, then load.
-    public var cachePolicy: CachePolicy = .useCached
-    /// Where the processed image is stored. Default ``CacheStorage/memoryAndDisk``.
-    public var storage: CacheStorage = .memoryAndDisk
-    /// Whether the original bytes are stored too, so another processor can reuse them without
-    /// downloading. Default ``OriginalStorage/none`` (the CLI and the server store them on disk).
-    public var originalStorage: OriginalStorage = .none
-    /// When the result is delivered relative to the cache writes. Default
-    /// ``CacheWrites/inBackground``: at once.
-    public var cacheWrites: CacheWrites = .inBackground
-    /// Memory expiration for stored images. Default `nil`: the memory storage's (300 s).
-    public var memoryCacheExpiration: StorageExpiration?
-    /// What a memory hit does to the expiration. Default `nil`: the storage's (extend to the cache's time).
-    public var memoryCacheAccessExtendingExpiration: ExpirationExtending?
-    /// Disk expiration for stored bytes. Default `nil`: the disk storage's (7 days).
-    public var diskCacheExpiration: StorageExpiration?
-    /// What a disk hit does to the expiration. Default `nil`: the storage's.
-    public var diskCacheAccessExtendingExpiration: ExpirationExtending?
-    /// Where completion and progress handlers run. Default ``CallbackQueue/default``: a serial queue
-    /// shared by Osprey (not the main queue: Linux processes often run none), so a request's progress
-    /// reports always come before its completion; pass `.dispatch(.main)` when your program runs the
-    /// main queue, or `.immediate` to be called on Osprey's own threads.
-    public var callbackQueue: CallbackQueue = .default
-    /// Where decoding, processing and the cache writes a request waits for run. Default `nil`: the
-    /// pipeline's processing queue (see ``ImagePipeline/Configuration/processingQueue``).
-    public var processingQueue: DispatchQueue?
-    /// Download priority. Default ``DownloadPriority/normal``.
-    public var downloadPriority: DownloadPriority = .normal
-    /// Edits (or, returning `nil`, refuses) each request before it is sent. Default `nil`.
-    public var requestModifier: RequestModifier?
-    /// Extra request headers. Default none.
-    public var requestHeaders: [String: String] = [:]
-    /// Per-request basic-auth credentials. Default `nil`: the downloader's.
-    public var credentials: DownloadCredentials?
-    /// Transforms (e.g. decrypts) downloaded bytes; `nil` from it fails the request. Default `nil`.
-    public var responseDataModifier: ResponseDataModifier?
-    /// Decides on each redirect (follow, change or refuse). Default `nil`: the downloader's (follow, up to its limit).
-    public var redirectHandler: RedirectHandler?
-    /// Retries transport failures, 5xx and 429. Default `nil`: the downloader's (none by default).
-    public var retryStrategy: (any RetryStrategy)?
-    /// Sources tried in order after the main one fails (not after a cancellation). Default none.
-    public var alternativeSources: [ImageSource] = []
-    /// Retry URLs on the downloader's failed-URL list (a permanent failure put them there). Default `false`.
-    public var retryFailed = false
-    /// How downloaded and cached bytes are decoded (thumbnail, scale-down limit, first frame only…).
-    /// Default ``DecodingOptions/default``.
-    public var decodingOptions: DecodingOptions = .default
-    /// For targets: whether the disk cache is read before `setImage` returns. Default
-    /// ``DiskLookup/asynchronous``.
-    public var diskLookup: DiskLookup = .asynchronous
-    /// Put the original bytes in the result (``ImageResult/data``) when they are at hand. Default `false`.
-    public var returnsData = false
-    /// Decode previews of a progressive JPEG while it downloads and deliver them before the final
-    /// image (see ``ProgressiveJPEG``). Default `nil`: off, as in Kingfisher.
-    public var progressiveJPEG: ProgressiveJPEG?
-    /// Deliver an animated GIF or WebP loaded from bytes as its first frame
-    /// (``ImageResult/image``, full size) plus an ``AnimationFrameDecoder`` over the bytes
-    /// (``ImageResult/frameDecoder``), so that a player decodes each frame when it needs it
-    /// instead of holding every frame's pixels. Default `false`: every frame decoded into one
-    /// image. OspreyGTK's `OspreyPicture` turns it on for its `setImage`.
-    ///
-    /// It applies when the bytes are decoded for the request (loaded, or read from the original's
-    /// disk entry) and the request asks for nothing the frames would have to go through: no
-    /// processor other than ``ImageProcessors/Downsample`` (the one a target's
-    /// ``TargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
-    /// per-page shrink-on-load for GIF), no ``imageModifier``, and ``decodingOptions`` with no
-    /// thumbnail, scale-down limit or ``DecodingOptions/firstFrameOnly``. Otherwise, and for a
-    /// still image or a memory-cache hit, the request decodes every frame as usual. The first frame
-    /// is never stored in the memory or disk cache (a later request without this option gets every
-    /// frame); the original bytes are written to the disk cache under the unprocessed key, when
-    /// ``storage`` includes the disk, so the next request reads them instead of downloading.
-    public var animationFramesOnDemand = false
+/// A request's ``RequestOption`` items resolved over its pipeline's defaults, once per request: the
+/// value every stage reads. Copy-on-write: the fields live in one immutable box, so a copy retains
+/// one reference; applying items makes a new box.
+package struct ResolvedOptions: Sendable {
+    /// Every field, with its default (documented on the ``RequestOption`` case that sets it): what
+    /// applying items changes before the result is boxed.
+    package struct Values: Sendable {
+        var targetCache: ImageCache?
+        var originalCache: ImageCache?
+        var downloader: ImageDownloader?
+        var processor: any ImageProcessing = ImageProcessors.Identity()
+        var cacheSerializer: (any CacheSerializer)?
+        var imageModifier: (@Sendable (Image) -> Image)?
+        var cachePolicy: CachePolicy = .useCached
+        var storage: CacheStorage = .memoryAndDisk
+        var originalStorage: OriginalStorage = .none
+        var cacheWrites: CacheWrites = .inBackground
+        var memoryCacheExpiration: StorageExpiration?
+        var memoryCacheAccessExtendingExpiration: ExpirationExtending?
+        var diskCacheExpiration: StorageExpiration?
+        var diskCacheAccessExtendingExpiration: ExpirationExtending?
+        var callbackQueue: CallbackQueue = .default
+        var processingQueue: DispatchQueue?
+        var downloadPriority: DownloadPriority = .normal
+        var requestModifier: RequestModifier?
+        var requestHeaders: [String: String] = [:]
+        var credentials: DownloadCredentials?
+        var responseDataModifier: ResponseDataModifier?
+        var redirectHandler: RedirectHandler?
+        var retryStrategy: (any RetryStrategy)?
+        var alternativeSources: [ImageSource] = []
+        var retryFailed = false
+        var decodingOptions: DecodingOptions = .default
+        var diskLookup: DiskLookup = .asynchronous
+        var returnsData = false
+        var progressiveJPEG: ProgressiveJPEG?
+        var animationFramesOnDemand = false
+    }
 
-    /// Options with every default.
-    public init() {}
+    /// The immutable box the fields live in, shared by every copy. Its fields are read one by
+    /// one (a field read from a struct in the box would copy the whole struct in a debug build).
+    private final class Box: Sendable {
+        let targetCache: ImageCache?
+        let originalCache: ImageCache?
+        let downloader: ImageDownloader?
+        let processor: any ImageProcessing
+        let cacheSerializer: (any CacheSerializer)?
+        let imageModifier: (@Sendable (Image) -> Image)?
+        let cachePolicy: CachePolicy
+        let storage: CacheStorage
+        let originalStorage: OriginalStorage
+        let cacheWrites: CacheWrites
+        let memoryCacheExpiration: StorageExpiration?
+        let memoryCacheAccessExtendingExpiration: ExpirationExtending?
+        let diskCacheExpiration: StorageExpiration?
+        let diskCacheAccessExtendingExpiration: ExpirationExtending?
+        let callbackQueue: CallbackQueue
+        let processingQueue: DispatchQueue?
+        let downloadPriority: DownloadPriority
+        let requestModifier: RequestModifier?
+        let requestHeaders: [String: String]
+        let credentials: DownloadCredentials?
+        let responseDataModifier: ResponseDataModifier?
+        let redirectHandler: RedirectHandler?
+        let retryStrategy: (any RetryStrategy)?
+        let alternativeSources: [ImageSource]
+        let retryFailed: Bool
+        let decodingOptions: DecodingOptions
+        let diskLookup: DiskLookup
+        let returnsData: Bool
+        let progressiveJPEG: ProgressiveJPEG?
+        let animationFramesOnDemand: Bool
+
+        init(_ values: Values) {
+            targetCache = values.targetCache
+            originalCache = values.originalCache
+            downloader = values.downloader
+            processor = values.processor
+            cacheSerializer = values.cacheSerializer
+            imageModifier = values.imageModifier
+            cachePolicy = values.cachePolicy
+            storage = values.storage
+            originalStorage = values.originalStorage
+            cacheWrites = values.cacheWrites
+            memoryCacheExpiration = values.memoryCacheExpiration
+            memoryCacheAccessExtendingExpiration = values.memoryCacheAccessExtendingExpiration
+            diskCacheExpiration = values.diskCacheExpiration
+            diskCacheAccessExtendingExpiration = values.diskCacheAccessExtendingExpiration
+            callbackQueue = values.callbackQueue
+            processingQueue = values.processingQueue
+            downloadPriority = values.downloadPriority
+            requestModifier = values.requestModifier
+            requestHeaders = values.requestHeaders
+            credentials = values.credentials
+            responseDataModifier = values.responseDataModifier
+            redirectHandler = values.redirectHandler
+            retryStrategy = values.retryStrategy
+            alternativeSources = values.alternativeSources
+            retryFailed = values.retryFailed
+            decodingOptions = values.decodingOptions
+            diskLookup = values.diskLookup
+            returnsData = values.returnsData
+            progressiveJPEG = values.progressiveJPEG
+            animationFramesOnDemand = values.animationFramesOnDemand
+        }
+
+        /// The fields as a value to change.
+        var values: Values {
+            var values = Values()
+            values.targetCache = targetCache
+            values.originalCache = originalCache
+            values.downloader = downloader
+            values.processor = processor
+            values.cacheSerializer = cacheSerializer
+            values.imageModifier = imageModifier
+            values.cachePolicy = cachePolicy
+            values.storage = storage
+            values.originalStorage = originalStorage
+            values.cacheWrites = cacheWrites
+            values.memoryCacheExpiration = memoryCacheExpiration
+            values.memoryCacheAccessExtendingExpiration = memoryCacheAccessExtendingExpiration
+            values.diskCacheExpiration = diskCacheExpiration
+            values.diskCacheAccessExtendingExpiration = diskCacheAccessExtendingExpiration
+            values.callbackQueue = callbackQueue
+            values.processingQueue = processingQueue
+            values.downloadPriority = downloadPriority
+            values.requestModifier = requestModifier
+            values.requestHeaders = requestHeaders
+            values.credentials = credentials
+            values.responseDataModifier = responseDataModifier
+            values.redirectHandler = redirectHandler
+            values.retryStrategy = retryStrategy
+            values.alternativeSources = alternativeSources
+            values.retryFailed = retryFailed
+            values.decodingOptions = decodingOptions
+            values.diskLookup = diskLookup
+            values.returnsData = returnsData
+            values.progressiveJPEG = progressiveJPEG
+            values.animationFramesOnDemand = animationFramesOnDemand
+            return values
+        }
+    }
+
+    private var box: Box
+
+    /// Every field at its default.
+    package init() { box = Box(Values()) }
 
     /// The defaults overridden by `items`, in order.
-    public init(_ items: [RequestOption]) {
+    package init(_ items: [RequestOption]) {
         self.init()
         apply(items)
     }
 
     /// These options overridden by `items` (later items win).
-    public func merging(_ items: [RequestOption]) -> ResolvedOptions {
+    package func merging(_ items: [RequestOption]) -> ResolvedOptions {
         var merged = self
         merged.apply(items)
         return merged
     }
 
+    package var targetCache: ImageCache? { box.targetCache }
+    package var originalCache: ImageCache? { box.originalCache }
+    package var downloader: ImageDownloader? { box.downloader }
+    package var processor: any ImageProcessing { box.processor }
+    package var cacheSerializer: (any CacheSerializer)? { box.cacheSerializer }
+    package var imageModifier: (@Sendable (Image) -> Image)? { box.imageModifier }
+    package var cachePolicy: CachePolicy { box.cachePolicy }
+    package var storage: CacheStorage { box.storage }
+    package var originalStorage: OriginalStorage { box.originalStorage }
+    package var cacheWrites: CacheWrites { box.cacheWrites }
+    package var memoryCacheExpiration: StorageExpiration? { box.memoryCacheExpiration }
+    package var memoryCacheAccessExtendingExpiration: ExpirationExtending? { box.memoryCacheAccessExtendingExpiration }
+    package var diskCacheExpiration: StorageExpiration? { box.diskCacheExpiration }
+    package var diskCacheAccessExtendingExpiration: ExpirationExtending? { box.diskCacheAccessExtendingExpiration }
+    package var callbackQueue: CallbackQueue { box.callbackQueue }
+    package var processingQueue: DispatchQueue? { box.processingQueue }
+    package var downloadPriority: DownloadPriority { box.downloadPriority }
+    package var requestModifier: RequestModifier? { box.requestModifier }
+    package var requestHeaders: [String: String] { box.requestHeaders }
+    package var credentials: DownloadCredentials? { box.credentials }
+    package var responseDataModifier: ResponseDataModifier? { box.responseDataModifier }
+    package var redirectHandler: RedirectHandler? { box.redirectHandler }
+    package var retryStrategy: (any RetryStrategy)? { box.retryStrategy }
+    package var alternativeSources: [ImageSource] { box.alternativeSources }
+    package var retryFailed: Bool { box.retryFailed }
+    package var decodingOptions: DecodingOptions { box.decodingOptions }
+    package var diskLookup: DiskLookup { box.diskLookup }
+    package var returnsData: Bool { box.returnsData }
+    package var progressiveJPEG: ProgressiveJPEG? { box.progressiveJPEG }
+    package var animationFramesOnDemand: Bool { box.animationFramesOnDemand }
+
+    /// Applies `items` in order, into a new box.
+    package mutating func apply(_ items: [RequestOption]) {
+        guard !items.isEmpty else { return }
+        var values = box.values
+        for item in items { values.apply(item) }
+        box = Box(values)
+    }
+
     /// The cache-layer options these request options imply.
     var cacheOptions: CacheOptions {
         CacheOptions(
-            memoryExpiration: memoryCacheExpiration, diskExpiration: diskCacheExpiration,
-            memoryExtendingExpiration: memoryCacheAccessExtendingExpiration,
-            diskExtendingExpiration: diskCacheAccessExtendingExpiration,
-            storeInMemoryAfterDiskHit: true, serializer: cacheSerializer,
-            decodingOptions: decodingOptions, callbackQueue: CacheOptions.globalQueue)
+            memoryExpiration: box.memoryCacheExpiration, diskExpiration: box.diskCacheExpiration,
+            memoryExtendingExpiration: box.memoryCacheAccessExtendingExpiration,
+            diskExtendingExpiration: box.diskCacheAccessExtendingExpiration,
+            storeInMemoryAfterDiskHit: true, serializer: box.cacheSerializer,
+            decodingOptions: box.decodingOptions, callbackQueue: CacheOptions.globalQueue)
     }
 
     /// The download options these request options imply.
     func downloadOptions(validator: CacheValidator? = nil) -> DownloadOptions {
         DownloadOptions(
-            priority: downloadPriority, callbackQueue: .immediate, headers: requestHeaders,
-            credentials: credentials, validator: validator, requestModifier: requestModifier,
-            responseDataModifier: responseDataModifier, retryFailed: retryFailed,
-            redirectHandler: redirectHandler, retryStrategy: retryStrategy)
+            priority: box.downloadPriority, callbackQueue: .immediate, headers: box.requestHeaders,
+            credentials: box.credentials, validator: validator, requestModifier: box.requestModifier,
+            responseDataModifier: box.responseDataModifier, retryFailed: box.retryFailed,
+            redirectHandler: box.redirectHandler, retryStrategy: box.retryStrategy)
+    }
+}
+
+extension ResolvedOptions.Values {
+    /// Sets the field `item` names.
+    fileprivate mutating func apply(_ item: RequestOption) {
+        switch item {
+        case .targetCache(let cache): targetCache = cache
+        case .originalCache(let cache): originalCache = cache
+        case .downloader(let downloader): self.downloader = downloader
+        case .processor(let processor): self.processor = processor
+        case .cacheSerializer(let serializer): cacheSerializer = serializer
+        case .imageModifier(let modifier): imageModifier = modifier
+        case .cachePolicy(let policy): cachePolicy = policy
+        case .storage(let storage): self.storage = storage
+        case .originalStorage(let storage): originalStorage = storage
+        case .cacheWrites(let writes): cacheWrites = writes
+        case .memoryCacheExpiration(let expiration): memoryCacheExpiration = expiration
+        case .memoryCacheAccessExtendingExpiration(let extending): memoryCacheAccessExtendingExpiration = extending
+        case .diskCacheExpiration(let expiration): diskCacheExpiration = expiration
+        case .diskCacheAccessExtendingExpiration(let extending): diskCacheAccessExtendingExpiration = extending
+        case .callbackQueue(let queue): callbackQueue = queue
+        case .processingQueue(let queue): processingQueue = queue
+        case .downloadPriority(let priority): downloadPriority = priority
+        case .requestModifier(let modifier): requestModifier = modifier
+        case .requestHeaders(let headers): requestHeaders.merge(headers) { $1 }
+        case .credentials(let credentials): self.credentials = credentials
+        case .responseDataModifier(let modifier): responseDataModifier = modifier
+        case .redirectHandler(let handler): redirectHandler = handler
+        case .retryStrategy(let strategy): retryStrategy = strategy
+        case .alternativeSources(let sources): alternativeSources = sources
+        case .retryFailed: retryFailed = true
+        case .decodingOptions(let options): decodingOptions = options
+        case .thumbnail(let thumbnail): decodingOptions.thumbnail = thumbnail
+        case .scaleDownLargeImages(let limit): decodingOptions.scaleDownLimitBytes = limit
+        case .onlyLoadFirstFrame: decodingOptions.firstFrameOnly = true
+        case .diskLookup(let lookup): diskLookup = lookup
+        case .returnsData: returnsData = true
+        case .progressiveJPEG(let settings): progressiveJPEG = settings
+        case .animationFramesOnDemand(let on): animationFramesOnDemand = on
+        }
     }
 }

@@ -1,4 +1,4 @@
-/// One request after resolution, made in one place (``ImagePipeline/resolve(_:options:boxed:miss:)``)
+/// One request after resolution, made in one place (``ImagePipeline/resolve(_:options:miss:)``)
 /// for all three entry points (`image(for:)`, `imageEvents(for:)`, `loadImage(with:)`), and
 /// handed unchanged to ``PipelineRequest``, its stages (``StageContext``) and the revalidation:
 /// nothing downstream looks the options, caches, keys or downloader up again.
@@ -10,9 +10,8 @@
 final class ResolvedRequest: Sendable {
     /// The source being tried: the request's own, or one of its alternative sources.
     let source: ImageSource
-    /// The request's options, boxed once and shared with its stages (``SharedOptions``).
-    let sharedOptions: SharedOptions
-    var options: ResolvedOptions { _read { yield sharedOptions.value } }
+    /// The request's options (copy-on-write: its stages share one box).
+    let options: ResolvedOptions
     /// Where the processed image is looked up and stored (the options' target cache, else the pipeline's).
     let cache: ImageCache
     /// Where the original is looked up and stored (the options' original cache, else `cache`).
@@ -31,14 +30,14 @@ final class ResolvedRequest: Sendable {
     let memoryMiss: MemoryMiss?
 
     init(
-        source: ImageSource, options: SharedOptions, cache: ImageCache, key: String, processorIdentifier: String,
+        source: ImageSource, options: ResolvedOptions, cache: ImageCache, key: String, processorIdentifier: String,
         computedKey: String, memoryMiss: MemoryMiss?, pipeline: ImagePipeline
     ) {
         self.source = source
-        self.sharedOptions = options
+        self.options = options
         self.cache = cache
-        self.originalCache = options.value.originalCache ?? cache
-        self.downloader = options.value.downloader ?? pipeline.configuration.downloader
+        self.originalCache = options.originalCache ?? cache
+        self.downloader = options.downloader ?? pipeline.configuration.downloader
         self.key = key
         self.processorIdentifier = processorIdentifier
         self.computedKey = computedKey
@@ -49,7 +48,6 @@ final class ResolvedRequest: Sendable {
     /// image: with ``OriginalStorage/disk``, unless the processed image's own disk entry is the
     /// original (no processor, stored to disk, in the same cache).
     var storesOriginalSeparately: Bool {
-        // Each field read in place (a local copy of the options retained every field of them).
         guard options.originalStorage == .disk else { return false }
         return !processorIdentifier.isEmpty || !options.storage.toDisk || originalCache !== cache
     }
@@ -58,7 +56,7 @@ final class ResolvedRequest: Sendable {
     func alternative(_ source: ImageSource, pipeline: ImagePipeline) -> ResolvedRequest {
         let key = pipeline.cacheKey(for: source)
         return ResolvedRequest(
-            source: source, options: sharedOptions, cache: cache, key: key, processorIdentifier: processorIdentifier,
+            source: source, options: options, cache: cache, key: key, processorIdentifier: processorIdentifier,
             computedKey: ImageCache.computedKey(key, processorIdentifier: processorIdentifier), memoryMiss: nil, pipeline: pipeline)
     }
 }
@@ -69,31 +67,27 @@ extension ImagePipeline {
     /// (An optional result, not an enum carrying the request: every hit would pay for moving it.)
     @usableFromInline
     func resolve(_ source: ImageSource, items: [RequestOption], miss: inout ResolvedRequest?) -> ImageResult? {
-        // Without per-call items the defaults are used in place: no copy of the options on a hit.
-        if items.isEmpty { return resolve(source, options: configuration.defaultOptions, boxed: defaultOptionsBox, miss: &miss) }
-        // Boxed at once: boxed later (on a miss), the merged options were copied into the box.
-        let boxed = SharedOptions(configuration.defaultOptions.merging(items))
-        return resolve(source, options: boxed.value, boxed: boxed, miss: &miss)
+        resolve(source, options: resolvedOptions(items), miss: &miss)
     }
 
-    /// The one resolution of a request with its resolved `options` (`boxed`: the same options,
-    /// boxed; `options` is `boxed.value`, read in place): the memory hit, or `nil` with `miss` set.
+    /// The one resolution of a request with its resolved `options`: the memory hit, or `nil` with `miss` set.
     /// ``CachePolicy/revalidate`` does not answer here: its hit also starts the revalidation
     /// (``PipelineRequest`` looks memory up for it).
     @inline(__always)
-    func resolve(_ source: ImageSource, options: ResolvedOptions, boxed: SharedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
+    func resolve(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
         var token: MemoryMiss?
-        if options.cachePolicy != .reload && options.cachePolicy != .revalidate {
+        let policy = options.cachePolicy
+        if policy != .reload && policy != .revalidate {
             switch memoryLookup(computed, options: options) {
             case .hit(let image): return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
             case .miss(let missed): token = missed
             }
         }
         miss = ResolvedRequest(
-            source: source, options: boxed, cache: options.targetCache ?? configuration.cache, key: key,
+            source: source, options: options, cache: options.targetCache ?? configuration.cache, key: key,
             processorIdentifier: identifier, computedKey: computed, memoryMiss: token, pipeline: self)
         return nil
     }
@@ -111,7 +105,7 @@ extension ImagePipeline {
 
     /// Per-call items over the pipeline's defaults.
     func resolvedOptions(_ items: [RequestOption]) -> ResolvedOptions {
-        items.isEmpty ? configuration.defaultOptions : configuration.defaultOptions.merging(items)
+        items.isEmpty ? defaultOptions : defaultOptions.merging(items)
     }
 }
 

@@ -1,14 +1,14 @@
 import Foundation
 
-/// What every stage of one piece of work needs, allocated once and shared by the stages'
-/// closures (copying ``ResolvedOptions`` into each would retain each of its references again).
+/// What every stage of one piece of work needs, allocated once and shared by the stages' closures.
 final class StageContext: Sendable {
     /// The request that started the work, as resolved (its options shared, not copied).
     let request: ResolvedRequest
     var source: ImageSource { request.source }
     /// The source's cache key.
     var key: String { request.key }
-    var options: ResolvedOptions { _read { yield request.sharedOptions.value } }
+    /// The request's options (a copy of its reference, read in place by every stage).
+    let options: ResolvedOptions
     var cache: ImageCache { request.cache }
     var originalCache: ImageCache { request.originalCache }
     let fetchKey: HashedKey<FetchJobKey>
@@ -25,11 +25,10 @@ final class StageContext: Sendable {
     /// request: requests that cannot share work get a fresh one each time), else `nil`.
     init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool, fetchKey: HashedKey<FetchJobKey>? = nil) {
         self.request = request
+        options = request.options
         self.memoryMiss = memoryMiss
         self.fetchKey = fetchKey ?? HashedKey(FetchJobKey(request))
         self.reportsProgress = reportsProgress
-        // Through a local reference to the box: no copy of the options (``SharedOptions``).
-        let shared = request.sharedOptions
-        framesOnDemand = ImagePipeline.decodesFramesOnDemand(shared.value)
+        framesOnDemand = ImagePipeline.decodesFramesOnDemand(request.options)
     }
 }

@@ -41,7 +41,7 @@ public protocol ImageTarget: AnyObject, Sendable {
     nonisolated static func makeContent(for result: ImageResult) -> Content?
 
     /// Whether `setImage` asks for animations as a first frame and a frame decoder
-    /// (``ResolvedOptions/animationFramesOnDemand``; a caller's
+    /// (``RequestOption/animationFramesOnDemand(_:)``; a caller's
     /// ``RequestOption/animationFramesOnDemand(_:)`` overrides it): only for a target whose
     /// ``makeContent(for:)`` plays the decoder. Default `false`.
     nonisolated static var ospreyDecodesFramesOnDemand: Bool { get }

@@ -16,7 +16,7 @@ extension OspreyWrapper {
     /// then replaces the last preview without the transition. For a target whose
     /// ``ImageTarget/ospreyDecodesFramesOnDemand`` is `true` (OspreyGTK's `OspreyPicture`),
     /// a loaded animation comes as its first frame and a frame decoder
-    /// (``ResolvedOptions/animationFramesOnDemand``). A `nil` source shows the
+    /// (``RequestOption/animationFramesOnDemand(_:)``). A `nil` source shows the
     /// placeholder and completes with ``OspreyError/PipelineReason/emptySource``. The widget is
     /// held weakly: releasing it cancels the load.
     ///

@@ -63,12 +63,12 @@ final class SourceLoader: Sendable {
                 extendingExpiration: .none))
         let memory = MemoryStorage.Backend<Image>(config: MemoryStorage.Config(totalCostLimit: 1 << 20, countLimit: 1))
         cache = ImageCache(memoryStorage: memory, diskStorage: disk)
-        var options = ResolvedOptions()
-        options.decodingOptions = DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)
         // Variants are kept encoded by the server; the pipeline stores originals only (the data
         // stage's calls ask for storage).
-        options.storage = .none
-        options.diskCacheAccessExtendingExpiration = ExpirationExtending.none
+        let options: [RequestOption] = [
+            .decodingOptions(DecodingOptions(maxSourcePixels: configuration.maxSourcePixels)), .storage(.none),
+            .diskCacheAccessExtendingExpiration(.none)
+        ]
         pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
     }
 

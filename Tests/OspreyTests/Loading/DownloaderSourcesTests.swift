@@ -110,36 +110,6 @@ struct DownloaderSourcesTests {
         }
     }
 
-    @Test("URLSessionDataLoader downloads, follows redirects through the downloader, reports status errors")
-    func urlSessionLoader() async throws {
-        let server = try await LoopbackServer.start()
-        let loader = URLSessionDataLoader()
-        let downloader = makeDownloader(loader)
-        let image = await outcome(downloader, server.url("/image/us"))
-        #expect(image.value?.data == server.image)
-        let redirected = await outcome(downloader, server.url("/redirect/2"))
-        #expect(redirected.value?.metrics.redirectCount == 2)
-        let missing = await outcome(downloader, server.url("/status/404"))
-        #expect(missing.downloadReason.map { if case .invalidStatusCode(404, _) = $0 { true } else { false } } == true)
-        loader.invalidate()
-        await server.shutdown()
-    }
-
-    @Test("URLSessionDataLoader: cancelling the last caller closes the connection")
-    func urlSessionCancellation() async throws {
-        let server = try await LoopbackServer.start()
-        let loader = URLSessionDataLoader()
-        let downloader = makeDownloader(loader)
-        let results = Collector<DownloadOutcome>()
-        let task = downloader.download(server.url("/gated/never/us")) { results.append($0) }
-        #expect(await server.waitUntil { $0.hits["/gated/never/us"] == 1 })
-        task.cancel()
-        #expect(await results.wait(for: 1).first?.downloadReason?.isCancelled == true)
-        #expect(await server.waitUntil { $0.aborted.contains("/gated/never/us") })
-        loader.invalidate()
-        await server.shutdown()
-    }
-
     @Test("DownloadRequest header names are case-insensitive")
     func headerNames() {
         var request = DownloadRequest(url: URL(string: "http://x/")!, headers: ["Accept": "a"])

@@ -41,7 +41,7 @@ struct PipelineFixture {
         let key = pipeline.cacheKey(for: source)
         let identifier = options.processor.identifier
         return ResolvedRequest(
-            source: source, options: SharedOptions(options), cache: options.targetCache ?? pipeline.configuration.cache, key: key,
+            source: source, options: options, cache: options.targetCache ?? pipeline.configuration.cache, key: key,
             processorIdentifier: identifier, computedKey: ImageCache.computedKey(key, processorIdentifier: identifier),
             memoryMiss: memoryMiss, pipeline: pipeline)
     }

@@ -113,8 +113,7 @@ struct SharedWorkTests {
             }
             try f.cache.memoryStorage.store(image, forKey: source.cacheKey, cost: image.cost)
             // No disk lookup in between: the last stage is next.
-            var options = ResolvedOptions()
-            options.cachePolicy = .memoryOrLoad
+            let options = ResolvedOptions([.cachePolicy(.memoryOrLoad)])
             let late = try await f.pipeline.retrieve(f.resolved(source, options, memoryMiss: miss), progress: nil, refresh: nil)
             #expect(late.cacheType == .memory)
             #expect(f.server.hits("/image/race") == 1, "the last stage looked again: something was stored since the miss")
