@@ -95,7 +95,7 @@ public final class ImageGrid {
             if case .processor(let processor) = option { processor } else { nil }
         }.first
         guard let given, !given.identifier.isEmpty else { return options + [.processor(downsample)] }
-        return options + [.processor(downsample |> given)]
+        return options + [.processor(downsample.append(given))]
     }
 
     /// Whether nothing is loading: no bound cell and no prefetch has a request running.

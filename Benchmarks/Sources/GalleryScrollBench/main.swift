@@ -34,7 +34,7 @@ if mode == "naive" {
 if mode == "decoded" {
     // One texture per distinct file (the URLs differ by their query only), downsampled to the cell.
     var made: [String: Texture] = [:]
-    let downsample = ImageProcessors.Downsample(width: 200, height: 150)
+    let downsample = ImageProcessors.Composition.downsample(width: 200, height: 150)
     PlainGrid.decodedTextures = urls.map { url in
         let file = url.path
         if let texture = made[file] { return texture }

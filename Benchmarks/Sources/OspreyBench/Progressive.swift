@@ -26,7 +26,7 @@ func progressiveBench(_ arguments: [String]) async throws {
     let reps = envInt("PROG_REPS", 5)
     let imagePath = arguments.first ?? ((env("OSPREY_TESTDATA") ?? "Tests/Fixtures/images") + "/hubble_deep_field.jpg")
     let source = try Image(contentsOf: URL(fileURLWithPath: imagePath))
-    let stretched = try ImageProcessors.Resize(width: 4000, height: 3000, contentMode: .stretch).process(source)
+    let stretched = try ImageProcessors.Composition.resize(width: 4000, height: 3000, contentMode: .stretch).process(source)
     let body = try ImageEncoder(format: .jpeg, quality: 90, interlace: true).encode(stretched)
     let seconds = Double(envInt("PROG_SECONDS", 4))
     let rate = envInt("PROG_RATE", Int(Double(body.count) / seconds))

@@ -222,7 +222,7 @@ func cliLimitRun(_ datas: [Data], threads: Int) async -> RunResult {
     let flattens = spec.format.map { !$0.holdsAlpha } ?? false
     return await threadsRun(datas, threads: threads) { data in
         var image = try! decoder.decode(data, processedBy: spec.processor)
-        if flattens && image.hasAlpha { image = try! ImageProcessors.Pad().process(image) }
+        if flattens && image.hasAlpha { image = try! ImageProcessors.Composition.pad().process(image) }
         blackHole(try! serializer.data(with: image, original: data, processorIdentifier: spec.processor.identifier))
     }
 }

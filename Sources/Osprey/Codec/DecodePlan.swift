@@ -2,8 +2,8 @@ import COspreyVips
 
 /// Decode planning: the first step of a processor chain folded into the decode.
 ///
-/// When a chain begins with a step that only shrinks the image — ``ImageProcessors/Resize``
-/// (fit, fill or stretch) or ``ImageProcessors/Downsample`` — the decoder produces that step's
+/// When a chain begins with a step that only shrinks the image — `ImageProcessors.Resize`
+/// (fit, fill or stretch) or `ImageProcessors.Downsample` — the decoder produces that step's
 /// output directly with libvips shrink-on-load (`vips_thumbnail_buffer`: JPEG DCT scaling, WebP
 /// scale-on-load, and a single reduce), never holding the full-size pixels; the pipeline then
 /// runs only the rest of the chain. The plan is made from the chain alone; whether it folds is
@@ -27,7 +27,7 @@ struct DecodePlan: Hashable, Sendable {
         case fill
         /// ``ImageProcessors/ContentMode/stretch``: exactly the box, each axis on its own.
         case stretch
-        /// ``ImageProcessors/Downsample``: inside the box, never upscaling.
+        /// `ImageProcessors.Downsample`: inside the box, never upscaling.
         case downsample
     }
 

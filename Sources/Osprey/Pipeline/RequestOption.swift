@@ -84,7 +84,7 @@ public enum RequestOption: Sendable {
     ///
     /// It applies when the bytes are decoded for the request (loaded, or read from the original's
     /// disk entry) and the request asks for nothing the frames would have to go through: no
-    /// processor other than ``ImageProcessors/Downsample`` (the one a target's
+    /// processor other than `ImageProcessors.Downsample` (the one a target's
     /// ``TargetSettings/sizedToTarget`` adds; the frames stay full size, libvips has no
     /// per-page shrink-on-load for GIF), no image modifier, and decoding options with no
     /// thumbnail, scale-down limit or ``DecodingOptions/firstFrameOnly``. Otherwise, and for a

@@ -4,7 +4,7 @@ import Foundation
 /// The small RGBA raster a placeholder hash is computed from: at most 100 x 100 pixels, as the
 /// ThumbHash reference requires ("encoding an image larger than 100x100 is slow with no benefit"),
 /// and BlurHash's encoders recommend. Large images are shrunk by libvips first (the
-/// ``ImageProcessors/Downsample`` processor, or shrink-on-load for encoded bytes), so a hash costs
+/// `ImageProcessors.Downsample` processor, or shrink-on-load for encoded bytes), so a hash costs
 /// a small DCT over at most 10,000 pixels.
 struct PlaceholderRaster: Sendable {
     /// The largest width and height of the raster: 100 pixels.

@@ -18,10 +18,3 @@ extension ImageProcessing {
         ImageProcessors.Composition([self, next])
     }
 }
-
-infix operator |> : AdditionPrecedence
-
-/// Composes two processors: `left` runs first, then `right`. Same as `left.append(right)`.
-public func |> (left: any ImageProcessing, right: any ImageProcessing) -> ImageProcessors.Composition {
-    ImageProcessors.Composition([left, right])
-}

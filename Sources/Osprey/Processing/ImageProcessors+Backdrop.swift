@@ -6,32 +6,32 @@ extension ImageProcessors {
     /// median colour, channel by channel). A side of 0, or one smaller than the image, keeps the
     /// image's size on that side; an image that already fills the canvas is returned as is.
     /// Identifiers `backdrop:WxH:blur:SIGMA` and `backdrop:WxH:median`. Keeps animation frames.
-    public struct Backdrop: FrameProcessor {
+    package struct Backdrop: FrameProcessor {
         /// What the canvas is made of.
-        public enum Style: Sendable, Hashable {
+        package enum Style: Sendable, Hashable {
             /// The image stretched to the canvas, blurred with a Gaussian of `sigma` (thumbor uses 50).
             case blurred(sigma: Double)
             /// One colour: the median of each channel over the image (transparent pixels are
-            /// flattened onto it, as ``Pad`` does).
+            /// flattened onto it, as `ImageProcessors.Pad` does).
             case medianColor
         }
 
         /// Canvas width (0: the image's). Default 0.
-        public let width: Int
+        package let width: Int
         /// Canvas height (0: the image's). Default 0.
-        public let height: Int
+        package let height: Int
         /// Default ``Style/blurred(sigma:)`` with sigma 50, as thumbor's `fill(blur)`.
-        public let style: Style
+        package let style: Style
 
         /// A `width` x `height` backdrop (defaults 0 x 0) of `style` (default blurred, sigma 50).
-        public init(width: Int = 0, height: Int = 0, style: Style = .blurred(sigma: 50)) {
+        package init(width: Int = 0, height: Int = 0, style: Style = .blurred(sigma: 50)) {
             self.width = width
             self.height = height
             self.style = style
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             switch style {
             case .blurred(let sigma): "backdrop:\(width)x\(height):blur:\(identifierNumber(sigma))"
             case .medianColor: "backdrop:\(width)x\(height):median"

@@ -3,17 +3,17 @@ import COspreyVips
 extension ImageProcessors {
     /// Converts to pure black and white: pixels whose luminance is at least `threshold` become white,
     /// the rest black (alpha kept). Identifier `bw:T`. Keeps animation frames.
-    public struct BlackWhite: FrameProcessor {
+    package struct BlackWhite: FrameProcessor {
         /// Luminance threshold, 0...255. Default 128.
-        public let threshold: Int
+        package let threshold: Int
 
         /// Black and white at `threshold` (default 128).
-        public init(threshold: Int = 128) {
+        package init(threshold: Int = 128) {
             self.threshold = threshold
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "bw:\(threshold)" }
+        package var identifier: String { "bw:\(threshold)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard (0...255).contains(threshold) else { throw invalid("threshold \(threshold) must be within 0...255") }
@@ -30,7 +30,10 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.BlackWhite {
-    /// ``ImageProcessors/BlackWhite`` at `threshold` (default 128).
-    public static func blackWhite(threshold: Int = 128) -> Self { .init(threshold: threshold) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Converts to pure black and white: pixels whose luminance is at least `threshold` become white,
+    /// the rest black (alpha kept). Identifier `bw:T`. Keeps animation frames.
+    ///
+    /// The processor at `threshold` (default 128).
+    public static func blackWhite(threshold: Int = 128) -> Self { Self([ImageProcessors.BlackWhite(threshold: threshold)]) }
 }

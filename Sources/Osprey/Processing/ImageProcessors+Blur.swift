@@ -3,17 +3,17 @@ import COspreyVips
 extension ImageProcessors {
     /// Gaussian blur with standard deviation `sigma` pixels (alpha is blurred too).
     /// Identifier `blur:S`. Keeps animation frames.
-    public struct Blur: FrameProcessor {
+    package struct Blur: FrameProcessor {
         /// The Gaussian's standard deviation in pixels (> 0).
-        public let sigma: Double
+        package let sigma: Double
 
         /// A blur of `sigma` pixels.
-        public init(sigma: Double) {
+        package init(sigma: Double) {
             self.sigma = sigma
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "blur:\(identifierNumber(sigma))" }
+        package var identifier: String { "blur:\(identifierNumber(sigma))" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard sigma > 0, sigma.isFinite else { throw invalid("sigma \(sigma) must be a positive number") }
@@ -25,7 +25,10 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Blur {
-    /// ``ImageProcessors/Blur`` with `sigma` pixels.
-    public static func blur(sigma: Double) -> Self { .init(sigma: sigma) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Gaussian blur with standard deviation `sigma` pixels (alpha is blurred too).
+    /// Identifier `blur:S`. Keeps animation frames.
+    ///
+    /// The processor with `sigma` pixels.
+    public static func blur(sigma: Double) -> Self { Self([ImageProcessors.Blur(sigma: sigma)]) }
 }

@@ -3,20 +3,20 @@ import COspreyVips
 extension ImageProcessors {
     /// Adds a solid border of `width` pixels on every side. The output is `2 * width` larger each way.
     /// A translucent colour gives the output alpha. Identifier `border:W:RRGGBB[AA]`. Keeps animation frames.
-    public struct Border: FrameProcessor {
+    package struct Border: FrameProcessor {
         /// Border thickness in pixels (> 0).
-        public let width: Int
+        package let width: Int
         /// Border colour. Default black.
-        public let color: RGBAColor
+        package let color: RGBAColor
 
         /// A `width`-pixel border in `color` (default black).
-        public init(width: Int, color: RGBAColor = .black) {
+        package init(width: Int, color: RGBAColor = .black) {
             self.width = width
             self.color = color
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "border:\(width):\(color.hex)" }
+        package var identifier: String { "border:\(width):\(color.hex)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard width > 0 else { throw invalid("width \(width) must be positive") }
@@ -36,7 +36,10 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Border {
-    /// ``ImageProcessors/Border`` of `width` pixels in `color` (default black).
-    public static func border(width: Int, color: RGBAColor = .black) -> Self { .init(width: width, color: color) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Adds a solid border of `width` pixels on every side. The output is `2 * width` larger each way.
+    /// A translucent colour gives the output alpha. Identifier `border:W:RRGGBB[AA]`. Keeps animation frames.
+    ///
+    /// The processor of `width` pixels in `color` (default black).
+    public static func border(width: Int, color: RGBAColor = .black) -> Self { Self([ImageProcessors.Border(width: width, color: color)]) }
 }

@@ -6,23 +6,23 @@ extension ImageProcessors {
     ///
     /// Per colour band: `saturated = grey + (x - grey) * saturation`, then
     /// `out = (saturated - 128) * contrast + 128 + brightness * 255`.
-    public struct ColorControls: FrameProcessor {
+    package struct ColorControls: FrameProcessor {
         /// Added brightness, -1...1. Default 0.
-        public let brightness: Double
+        package let brightness: Double
         /// Contrast factor around mid-grey, ≥ 0. Default 1.
-        public let contrast: Double
+        package let contrast: Double
         /// Saturation factor, ≥ 0 (0 is greyscale). Default 1.
-        public let saturation: Double
+        package let saturation: Double
 
         /// Colour controls; the defaults (0, 1, 1) leave the image unchanged.
-        public init(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1) {
+        package init(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1) {
             self.brightness = brightness
             self.contrast = contrast
             self.saturation = saturation
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             "color:\(identifierNumber(brightness)):\(identifierNumber(contrast)):\(identifierNumber(saturation))"
         }
 
@@ -49,9 +49,15 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.ColorControls {
-    /// ``ImageProcessors/ColorControls`` (defaults 0, 1, 1: unchanged).
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Adjusts brightness, contrast and saturation, like Kingfisher's `ColorControlsProcessor`
+    /// (alpha kept). Identifier `color:B:C:S`. Keeps animation frames.
+    ///
+    /// Per colour band: `saturated = grey + (x - grey) * saturation`, then
+    /// `out = (saturated - 128) * contrast + 128 + brightness * 255`.
+    ///
+    /// The processor(defaults 0, 1, 1: unchanged).
     public static func colorControls(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1) -> Self {
-        .init(brightness: brightness, contrast: contrast, saturation: saturation)
+        Self([ImageProcessors.ColorControls(brightness: brightness, contrast: contrast, saturation: saturation)])
     }
 }

@@ -6,17 +6,17 @@ extension ImageProcessors {
     /// `blue[b]`. Channel offsets, blends towards a colour and tone curves (thumbor's `rgb`,
     /// `colorize` and `curve` filters) are all such tables. Identifier `lut:` followed by the
     /// first 16 hex digits of the tables' SHA-256. Keeps animation frames.
-    public struct ColorLookup: FrameProcessor {
+    package struct ColorLookup: FrameProcessor {
         /// The table of the red channel, 256 entries.
-        public let red: [UInt8]
+        package let red: [UInt8]
         /// The table of the green channel, 256 entries.
-        public let green: [UInt8]
+        package let green: [UInt8]
         /// The table of the blue channel, 256 entries.
-        public let blue: [UInt8]
+        package let blue: [UInt8]
 
         /// A lookup through `red`, `green` and `blue` (256 entries each; other sizes fail when the
         /// processor runs, with `invalidArgument`).
-        public init(red: [UInt8], green: [UInt8], blue: [UInt8]) {
+        package init(red: [UInt8], green: [UInt8], blue: [UInt8]) {
             self.red = red
             self.green = green
             self.blue = blue
@@ -25,17 +25,17 @@ extension ImageProcessors {
         }
 
         /// The same table for every channel.
-        public init(all table: [UInt8]) {
+        package init(all table: [UInt8]) {
             self.init(red: table, green: table, blue: table)
         }
 
         /// The table of `transform` applied to each value 0...255, clamped to 0...255.
-        public static func table(_ transform: (Int) -> Int) -> [UInt8] {
+        package static func table(_ transform: (Int) -> Int) -> [UInt8] {
             (0...255).map { UInt8(clamping: transform($0)) }
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public let identifier: String
+        package let identifier: String
 
         func validate(for image: Image) throws(OspreyError) {
             guard red.count == 256, green.count == 256, blue.count == 256 else {

@@ -5,24 +5,24 @@ extension ImageProcessors {
     /// repeating the border pixels (thumbor's `convolution` filter). With `normalize`, the kernel
     /// is divided by the sum of its entries (when that is not 0). Identifier
     /// `convolve:K;K;…:COLUMNS[:raw]`. Keeps animation frames.
-    public struct Convolve: FrameProcessor {
+    package struct Convolve: FrameProcessor {
         /// The kernel, row by row.
-        public let kernel: [Double]
+        package let kernel: [Double]
         /// Entries per row of ``kernel``.
-        public let columns: Int
+        package let columns: Int
         /// Whether the kernel is divided by the sum of its entries. Default `true`.
-        public let normalize: Bool
+        package let normalize: Bool
 
         /// A convolution with `kernel` (row by row, `columns` entries a row; odd width and
         /// height, or `invalidArgument` when it runs).
-        public init(kernel: [Double], columns: Int, normalize: Bool = true) {
+        package init(kernel: [Double], columns: Int, normalize: Bool = true) {
             self.kernel = kernel
             self.columns = columns
             self.normalize = normalize
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             "convolve:" + kernel.map(identifierNumber).joined(separator: ";") + ":\(columns)" + (normalize ? "" : ":raw")
         }
 
@@ -35,7 +35,7 @@ extension ImageProcessors {
 
         /// What is wrong with a kernel of `columns` entries a row (not an odd width by an odd
         /// height, over 15 x 15, or not finite), or `nil` when it can run.
-        public static func problem(kernel: [Double], columns: Int) -> String? {
+        package static func problem(kernel: [Double], columns: Int) -> String? {
             guard columns > 0, !kernel.isEmpty, kernel.count % columns == 0, columns % 2 == 1, (kernel.count / columns) % 2 == 1 else {
                 return "a kernel of \(kernel.count) entries in rows of \(columns) is not an odd width by an odd height"
             }
@@ -56,9 +56,14 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Convolve {
-    /// ``ImageProcessors/Convolve`` (`normalize` default `true`).
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Convolves every band, alpha included, with a kernel of odd width and height, edges
+    /// repeating the border pixels (thumbor's `convolution` filter). With `normalize`, the kernel
+    /// is divided by the sum of its entries (when that is not 0). Identifier
+    /// `convolve:K;K;…:COLUMNS[:raw]`. Keeps animation frames.
+    ///
+    /// The processor(`normalize` default `true`).
     public static func convolve(_ kernel: [Double], columns: Int, normalize: Bool = true) -> Self {
-        .init(kernel: kernel, columns: columns, normalize: normalize)
+        Self([ImageProcessors.Convolve(kernel: kernel, columns: columns, normalize: normalize)])
     }
 }

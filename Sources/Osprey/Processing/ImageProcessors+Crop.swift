@@ -39,14 +39,14 @@ extension ImageProcessors {
         }
     }
 
-    /// Crops each frame, either to a rectangle or to a size placed by a ``Gravity``.
+    /// Crops each frame, either to a rectangle or to a size placed by a ``ImageProcessors/Gravity``.
     ///
     /// The crop is clipped to the image, as Kingfisher's `CroppingImageProcessor` does; a crop that
     /// misses the image entirely is an `invalidArgument` error.
     /// Identifiers: `crop:WxH:gravity` or `crop:WxH:X:Y`. Keeps animation frames.
-    public struct Crop: FrameProcessor {
+    package struct Crop: FrameProcessor {
         /// What to cut out.
-        public enum Region: Sendable, Hashable {
+        package enum Region: Sendable, Hashable {
             /// A rectangle: origin (`x`, `y`) from the top left, `width` x `height`.
             case rect(x: Int, y: Int, width: Int, height: Int)
             /// A `width` x `height` area placed by `gravity`.
@@ -54,20 +54,20 @@ extension ImageProcessors {
         }
 
         /// The region to keep.
-        public let region: Region
+        package let region: Region
 
         /// A crop of `region`.
-        public init(_ region: Region) {
+        package init(_ region: Region) {
             self.region = region
         }
 
-        /// A `width` x `height` crop placed by `gravity` (default ``Gravity/center``).
-        public init(width: Int, height: Int, gravity: Gravity = .center) {
+        /// A `width` x `height` crop placed by `gravity` (default ``ImageProcessors/Gravity/center``).
+        package init(width: Int, height: Int, gravity: Gravity = .center) {
             self.init(.size(width: width, height: height, gravity: gravity))
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             switch region {
             case .rect(let x, let y, let width, let height): "crop:\(width)x\(height):\(x):\(y)"
             case .size(let width, let height, let gravity): "crop:\(width)x\(height):\(gravity.rawValue)"
@@ -76,7 +76,7 @@ extension ImageProcessors {
 
         /// The rectangle this crop cuts from a `width` x `height` image, clipped to it: origin from
         /// the top left and size; `nil` when the crop misses the image.
-        public func rectangle(width imageWidth: Int, height imageHeight: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
+        package func rectangle(width imageWidth: Int, height imageHeight: Int) -> (x: Int, y: Int, width: Int, height: Int)? {
             var (x, y, w, h): (Int, Int, Int, Int)
             switch region {
             case .rect(let rx, let ry, let rw, let rh):
@@ -107,9 +107,15 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Crop {
-    /// ``ImageProcessors/Crop`` to `width` x `height` placed by `gravity` (default `.center`).
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Crops each frame, either to a rectangle or to a size placed by a ``ImageProcessors/Gravity``.
+    ///
+    /// The crop is clipped to the image, as Kingfisher's `CroppingImageProcessor` does; a crop that
+    /// misses the image entirely is an `invalidArgument` error.
+    /// Identifiers: `crop:WxH:gravity` or `crop:WxH:X:Y`. Keeps animation frames.
+    ///
+    /// The processor to `width` x `height` placed by `gravity` (default `.center`).
     public static func crop(width: Int, height: Int, gravity: ImageProcessors.Gravity = .center) -> Self {
-        .init(width: width, height: height, gravity: gravity)
+        Self([ImageProcessors.Crop(width: width, height: height, gravity: gravity)])
     }
 }

@@ -7,12 +7,12 @@ extension ImageProcessors {
     /// channel's pixels at or below a value and `min` is the channel's smallest value, so each
     /// channel's darkest value goes to 0 and its brightest to 255. A channel with one value only
     /// is kept. Identifier `equalize`. Keeps animation frames (each equalised on its own).
-    public struct Equalize: FrameProcessor {
+    package struct Equalize: FrameProcessor {
         /// The equalisation.
-        public init() {}
+        package init() {}
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "equalize" }
+        package var identifier: String { "equalize" }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
             try frame.splittingAlpha { (colour) throws(VipsFailure) in
@@ -45,7 +45,14 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Equalize {
-    /// ``ImageProcessors/Equalize``.
-    public static var equalize: Self { .init() }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Histogram equalisation of each colour channel separately (alpha kept), as thumbor's
+    /// `equalize` filter computes it: a value `v` becomes
+    /// `255 * (cdf(v) - cdf(min)) / (pixels - cdf(min))`, truncated, where `cdf` counts the
+    /// channel's pixels at or below a value and `min` is the channel's smallest value, so each
+    /// channel's darkest value goes to 0 and its brightest to 255. A channel with one value only
+    /// is kept. Identifier `equalize`. Keeps animation frames (each equalised on its own).
+    ///
+    /// The processor.
+    public static var equalize: Self { Self([ImageProcessors.Equalize()]) }
 }

@@ -2,20 +2,20 @@ import COspreyVips
 
 extension ImageProcessors {
     /// Mirrors each frame. Identifier `flip:h`, `flip:v` or `flip:hv`. Keeps animation frames.
-    public struct Flip: FrameProcessor {
+    package struct Flip: FrameProcessor {
         /// Mirror left-to-right.
-        public let horizontal: Bool
+        package let horizontal: Bool
         /// Mirror top-to-bottom.
-        public let vertical: Bool
+        package let vertical: Bool
 
         /// A flip; at least one of `horizontal` (default `true`) and `vertical` (default `false`).
-        public init(horizontal: Bool = true, vertical: Bool = false) {
+        package init(horizontal: Bool = true, vertical: Bool = false) {
             self.horizontal = horizontal
             self.vertical = vertical
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "flip:" + (horizontal ? "h" : "") + (vertical ? "v" : "") }
+        package var identifier: String { "flip:" + (horizontal ? "h" : "") + (vertical ? "v" : "") }
 
         func validate(for image: Image) throws(OspreyError) {
             guard horizontal || vertical else { throw invalid("choose horizontal, vertical or both") }
@@ -30,7 +30,11 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Flip {
-    /// ``ImageProcessors/Flip`` (default horizontal).
-    public static func flip(horizontal: Bool = true, vertical: Bool = false) -> Self { .init(horizontal: horizontal, vertical: vertical) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Mirrors each frame. Identifier `flip:h`, `flip:v` or `flip:hv`. Keeps animation frames.
+    ///
+    /// The processor(default horizontal).
+    public static func flip(horizontal: Bool = true, vertical: Bool = false) -> Self {
+        Self([ImageProcessors.Flip(horizontal: horizontal, vertical: vertical)])
+    }
 }

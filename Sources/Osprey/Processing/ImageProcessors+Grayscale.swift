@@ -3,12 +3,12 @@ import COspreyVips
 extension ImageProcessors {
     /// Converts to shades of grey (still 3-band sRGB, alpha kept). Identifier `grayscale`.
     /// Keeps animation frames.
-    public struct Grayscale: FrameProcessor {
+    package struct Grayscale: FrameProcessor {
         /// The greyscale processor.
-        public init() {}
+        package init() {}
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "grayscale" }
+        package var identifier: String { "grayscale" }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
             try frame.splittingAlpha { (colour) throws(VipsFailure) in
@@ -19,7 +19,10 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Grayscale {
-    /// ``ImageProcessors/Grayscale``.
-    public static var grayscale: Self { .init() }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Converts to shades of grey (still 3-band sRGB, alpha kept). Identifier `grayscale`.
+    /// Keeps animation frames.
+    ///
+    /// The processor.
+    public static var grayscale: Self { Self([ImageProcessors.Grayscale()]) }
 }

@@ -7,20 +7,20 @@ extension ImageProcessors {
     /// image is first set on an opaque white canvas grown by that padding, then the patch, its
     /// stretchable cells stretched and its fixed cells kept, is laid over the whole canvas.
     /// Identifier `ninepatch:NAME` (`NAME` names the patch, e.g. its URL). Keeps animation frames.
-    public struct NinePatch: FrameProcessor {
+    package struct NinePatch: FrameProcessor {
         /// The nine-patch image (its first frame is used).
-        public let patch: Image
+        package let patch: Image
         /// Names the patch in the identifier (e.g. its URL).
-        public let name: String
+        package let name: String
 
         /// A frame drawn with `patch`, named `name`.
-        public init(patch: Image, name: String) {
+        package init(patch: Image, name: String) {
             self.patch = patch
             self.name = name
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String { "ninepatch:\(name)" }
+        package var identifier: String { "ninepatch:\(name)" }
 
         /// One run of columns (or rows) of the patch's inside with the same stretchiness.
         struct Run: Equatable {

@@ -7,20 +7,20 @@ extension ImageProcessors {
     /// thumbor's pixels; seed 0 is glibc's default seed (1). The same seed always gives the same
     /// image, which is what makes the result cacheable. Identifier `noise:AMOUNT[:SEED]`. Keeps
     /// animation frames (each frame gets the same pattern).
-    public struct Noise: FrameProcessor {
+    package struct Noise: FrameProcessor {
         /// The spread of the offsets, 0...100; 0 changes nothing.
-        public let amount: Int
+        package let amount: Int
         /// The generator's seed. Default 0 (glibc's default, 1).
-        public let seed: UInt32
+        package let seed: UInt32
 
         /// Noise of `amount` (0...100, else `invalidArgument` when it runs) from `seed` (default 0).
-        public init(amount: Int, seed: UInt32 = 0) {
+        package init(amount: Int, seed: UInt32 = 0) {
             self.amount = amount
             self.seed = seed
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "noise:\(amount)" + (seed == 0 ? "" : ":\(seed)") }
+        package var identifier: String { "noise:\(amount)" + (seed == 0 ? "" : ":\(seed)") }
 
         func validate(for image: Image) throws(OspreyError) {
             guard (0...100).contains(amount) else { throw invalid("amount \(amount) is outside 0...100") }
@@ -48,7 +48,14 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Noise {
-    /// ``ImageProcessors/Noise`` (`seed` default 0).
-    public static func noise(_ amount: Int, seed: UInt32 = 0) -> Self { .init(amount: amount, seed: seed) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Adds noise, as thumbor's `noise` filter: each pixel's colour channels all move by one
+    /// random offset in `-amount/2 ..< amount - amount/2`, clamped to 0...255 (alpha kept). The
+    /// offsets are glibc's `random()` after `srandom(seed)`, pixel after pixel, so a seed gives
+    /// thumbor's pixels; seed 0 is glibc's default seed (1). The same seed always gives the same
+    /// image, which is what makes the result cacheable. Identifier `noise:AMOUNT[:SEED]`. Keeps
+    /// animation frames (each frame gets the same pattern).
+    ///
+    /// The processor(`seed` default 0).
+    public static func noise(_ amount: Int, seed: UInt32 = 0) -> Self { Self([ImageProcessors.Noise(amount: amount, seed: seed)]) }
 }

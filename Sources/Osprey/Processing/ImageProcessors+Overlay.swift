@@ -5,20 +5,20 @@ extension ImageProcessors {
     /// `fraction` of the original: 1 leaves the image as it is, 0 applies the colour fully
     /// (Kingfisher's `OverlayImageProcessor` semantics). Alpha is kept.
     /// Identifier `overlay:RRGGBB[AA]:F`. Keeps animation frames.
-    public struct Overlay: FrameProcessor {
+    package struct Overlay: FrameProcessor {
         /// The overlay colour; its alpha scales the effect too.
-        public let color: RGBAColor
+        package let color: RGBAColor
         /// How much of the original to keep, 0...1. Default 0.5.
-        public let fraction: Double
+        package let fraction: Double
 
         /// An overlay of `color` keeping `fraction` (default 0.5) of the original.
-        public init(color: RGBAColor, fraction: Double = 0.5) {
+        package init(color: RGBAColor, fraction: Double = 0.5) {
             self.color = color
             self.fraction = fraction
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "overlay:\(color.hex):\(identifierNumber(fraction))" }
+        package var identifier: String { "overlay:\(color.hex):\(identifierNumber(fraction))" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard (0...1).contains(fraction) else { throw invalid("fraction \(fraction) must be within 0...1") }
@@ -38,7 +38,14 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Overlay {
-    /// ``ImageProcessors/Overlay`` of `color` keeping `fraction` (default 0.5) of the original.
-    public static func overlay(_ color: RGBAColor, fraction: Double = 0.5) -> Self { .init(color: color, fraction: fraction) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Overlays a colour with the "overlay" blend mode (darkens darks, lightens lights), keeping
+    /// `fraction` of the original: 1 leaves the image as it is, 0 applies the colour fully
+    /// (Kingfisher's `OverlayImageProcessor` semantics). Alpha is kept.
+    /// Identifier `overlay:RRGGBB[AA]:F`. Keeps animation frames.
+    ///
+    /// The processor of `color` keeping `fraction` (default 0.5) of the original.
+    public static func overlay(_ color: RGBAColor, fraction: Double = 0.5) -> Self {
+        Self([ImageProcessors.Overlay(color: color, fraction: fraction)])
+    }
 }

@@ -2,24 +2,24 @@ import COspreyVips
 
 extension ImageProcessors {
     /// Places the image on a `width` x `height` canvas of `background`, centred or by a
-    /// ``Gravity`` (thumbor's `fill` with `fit-in`, imgproxy's `extend`), and flattens transparent
+    /// ``ImageProcessors/Gravity`` (thumbor's `fill` with `fit-in`, imgproxy's `extend`), and flattens transparent
     /// pixels onto an opaque background. A side of 0, or one smaller than the image, keeps the
     /// image's size on that side. A translucent background keeps alpha, and adds it when the
     /// canvas grows. Identifier `pad:WxH:RRGGBB[AA]`, with `:gravity` when not centred. Keeps
     /// animation frames.
-    public struct Pad: FrameProcessor {
+    package struct Pad: FrameProcessor {
         /// Canvas width (0: the image's). Default 0.
-        public let width: Int
+        package let width: Int
         /// Canvas height (0: the image's). Default 0.
-        public let height: Int
+        package let height: Int
         /// Canvas colour. Default white.
-        public let background: RGBAColor
-        /// Where the image sits on a larger canvas. Default ``Gravity/center``.
-        public let gravity: Gravity
+        package let background: RGBAColor
+        /// Where the image sits on a larger canvas. Default ``ImageProcessors/Gravity/center``.
+        package let gravity: Gravity
 
         /// Pads to `width` x `height` (default 0 x 0: only flatten) on `background` (default
         /// white), the image placed by `gravity` (default centred).
-        public init(width: Int = 0, height: Int = 0, background: RGBAColor = .white, gravity: Gravity = .center) {
+        package init(width: Int = 0, height: Int = 0, background: RGBAColor = .white, gravity: Gravity = .center) {
             self.width = width
             self.height = height
             self.background = background
@@ -27,7 +27,7 @@ extension ImageProcessors {
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             "pad:\(width)x\(height):\(background.hex)" + (gravity == .center ? "" : ":\(gravity.rawValue)")
         }
 
@@ -55,5 +55,17 @@ extension ImageProcessors {
             }
             return image
         }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Places the image on a `width` x `height` canvas of `background` (default 0 x 0 on white:
+    /// only flatten transparent pixels), placed by `gravity` (default centred): thumbor's `fill`
+    /// with `fit-in`, imgproxy's `extend`. A side of 0, or one smaller than the image, keeps the
+    /// image's size on that side. Identifier `pad:WxH:RRGGBB[AA]`. Keeps animation frames.
+    public static func pad(
+        width: Int = 0, height: Int = 0, background: RGBAColor = .white, gravity: ImageProcessors.Gravity = .center
+    ) -> Self {
+        Self([ImageProcessors.Pad(width: width, height: height, background: background, gravity: gravity)])
     }
 }

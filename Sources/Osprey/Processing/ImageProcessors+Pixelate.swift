@@ -5,17 +5,17 @@ extension ImageProcessors {
     /// from the top-left corner; the last row and column of blocks average the image mirrored
     /// past its edge, as imgproxy's `pix` does. The size stays. Identifier `pixelate:N`. Keeps
     /// animation frames.
-    public struct Pixelate: FrameProcessor {
+    package struct Pixelate: FrameProcessor {
         /// The side of a block in pixels; 1 (or less) changes nothing.
-        public let size: Int
+        package let size: Int
 
         /// Blocks of `size` pixels a side.
-        public init(size: Int) {
+        package init(size: Int) {
             self.size = size
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "pixelate:\(size)" }
+        package var identifier: String { "pixelate:\(size)" }
 
         func keepsFrame(width: Int, height: Int) -> Bool { size <= 1 }
 
@@ -38,7 +38,12 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Pixelate {
-    /// ``ImageProcessors/Pixelate`` with blocks of `size` pixels.
-    public static func pixelate(_ size: Int) -> Self { .init(size: size) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Pixelates: each `size` x `size` block becomes its mean colour (alpha too), blocks counted
+    /// from the top-left corner; the last row and column of blocks average the image mirrored
+    /// past its edge, as imgproxy's `pix` does. The size stays. Identifier `pixelate:N`. Keeps
+    /// animation frames.
+    ///
+    /// The processor with blocks of `size` pixels.
+    public static func pixelate(_ size: Int) -> Self { Self([ImageProcessors.Pixelate(size: size)]) }
 }

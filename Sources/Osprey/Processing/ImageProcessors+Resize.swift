@@ -1,7 +1,7 @@
 import COspreyVips
 
 extension ImageProcessors {
-    /// How ``Resize`` fits an image to its target size.
+    /// How `ImageProcessors.Resize` fits an image to its target size.
     public enum ContentMode: String, Sendable, Hashable, CaseIterable {
         /// Scale to fit inside the target, keeping the aspect ratio; one side may come out smaller.
         case fit
@@ -11,25 +11,25 @@ extension ImageProcessors {
         case stretch
     }
 
-    /// Resizes to a target size (upscaling too), with a ``ContentMode`` (default ``ContentMode/fit``).
+    /// Resizes to a target size (upscaling too), with a ``ImageProcessors/ContentMode`` (default ``ImageProcessors/ContentMode/fit``).
     /// Identifier `resize:WxH:mode`. Keeps animation frames.
-    public struct Resize: FrameProcessor {
+    package struct Resize: FrameProcessor {
         /// Target width in pixels (> 0).
-        public let width: Int
+        package let width: Int
         /// Target height in pixels (> 0).
-        public let height: Int
-        /// How the image fits the target. Default ``ContentMode/fit``.
-        public let contentMode: ContentMode
+        package let height: Int
+        /// How the image fits the target. Default ``ImageProcessors/ContentMode/fit``.
+        package let contentMode: ContentMode
 
         /// Resizes to `width` x `height` with `contentMode` (default `.fit`).
-        public init(width: Int, height: Int, contentMode: ContentMode = .fit) {
+        package init(width: Int, height: Int, contentMode: ContentMode = .fit) {
             self.width = width
             self.height = height
             self.contentMode = contentMode
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "resize:\(width)x\(height):\(contentMode.rawValue)" }
+        package var identifier: String { "resize:\(width)x\(height):\(contentMode.rawValue)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
@@ -59,25 +59,25 @@ extension ImageProcessors {
     /// Downsamples to fit inside `width` x `height`, keeping the aspect ratio and never upscaling
     /// (Kingfisher's `DownsamplingImageProcessor`). Identifier `downsample:WxH`. Keeps animation frames.
     /// To avoid decoding the full image at all, prefer ``DecodingOptions/thumbnail``.
-    public struct Downsample: FrameProcessor {
+    package struct Downsample: FrameProcessor {
         /// Largest output width in pixels (> 0).
-        public let width: Int
+        package let width: Int
         /// Largest output height in pixels (> 0).
-        public let height: Int
+        package let height: Int
 
         /// Downsamples into a `width` x `height` box.
-        public init(width: Int, height: Int) {
+        package init(width: Int, height: Int) {
             self.width = width
             self.height = height
         }
 
         /// Downsamples so the longer side is at most `maxPixelSize`.
-        public init(maxPixelSize: Int) {
+        package init(maxPixelSize: Int) {
             self.init(width: maxPixelSize, height: maxPixelSize)
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "downsample:\(width)x\(height)" }
+        package var identifier: String { "downsample:\(width)x\(height)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }
@@ -96,14 +96,21 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Resize {
-    /// ``ImageProcessors/Resize`` to `width` x `height` with `contentMode` (default `.fit`).
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Resizes to a target size (upscaling too), with a ``ImageProcessors/ContentMode`` (default ``ImageProcessors/ContentMode/fit``).
+    /// Identifier `resize:WxH:mode`. Keeps animation frames.
+    ///
+    /// The processor to `width` x `height` with `contentMode` (default `.fit`).
     public static func resize(width: Int, height: Int, contentMode: ImageProcessors.ContentMode = .fit) -> Self {
-        .init(width: width, height: height, contentMode: contentMode)
+        Self([ImageProcessors.Resize(width: width, height: height, contentMode: contentMode)])
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Downsample {
-    /// ``ImageProcessors/Downsample`` into a `width` x `height` box.
-    public static func downsample(width: Int, height: Int) -> Self { .init(width: width, height: height) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Downsamples to fit inside `width` x `height`, keeping the aspect ratio and never upscaling
+    /// (Kingfisher's `DownsamplingImageProcessor`). Identifier `downsample:WxH`. Keeps animation frames.
+    /// To avoid decoding the full image at all, prefer ``DecodingOptions/thumbnail``.
+    ///
+    /// The processor into a `width` x `height` box.
+    public static func downsample(width: Int, height: Int) -> Self { Self([ImageProcessors.Downsample(width: width, height: height)]) }
 }

@@ -2,17 +2,17 @@ import COspreyVips
 
 extension ImageProcessors {
     /// Rotates each frame clockwise by a multiple of 90°. Identifier `rotate:D`. Keeps animation frames.
-    public struct Rotate: FrameProcessor {
+    package struct Rotate: FrameProcessor {
         /// Clockwise degrees: 0, 90, 180 or 270 (other multiples of 90 are reduced modulo 360).
-        public let degrees: Int
+        package let degrees: Int
 
         /// A clockwise rotation by `degrees`, a multiple of 90.
-        public init(degrees: Int) {
+        package init(degrees: Int) {
             self.degrees = degrees
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "rotate:\(((degrees % 360) + 360) % 360)" }
+        package var identifier: String { "rotate:\(((degrees % 360) + 360) % 360)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard degrees % 90 == 0 else { throw invalid("\(degrees)° is not a multiple of 90") }
@@ -31,7 +31,9 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Rotate {
-    /// ``ImageProcessors/Rotate`` clockwise by `degrees` (a multiple of 90).
-    public static func rotate(degrees: Int) -> Self { .init(degrees: degrees) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Rotates each frame clockwise by a multiple of 90°. Identifier `rotate:D`. Keeps animation frames.
+    ///
+    /// The processor clockwise by `degrees` (a multiple of 90).
+    public static func rotate(degrees: Int) -> Self { Self([ImageProcessors.Rotate(degrees: degrees)]) }
 }

@@ -1,7 +1,7 @@
 import COspreyVips
 
 extension ImageProcessors {
-    /// Which corners ``RoundCorner`` rounds.
+    /// Which corners `ImageProcessors.RoundCorner` rounds.
     public struct RectCorner: OptionSet, Sendable, Hashable {
         /// The corner bits.
         public let rawValue: Int
@@ -49,23 +49,23 @@ extension ImageProcessors {
     /// Rounds corners with an antialiased edge. Without a background the corners become transparent
     /// (the output gains alpha); with one, they are filled with it. Identifier
     /// `round:R[:corners][:RRGGBB[AA]]`. Keeps animation frames.
-    public struct RoundCorner: FrameProcessor {
+    package struct RoundCorner: FrameProcessor {
         /// The corner radius in pixels (> 0), clipped to half the shorter side.
-        public let radius: Int
-        /// The corners to round. Default ``RectCorner/all``.
-        public let corners: RectCorner
+        package let radius: Int
+        /// The corners to round. Default ``ImageProcessors/RectCorner/all``.
+        package let corners: RectCorner
         /// The fill behind the rounded corners. Default `nil`: transparent.
-        public let background: RGBAColor?
+        package let background: RGBAColor?
 
         /// Rounds `corners` (default all) with `radius`, over `background` (default transparent).
-        public init(radius: Int, corners: RectCorner = .all, background: RGBAColor? = nil) {
+        package init(radius: Int, corners: RectCorner = .all, background: RGBAColor? = nil) {
             self.radius = radius
             self.corners = corners
             self.background = background
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             var id = "round:\(radius)"
             if corners != .all || background != nil { id += ":\(corners.token)" }
             if let background { id += ":\(background.hex)" }
@@ -129,9 +129,13 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.RoundCorner {
-    /// ``ImageProcessors/RoundCorner`` with `radius`, `corners` (default all), `background` (default transparent).
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Rounds corners with an antialiased edge. Without a background the corners become transparent
+    /// (the output gains alpha); with one, they are filled with it. Identifier
+    /// `round:R[:corners][:RRGGBB[AA]]`. Keeps animation frames.
+    ///
+    /// The processor with `radius`, `corners` (default all), `background` (default transparent).
     public static func roundCorner(radius: Int, corners: ImageProcessors.RectCorner = .all, background: RGBAColor? = nil) -> Self {
-        .init(radius: radius, corners: corners, background: background)
+        Self([ImageProcessors.RoundCorner(radius: radius, corners: corners, background: background)])
     }
 }

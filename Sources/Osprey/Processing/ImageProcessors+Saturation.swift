@@ -7,17 +7,17 @@ extension ImageProcessors {
     /// clamped to 0...255 (alpha kept). 1 changes nothing, 0 is grey, a negative factor turns the
     /// colours past grey. Images with one colour band are kept. Identifier `saturation:F`. Keeps
     /// animation frames.
-    public struct Saturation: FrameProcessor {
+    package struct Saturation: FrameProcessor {
         /// The factor; 1 changes nothing.
-        public let factor: Double
+        package let factor: Double
 
         /// A saturation change by `factor` (finite, else `invalidArgument` when it runs).
-        public init(factor: Double) {
+        package init(factor: Double) {
             self.factor = factor
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "saturation:\(identifierNumber(factor))" }
+        package var identifier: String { "saturation:\(identifierNumber(factor))" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard factor.isFinite else { throw invalid("factor \(factor) is not a finite number") }
@@ -45,7 +45,14 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Saturation {
-    /// ``ImageProcessors/Saturation`` by `factor`.
-    public static func saturation(_ factor: Double) -> Self { .init(factor: factor) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Changes saturation in the HSP colour model, as thumbor's `saturation` filter: each colour
+    /// channel moves away from (factor > 1) or towards (factor < 1) the pixel's perceived
+    /// brightness `√(0.299 R² + 0.587 G² + 0.114 B²)`, `out = p + (x - p) * factor`, truncated and
+    /// clamped to 0...255 (alpha kept). 1 changes nothing, 0 is grey, a negative factor turns the
+    /// colours past grey. Images with one colour band are kept. Identifier `saturation:F`. Keeps
+    /// animation frames.
+    ///
+    /// The processor by `factor`.
+    public static func saturation(_ factor: Double) -> Self { Self([ImageProcessors.Saturation(factor: factor)]) }
 }

@@ -3,17 +3,17 @@ import COspreyVips
 extension ImageProcessors {
     /// Unsharp-mask sharpening of the colour bands (libvips `sharpen`), alpha untouched.
     /// Identifier `sharpen:S`. Keeps animation frames.
-    public struct Sharpen: FrameProcessor {
+    package struct Sharpen: FrameProcessor {
         /// The mask's standard deviation in pixels (> 0). Default 1.
-        public let sigma: Double
+        package let sigma: Double
 
         /// Sharpening with `sigma` (default 1).
-        public init(sigma: Double = 1) {
+        package init(sigma: Double = 1) {
             self.sigma = sigma
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "sharpen:\(identifierNumber(sigma))" }
+        package var identifier: String { "sharpen:\(identifierNumber(sigma))" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard sigma > 0, sigma.isFinite else { throw invalid("sigma \(sigma) must be a positive number") }
@@ -28,7 +28,10 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Sharpen {
-    /// ``ImageProcessors/Sharpen`` with `sigma` (default 1).
-    public static func sharpen(sigma: Double = 1) -> Self { .init(sigma: sigma) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Unsharp-mask sharpening of the colour bands (libvips `sharpen`), alpha untouched.
+    /// Identifier `sharpen:S`. Keeps animation frames.
+    ///
+    /// The processor with `sigma` (default 1).
+    public static func sharpen(sigma: Double = 1) -> Self { Self([ImageProcessors.Sharpen(sigma: sigma)]) }
 }

@@ -5,20 +5,20 @@ extension ImageProcessors {
     /// the most interesting part (edges, skin tones, saturation), as imgproxy's `c:W:H:sm` does.
     /// A side larger than the image's keeps the image's. Identifier `smartcrop:WxH`. Keeps
     /// animation frames (each frame is cropped on its own).
-    public struct SmartCrop: FrameProcessor {
+    package struct SmartCrop: FrameProcessor {
         /// Width of the area in pixels (> 0).
-        public let width: Int
+        package let width: Int
         /// Height of the area in pixels (> 0).
-        public let height: Int
+        package let height: Int
 
         /// Smart-crops to `width` x `height` (each at most the image's side).
-        public init(width: Int, height: Int) {
+        package init(width: Int, height: Int) {
             self.width = width
             self.height = height
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String { "smartcrop:\(width)x\(height)" }
+        package var identifier: String { "smartcrop:\(width)x\(height)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard width > 0, height > 0 else { throw invalid("crop size \(width)x\(height) must be positive") }

@@ -5,20 +5,20 @@ extension ImageProcessors {
     /// attention measure finds the most interesting part (edges, skin tones, saturation), as
     /// thumbor's `smart/` and imgproxy's `g:sm` do. Identifier `smartresize:WxH`. Keeps animation
     /// frames (each frame is cropped on its own).
-    public struct SmartResize: FrameProcessor {
+    package struct SmartResize: FrameProcessor {
         /// Target width in pixels (> 0).
-        public let width: Int
+        package let width: Int
         /// Target height in pixels (> 0).
-        public let height: Int
+        package let height: Int
 
         /// Covers and smart-crops to `width` x `height`.
-        public init(width: Int, height: Int) {
+        package init(width: Int, height: Int) {
             self.width = width
             self.height = height
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String { "smartresize:\(width)x\(height)" }
+        package var identifier: String { "smartresize:\(width)x\(height)" }
 
         func validate(for image: Image) throws(OspreyError) {
             guard width > 0, height > 0 else { throw invalid("target size \(width)x\(height) must be positive") }

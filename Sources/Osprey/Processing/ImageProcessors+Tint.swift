@@ -4,17 +4,17 @@ extension ImageProcessors {
     /// Tints with a colour: the colour, at its own alpha, is laid over the opaque parts of the image
     /// (source-atop, as Kingfisher's `TintImageProcessor`). Transparency is kept.
     /// Identifier `tint:RRGGBB[AA]`. Keeps animation frames.
-    public struct Tint: FrameProcessor {
+    package struct Tint: FrameProcessor {
         /// The tint; its alpha is the strength (255 paints the image flat).
-        public let color: RGBAColor
+        package let color: RGBAColor
 
         /// A tint of `color`.
-        public init(color: RGBAColor) {
+        package init(color: RGBAColor) {
             self.color = color
         }
 
         /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { "tint:\(color.hex)" }
+        package var identifier: String { "tint:\(color.hex)" }
 
         func transform(_ frame: VipsImageRef) throws(VipsFailure) -> VipsImageRef {
             let layer = try VipsImageRef.constant(width: frame.width, height: frame.height, color: color)
@@ -24,7 +24,11 @@ extension ImageProcessors {
     }
 }
 
-extension ImageProcessing where Self == ImageProcessors.Tint {
-    /// ``ImageProcessors/Tint`` with `color`.
-    public static func tint(_ color: RGBAColor) -> Self { .init(color: color) }
+extension ImageProcessing where Self == ImageProcessors.Composition {
+    /// Tints with a colour: the colour, at its own alpha, is laid over the opaque parts of the image
+    /// (source-atop, as Kingfisher's `TintImageProcessor`). Transparency is kept.
+    /// Identifier `tint:RRGGBB[AA]`. Keeps animation frames.
+    ///
+    /// The processor with `color`.
+    public static func tint(_ color: RGBAColor) -> Self { Self([ImageProcessors.Tint(color: color)]) }
 }

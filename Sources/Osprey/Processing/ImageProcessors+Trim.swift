@@ -8,9 +8,9 @@ extension ImageProcessors {
     /// animations are returned as is (their frames could trim differently). Identifier
     /// `trim:T[:REFERENCE][:h|v|hv]`, the reference `topleft` (omitted unless the sides are
     /// equalised), `bottomright` or `RRGGBB`.
-    public struct Trim: ImageProcessing {
+    package struct Trim: ImageProcessing {
         /// What the border's colour is.
-        public enum Background: Sendable, Hashable {
+        package enum Background: Sendable, Hashable {
             /// The top-left pixel's colour.
             case topLeft
             /// The bottom-right pixel's colour.
@@ -20,17 +20,17 @@ extension ImageProcessors {
         }
 
         /// How far (in pixel value) a colour may be from the background and still be trimmed. Default 10.
-        public let threshold: Double
+        package let threshold: Double
         /// The border's colour. Default ``Background/topLeft``.
-        public let background: Background
+        package let background: Background
         /// Whether left and right lose the same width: the smaller of the two cuts. Default `false`.
-        public let equalHorizontal: Bool
+        package let equalHorizontal: Bool
         /// Whether top and bottom lose the same height: the smaller of the two cuts. Default `false`.
-        public let equalVertical: Bool
+        package let equalVertical: Bool
 
         /// Trims with `threshold` (default 10) against `background` (default the top-left pixel's
         /// colour), the sides equalised as asked (default not).
-        public init(threshold: Double = 10, background: Background = .topLeft, equalHorizontal: Bool = false, equalVertical: Bool = false) {
+        package init(threshold: Double = 10, background: Background = .topLeft, equalHorizontal: Bool = false, equalVertical: Bool = false) {
             self.threshold = threshold
             self.background = background
             self.equalHorizontal = equalHorizontal
@@ -38,7 +38,7 @@ extension ImageProcessors {
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             let equal = (equalHorizontal ? "h" : "") + (equalVertical ? "v" : "")
             let reference: String
             switch background {
@@ -50,7 +50,7 @@ extension ImageProcessors {
         }
 
         /// Runs the processor; see ``ImageProcessing/process(_:)``.
-        public func process(_ image: Image) throws(OspreyError) -> Image {
+        package func process(_ image: Image) throws(OspreyError) -> Image {
             guard !image.isAnimated else { return image }
             guard threshold >= 0 else { throw .processing(.invalidArgument(processor: identifier, message: "threshold \(threshold) must be ≥ 0")) }
             var left: Int32 = 0, top: Int32 = 0, width: Int32 = 0, height: Int32 = 0

@@ -5,9 +5,9 @@ extension ImageProcessors {
     /// made ``transparency`` percent transparent, optionally scaled down to fit a share of the
     /// image, or tiled along an axis whose position is ``Position/repeat``. The watermark's first frame is used; every frame of an animation gets it.
     /// Identifier `watermark:NAME:X:Y:T:W:H` (`NAME` names the watermark source, e.g. its URL).
-    public struct Watermark: FrameProcessor {
+    package struct Watermark: FrameProcessor {
         /// Where the watermark sits along one axis.
-        public enum Position: Sendable, Hashable, CustomStringConvertible {
+        package enum Position: Sendable, Hashable, CustomStringConvertible {
             /// Pixels from the left/top; negative: from the right/bottom edge.
             case pixels(Int)
             /// Percent of the image size from the left/top (negative: from the right/bottom).
@@ -17,7 +17,7 @@ extension ImageProcessors {
             /// Tiled along this axis from the image's edge (thumbor's `repeat`).
             case `repeat`
 
-            public var description: String {
+            package var description: String {
                 switch self {
                 case .pixels(let value): String(value)
                 case .percent(let value): identifierNumber(value) + "p"
@@ -39,23 +39,23 @@ extension ImageProcessors {
         }
 
         /// The watermark image.
-        public let mark: Image
+        package let mark: Image
         /// Names the watermark in the identifier (e.g. its URL).
-        public let name: String
+        package let name: String
         /// Horizontal position. Default 0.
-        public let x: Position
+        package let x: Position
         /// Vertical position. Default 0.
-        public let y: Position
+        package let y: Position
         /// Transparency, 0 (opaque) ... 100 (invisible). Default 0.
-        public let transparency: Int
+        package let transparency: Int
         /// Largest watermark width, in percent of the image width. Default `nil`: as is.
-        public let widthRatio: Double?
+        package let widthRatio: Double?
         /// Largest watermark height, in percent of the image height. Default `nil`: as is.
-        public let heightRatio: Double?
+        package let heightRatio: Double?
 
         /// A watermark of `mark` (named `name`) at `x`, `y` with `transparency` (defaults: top
         /// left, opaque, unscaled).
-        public init(
+        package init(
             mark: Image, name: String, x: Position = .pixels(0), y: Position = .pixels(0), transparency: Int = 0,
             widthRatio: Double? = nil, heightRatio: Double? = nil
         ) {
@@ -69,7 +69,7 @@ extension ImageProcessors {
         }
 
         /// The stable identifier; see ``ImageProcessing/identifier``.
-        public var identifier: String {
+        package var identifier: String {
             "watermark:\(name):\(x):\(y):\(transparency):\(widthRatio.map(identifierNumber) ?? "none"):\(heightRatio.map(identifierNumber) ?? "none")"
         }
 

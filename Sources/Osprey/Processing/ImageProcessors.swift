@@ -2,7 +2,7 @@
 ///
 /// Every built-in processor keeps the frames of an animation (each frame is processed alike) and
 /// outputs sRGB with 8 bits per band, keeping alpha when the input had it (or when the processor
-/// adds transparency, like ``RoundCorner`` without a background).
+/// adds transparency, like `ImageProcessors.RoundCorner` without a background).
 public enum ImageProcessors {
     /// The identity: returns the image unchanged. Identifier `""`, the key of an unprocessed image.
     public struct Identity: ImageProcessing {
@@ -22,14 +22,16 @@ public enum ImageProcessors {
 
         /// A composition of `processors`, run first to last.
         public init(_ processors: [any ImageProcessing]) {
-            self.processors = processors.flatMap { processor -> [any ImageProcessing] in
+            let flat = processors.flatMap { processor -> [any ImageProcessing] in
                 if let nested = processor as? Composition { return nested.processors }
                 return processor.identifier.isEmpty ? [] : [processor]
             }
+            self.processors = flat
+            identifier = flat.count == 1 ? flat[0].identifier : flat.map(\.identifier).joined(separator: ",")
         }
 
-        /// The stable identifier (the processor's spec step); see ``ImageProcessing/identifier``.
-        public var identifier: String { processors.map(\.identifier).joined(separator: ",") }
+        /// The parts' identifiers joined by `,`, made once; see ``ImageProcessing/identifier``.
+        public let identifier: String
 
         /// Runs the processor; see ``ImageProcessing/process(_:)``.
         public func process(_ image: Image) throws(OspreyError) -> Image {

@@ -6,28 +6,28 @@ import Foundation
 ///
 /// | step | meaning |
 /// |---|---|
-/// | `resize:WxH[:fit\|fill\|stretch]` | ``ImageProcessors/Resize`` (mode default `fit`) |
-/// | `downsample:WxH`, `thumbnail:N` | ``ImageProcessors/Downsample`` (never upscales) |
-/// | `crop:WxH[:gravity]`, `crop:WxH:X:Y` | ``ImageProcessors/Crop`` (gravity default `center`; also `top`, `bottom`, `left`, `right`, `topleft`, `topright`, `bottomleft`, `bottomright`) |
-/// | `smartcrop:WxH` | ``ImageProcessors/SmartCrop`` (placed by libvips' attention measure, no resize) |
-/// | `smartresize:WxH` | ``ImageProcessors/SmartResize`` (cover the box, then a smart crop to it) |
-/// | `trim[:T[:REF[:h\|v\|hv]]]` | ``ImageProcessors/Trim`` (threshold default 10; the border colour `topleft` (default), `bottomright` or `RRGGBB`; sides equalised) |
-/// | `round:R[:corners][:color]` | ``ImageProcessors/RoundCorner`` (corners `all` or e.g. `tl+br`) |
-/// | `border:W[:color]` | ``ImageProcessors/Border`` (colour default `000000`) |
-/// | `blur:S` | ``ImageProcessors/Blur`` |
-/// | `sharpen[:S]` | ``ImageProcessors/Sharpen`` (sigma default 1) |
-/// | `tint:color` | ``ImageProcessors/Tint`` |
-/// | `overlay:color[:F]` | ``ImageProcessors/Overlay`` (fraction default 0.5) |
-/// | `grayscale` | ``ImageProcessors/Grayscale`` |
-/// | `bw[:T]` | ``ImageProcessors/BlackWhite`` (threshold default 128) |
-/// | `color:B[:C[:S]]` | ``ImageProcessors/ColorControls`` (defaults 0, 1, 1) |
-/// | `equalize` | ``ImageProcessors/Equalize`` |
-/// | `convolve:K;K;…:COLUMNS[:raw]` | ``ImageProcessors/Convolve`` (normalised unless `raw`) |
-/// | `saturation:F` | ``ImageProcessors/Saturation`` (HSP model; 1 unchanged, 0 grey) |
-/// | `pixelate:N` | ``ImageProcessors/Pixelate`` (blocks of N pixels) |
-/// | `noise:A[:SEED]` | ``ImageProcessors/Noise`` (amount 0...100, seed default 0) |
-/// | `flip[:h\|v\|hv]` | ``ImageProcessors/Flip`` (default `h`) |
-/// | `rotate:D` | ``ImageProcessors/Rotate`` (90, 180, 270) |
+/// | `resize:WxH[:fit\|fill\|stretch]` | `ImageProcessors.Resize` (mode default `fit`) |
+/// | `downsample:WxH`, `thumbnail:N` | `ImageProcessors.Downsample` (never upscales) |
+/// | `crop:WxH[:gravity]`, `crop:WxH:X:Y` | `ImageProcessors.Crop` (gravity default `center`; also `top`, `bottom`, `left`, `right`, `topleft`, `topright`, `bottomleft`, `bottomright`) |
+/// | `smartcrop:WxH` | `ImageProcessors.SmartCrop` (placed by libvips' attention measure, no resize) |
+/// | `smartresize:WxH` | `ImageProcessors.SmartResize` (cover the box, then a smart crop to it) |
+/// | `trim[:T[:REF[:h\|v\|hv]]]` | `ImageProcessors.Trim` (threshold default 10; the border colour `topleft` (default), `bottomright` or `RRGGBB`; sides equalised) |
+/// | `round:R[:corners][:color]` | `ImageProcessors.RoundCorner` (corners `all` or e.g. `tl+br`) |
+/// | `border:W[:color]` | `ImageProcessors.Border` (colour default `000000`) |
+/// | `blur:S` | `ImageProcessors.Blur` |
+/// | `sharpen[:S]` | `ImageProcessors.Sharpen` (sigma default 1) |
+/// | `tint:color` | `ImageProcessors.Tint` |
+/// | `overlay:color[:F]` | `ImageProcessors.Overlay` (fraction default 0.5) |
+/// | `grayscale` | `ImageProcessors.Grayscale` |
+/// | `bw[:T]` | `ImageProcessors.BlackWhite` (threshold default 128) |
+/// | `color:B[:C[:S]]` | `ImageProcessors.ColorControls` (defaults 0, 1, 1) |
+/// | `equalize` | `ImageProcessors.Equalize` |
+/// | `convolve:K;K;…:COLUMNS[:raw]` | `ImageProcessors.Convolve` (normalised unless `raw`) |
+/// | `saturation:F` | `ImageProcessors.Saturation` (HSP model; 1 unchanged, 0 grey) |
+/// | `pixelate:N` | `ImageProcessors.Pixelate` (blocks of N pixels) |
+/// | `noise:A[:SEED]` | `ImageProcessors.Noise` (amount 0...100, seed default 0) |
+/// | `flip[:h\|v\|hv]` | `ImageProcessors.Flip` (default `h`) |
+/// | `rotate:D` | `ImageProcessors.Rotate` (90, 180, 270) |
 /// | `format:F[:Q]` | output format and quality (not a processor) |
 /// | `quality:Q` | output quality 1...100 (not a processor) |
 ///

@@ -175,7 +175,7 @@ extension OspreyWrapper {
         guard settings.sizedToTarget, let size = base.ospreyPixelSize, size.width > 0, size.height > 0 else { return options }
         let downsample = ImageProcessors.Downsample(width: size.width, height: size.height)
         let current = pipeline.resolvedOptions(options).processor
-        let processor: any ImageProcessing = current.identifier.isEmpty ? downsample : downsample |> current
+        let processor: any ImageProcessing = current.identifier.isEmpty ? downsample : downsample.append(current)
         return options + [.processor(processor)]
     }
 }

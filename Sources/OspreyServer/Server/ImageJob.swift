@@ -116,16 +116,16 @@ public struct ImageJob: Sendable {
 }
 
 /// A watermark (or a frame) a URL asks for: fetched when the job runs, then drawn by
-/// ``ImageProcessors/Watermark`` (``ImageProcessors/NinePatch``) at ``index`` in the processor chain.
+/// `ImageProcessors.Watermark` (`ImageProcessors.NinePatch`) at ``index`` in the processor chain.
 public struct WatermarkRequest: Sendable {
     /// The watermark image's URL.
     public var url: URL
     /// Where in ``ImageJob/processors`` the watermark step goes.
     public var index: Int
     /// Horizontal position.
-    public var x: ImageProcessors.Watermark.Position
+    package var x: ImageProcessors.Watermark.Position
     /// Vertical position.
-    public var y: ImageProcessors.Watermark.Position
+    package var y: ImageProcessors.Watermark.Position
     /// Transparency, 0...100.
     public var transparency: Int
     /// Largest width in percent of the image (`nil`: as is).

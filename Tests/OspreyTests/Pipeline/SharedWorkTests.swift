@@ -17,7 +17,7 @@ struct SharedWorkTests {
             let blur = ImageProcessors.Blur(sigma: 1)
             let plain = Task { try await f.pipeline.image(for: f.source(path)) }
             let counted = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common)]) }
-            let countedBlurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common |> blur)]) }
+            let countedBlurred = Task { try await f.pipeline.image(for: f.source(path), options: [.processor(common.append(blur))]) }
             _ = await f.server.waitUntil { $0.hits[path, default: 0] == 1 }
             // Let every request reach the shared stages before the bytes arrive.
             try await eventually("3 delivery jobs") { f.pipeline.deliverJobs.count >= 3 }

@@ -92,8 +92,10 @@ struct ProcessorTests {
     func framesKept() throws {
         let image = try TestData.image("iss634.gif")
         let processed = try
-            (ImageProcessors.Resize(width: 100, height: 50, contentMode: .fill)
-            |> ImageProcessors.Crop(width: 40, height: 40) |> ImageProcessors.Rotate(degrees: 90) |> ImageProcessors.Blur(sigma: 1)).process(image)
+            (ImageProcessors.Resize(width: 100, height: 50, contentMode: .fill).append(ImageProcessors.Crop(width: 40, height: 40)).append(
+                ImageProcessors.Rotate(degrees: 90)
+            )
+            .append(ImageProcessors.Blur(sigma: 1))).process(image)
         #expect((processed.width, processed.height, processed.frameCount) == (40, 40, 42))
         let smart = try ImageProcessors.SmartCrop(width: 30, height: 20).process(image)
         #expect((smart.width, smart.height, smart.frameCount) == (30, 20, 42))
@@ -102,7 +104,7 @@ struct ProcessorTests {
 
     @Test("composition runs in order and joins identifiers")
     func composition() throws {
-        let resizeThenCrop = ImageProcessors.Resize(width: 200, height: 200) |> ImageProcessors.Crop(width: 100, height: 50)
+        let resizeThenCrop = ImageProcessors.Resize(width: 200, height: 200).append(ImageProcessors.Crop(width: 100, height: 50))
         #expect(resizeThenCrop.identifier == "resize:200x200:fit,crop:100x50:center")
         let image = try TestData.image("rocket.jpg")
         #expect(try resizeThenCrop.process(image).width == 100)
@@ -128,7 +130,7 @@ struct ProcessorTests {
 
     @Test("custom processors compose with built-in ones")
     func customProcessor() throws {
-        let chain = ImageProcessors.Crop(width: 100, height: 100) |> Halve() |> ImageProcessors.Border(width: 1)
+        let chain = ImageProcessors.Crop(width: 100, height: 100).append(Halve()).append(ImageProcessors.Border(width: 1))
         #expect(chain.identifier == "crop:100x100:center,test.halve,border:1:000000")
         let output = try chain.process(try TestData.image("rocket.jpg"))
         #expect((output.width, output.height) == (52, 52))
