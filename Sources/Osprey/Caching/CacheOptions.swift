@@ -1,31 +1,31 @@
 import Foundation
 
 /// Per-call options of ``ImageCache`` operations. Every property has a default.
-public struct CacheOptions: Sendable {
+package struct CacheOptions: Sendable {
     /// The expiration of an image stored in memory; `nil` (the default) uses the memory storage's (300 s).
-    public var memoryExpiration: StorageExpiration?
+    package var memoryExpiration: StorageExpiration?
     /// The expiration of bytes stored on disk; `nil` (the default) uses the disk storage's (7 days).
-    public var diskExpiration: StorageExpiration?
+    package var diskExpiration: StorageExpiration?
     /// What a memory hit does to the expiration; `nil` (the default) uses the memory storage's.
-    public var memoryExtendingExpiration: ExpirationExtending?
+    package var memoryExtendingExpiration: ExpirationExtending?
     /// What a disk hit does to the expiration; `nil` (the default) uses the disk storage's.
-    public var diskExtendingExpiration: ExpirationExtending?
+    package var diskExtendingExpiration: ExpirationExtending?
     /// Whether an image found on disk is put into memory. Default `true`.
-    public var storeInMemoryAfterDiskHit: Bool
+    package var storeInMemoryAfterDiskHit: Bool
     /// The serializer for this call; `nil` (the default) uses the cache's.
-    public var serializer: (any CacheSerializer)?
+    package var serializer: (any CacheSerializer)?
     /// How images read from disk are decoded. Default ``DecodingOptions/default``.
-    public var decodingOptions: DecodingOptions
+    package var decodingOptions: DecodingOptions
     /// Where completion handlers run. Default `DispatchQueue.global()` (Linux programs often do not
     /// run the main queue; pass `.main` when yours does).
-    public var callbackQueue: DispatchQueue
+    package var callbackQueue: DispatchQueue
 
     /// `DispatchQueue.global()`, made once: each call of `global()` makes a new wrapper object,
     /// and the pipeline builds cache options on every miss.
     static let globalQueue = DispatchQueue.global()
 
     /// Makes options; every argument has the default documented on its property.
-    public init(
+    package init(
         memoryExpiration: StorageExpiration? = nil,
         diskExpiration: StorageExpiration? = nil,
         memoryExtendingExpiration: ExpirationExtending? = nil,

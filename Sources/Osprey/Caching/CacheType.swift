@@ -13,7 +13,7 @@ public enum CacheType: String, Sendable, Hashable, Codable {
     public var cached: Bool { self != .none }
 }
 
-/// The outcome of ``ImageCache/store(_:original:forKey:processorIdentifier:options:toDisk:)``: the memory
+/// The outcome of `ImageCache.store(_:original:forKey:processorIdentifier:options:toDisk:)`: the memory
 /// and disk results, separately. A failed disk write (read-only or full disk) leaves the memory
 /// result untouched.
 public struct CacheStoreResult: Sendable {

@@ -27,8 +27,8 @@ extension DiskStorage {
     /// removals, and is re-synchronised with the directory, for the work of other instances:
     /// - on a read: the file is read whatever the index says; one the index did not know (or a
     ///   newer one, another inode) is adopted, a missing one dropped;
-    /// - on ``isCached(forKey:)``: the file's inode is checked with one `stat`;
-    /// - on every clean, trim and ``statistics()``: the directory is listed; files the index does
+    /// - on `isCached(forKey:)`: the file's inode is checked with one `stat`;
+    /// - on every clean, trim and `statistics()`: the directory is listed; files the index does
     ///   not know have their trailers read, entries whose file is gone are dropped. Known files are
     ///   not re-read: an entry another instance replaced keeps its old size until read (approximate).
     ///
@@ -65,7 +65,7 @@ extension DiskStorage {
     /// A read and a store run on the caller's thread: a hit is one `open` and `read` of a file
     /// usually in the page cache, a store one `writev` of a new file and a `rename`, each cheaper
     /// than a hop to a queue and back. Removals and the exclusive work (the open's index build,
-    /// cleans, trims, ``removeAll()``, ``statistics()``) run on a private concurrent dispatch queue,
+    /// cleans, trims, ``removeAll()``, `statistics()`) run on a private concurrent dispatch queue,
     /// the exclusive work alone: it waits for the stores already running, and a store that arrives
     /// while exclusive work is pending is queued behind it rather than blocking its caller's thread
     /// for the length of a trim. Operations on one key are serialised. Two
@@ -75,7 +75,7 @@ extension DiskStorage {
     public final class Backend: Sendable {
         /// The configuration the storage was made with.
         public let config: Config
-        /// The directory holding the entries (``DiskStorage/Config/cacheDirectory``).
+        /// The directory holding the entries (the configuration's directory, else the default one + its name).
         public let directoryURL: URL
 
         let directory: String
@@ -186,7 +186,7 @@ extension DiskStorage {
 
         /// Whether an unexpired, valid entry exists for `key`: the index plus one `stat` of its file
         /// (its trailer too when the index did not know the file). Synchronous; records no access.
-        public func isCached(forKey key: String) -> Bool {
+        package func isCached(forKey key: String) -> Bool {
             isCachedNow(forKey: key)
         }
 
@@ -210,7 +210,7 @@ extension DiskStorage {
 
         /// Removes expired entries (and corrupt ones); returns what went and publishes it.
         @discardableResult
-        public func removeExpired() async -> CleanReport {
+        package func removeExpired() async -> CleanReport {
             await perform(barrier: true) { self.publish(self.clean(removeExpired: true, enforceSize: false)) }
         }
 
@@ -224,7 +224,7 @@ extension DiskStorage {
         /// Removes expired, corrupt and over-limit entries: ``removeExpired()`` then
         /// ``removeSizeExceeded()`` in one pass. Returns what went and publishes it.
         @discardableResult
-        public func clean() async -> CleanReport {
+        package func clean() async -> CleanReport {
             await perform(barrier: true) { self.publish(self.clean(removeExpired: true, enforceSize: true)) }
         }
 
@@ -234,7 +234,7 @@ extension DiskStorage {
         }
 
         /// Entry count, expired count, total size and limit, from the index re-synchronised with the directory.
-        public func statistics() async -> Statistics {
+        package func statistics() async -> Statistics {
             await perform(barrier: true) {
                 _ = self.resync(removingCorrupt: false)
                 let now = self.config.now().timeIntervalSince1970
@@ -262,7 +262,7 @@ extension DiskStorage {
         /// A stream of the reports of every clean that removed something (including the automatic
         /// size-limit passes and the open-time recovery). Each call makes a new stream; it keeps the 64
         /// newest reports when not read. Finish iterating (or cancel) to unsubscribe.
-        public func cleanEvents() -> AsyncStream<CleanReport> {
+        package func cleanEvents() -> AsyncStream<CleanReport> {
             let (stream, continuation) = AsyncStream.makeStream(of: CleanReport.self, bufferingPolicy: .bufferingNewest(64))
             let id = UUID()
             state.withLock { $0.observers[id] = continuation }

@@ -21,7 +21,7 @@ public enum DiskStorage {
         /// The cache's name, the last component of the default directory. Default `"default"`.
         public var name: String
         /// The cache directory itself, used as is. Default `nil`:
-        /// `$XDG_CACHE_HOME/osprey/<name>`, or `~/.cache/osprey/<name>` (see ``DiskStorage/defaultBaseDirectory(environment:)``).
+        /// `$XDG_CACHE_HOME/osprey/<name>` when `XDG_CACHE_HOME` is an absolute path, else `~/.cache/osprey/<name>`.
         public var directory: URL?
         /// The total size of the entry files, in bytes, above which a store triggers a background
         /// eviction of least recently used entries down to `sizeLimit * trimRatio`. Default 1 GiB; 0 = unlimited.
@@ -80,14 +80,14 @@ public enum DiskStorage {
         }
 
         /// The directory the entries live in: `directory` when set, else the default base directory + `name`.
-        public var cacheDirectory: URL {
+        package var cacheDirectory: URL {
             directory ?? DiskStorage.defaultBaseDirectory().appendingPathComponent(name, isDirectory: true)
         }
     }
 
     /// `$XDG_CACHE_HOME/osprey` when `XDG_CACHE_HOME` is an absolute path, else `$HOME/.cache/osprey`
     /// (the home directory from `HOME`, else from the user database).
-    public static func defaultBaseDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    package static func defaultBaseDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("osprey", isDirectory: true)
         }
@@ -98,7 +98,7 @@ public enum DiskStorage {
     }
 
     /// Why an entry was removed by a clean.
-    public enum RemovalReason: String, Sendable, Hashable, Codable {
+    package enum RemovalReason: String, Sendable, Hashable, Codable {
         /// Its expiration had passed.
         case expired
         /// It was among the least recently used when the total exceeded the size limit.
@@ -108,21 +108,21 @@ public enum DiskStorage {
     }
 
     /// One entry a clean removed.
-    public struct RemovedEntry: Sendable, Hashable, Codable {
+    package struct RemovedEntry: Sendable, Hashable, Codable {
         /// The entry's key (`nil` for a file that was not a valid entry).
-        public var key: String?
+        package var key: String?
         /// The entry's data file name inside the cache directory.
-        public var fileName: String
+        package var fileName: String
         /// The entry's data size in bytes (the file size for a file that was not a valid entry).
-        public var size: Int
+        package var size: Int
         /// Why it went.
-        public var reason: RemovalReason
+        package var reason: RemovalReason
     }
 
-    /// What a clean removed. Also delivered to the streams made by ``DiskStorage/Backend/cleanEvents()``.
+    /// What a clean removed. Also delivered to the streams made by `DiskStorage.Backend.cleanEvents()`.
     public struct CleanReport: Sendable, Hashable, Codable {
         /// The removed entries, expired ones first, then corrupt ones, then size-limit evictions (oldest access first).
-        public var removed: [RemovedEntry] = []
+        package var removed: [RemovedEntry] = []
         /// The total size of the remaining entries after the clean, in bytes.
         public var remainingSize: Int = 0
         /// The number of remaining entries after the clean.
@@ -133,17 +133,17 @@ public enum DiskStorage {
     }
 
     /// A snapshot of a disk storage, as computed by ``DiskStorage/Backend/statistics()``.
-    public struct Statistics: Sendable, Hashable, Codable {
+    package struct Statistics: Sendable, Hashable, Codable {
         /// The cache directory's path.
-        public var directory: String
+        package var directory: String
         /// The number of entries (expired ones included).
-        public var entryCount: Int
+        package var entryCount: Int
         /// The number of expired entries (still on disk until the next clean).
-        public var expiredCount: Int
+        package var expiredCount: Int
         /// The summed size of the entries' data (trailers excluded), in bytes.
-        public var totalSize: Int
+        package var totalSize: Int
         /// The configured size limit in bytes; 0 = unlimited.
-        public var sizeLimit: Int
+        package var sizeLimit: Int
     }
 
     /// Sanitises a path extension: lowercased ASCII letters and digits only, `nil` when empty or

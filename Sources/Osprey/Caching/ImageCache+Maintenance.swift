@@ -26,18 +26,18 @@ extension ImageCache {
 
     /// Removes expired images from memory; returns their computed keys.
     @discardableResult
-    public func cleanExpiredMemoryCache() -> [String] {
+    package func cleanExpiredMemoryCache() -> [String] {
         memoryStorage.removeExpired()
     }
 
     /// Removes expired (and inconsistent) entries from disk, then least recently used ones while over
-    /// the size limit; returns what went (also published on ``DiskStorage/Backend/cleanEvents()``).
+    /// the size limit; returns what went (also published on `DiskStorage.Backend.cleanEvents()`).
     @discardableResult
-    public func cleanExpiredDiskCache() async -> DiskStorage.CleanReport {
+    package func cleanExpiredDiskCache() async -> DiskStorage.CleanReport {
         await diskStorage.clean()
     }
 
-    /// Cleans memory (``cleanExpiredMemoryCache()``) and disk (``cleanExpiredDiskCache()``, with the
+    /// Cleans memory (`cleanExpiredMemoryCache()`) and disk (`cleanExpiredDiskCache()`, with the
     /// size pass); returns the disk report.
     @discardableResult
     public func cleanExpiredCache() async -> DiskStorage.CleanReport {

@@ -4,18 +4,17 @@ import Foundation
 /// ``DiskStorage/Backend``, in the manner of Kingfisher's `ImageCache`.
 ///
 /// Entries are keyed by the source key combined with the processor identifier
-/// (``computedKey(_:processorIdentifier:)``), so a processed variant never shadows the original.
+/// (`computedKey(_:processorIdentifier:)`), so a processed variant never shadows the original.
 /// Stores go to memory synchronously and to disk in the background through a ``CacheSerializer``;
 /// lookups try memory, then disk (decoding and, by default, promoting the image to memory).
 ///
-/// Every operation has an async form; the ones that touch the disk also have a completion-handler
-/// form, whose handler runs on ``CacheOptions/callbackQueue`` (default `DispatchQueue.global()`).
+/// Every operation is async or synchronous; none blocks on the disk.
 public final class ImageCache: Sendable {
     /// The memory level: decoded images, charged by ``Image/cost``.
     public let memoryStorage: MemoryStorage.Backend<Image>
     /// The disk level: encoded bytes.
     public let diskStorage: DiskStorage.Backend
-    /// The serializer used when ``CacheOptions/serializer`` is `nil`. Default ``DefaultCacheSerializer``.
+    /// The serializer of the disk level, unless a request names its own. Default ``DefaultCacheSerializer``.
     public let serializer: any CacheSerializer
 
     /// The shared cache named `"default"`, with default memory and disk configurations
@@ -46,7 +45,7 @@ public final class ImageCache: Sendable {
 
     /// The key an entry is stored under: `key` itself when `processorIdentifier` is empty,
     /// else `"key@processorIdentifier"`.
-    public static func computedKey(_ key: String, processorIdentifier: String) -> String {
+    package static func computedKey(_ key: String, processorIdentifier: String) -> String {
         processorIdentifier.isEmpty ? key : "\(key)@\(processorIdentifier)"
     }
 
@@ -57,20 +56,19 @@ public final class ImageCache: Sendable {
     /// results once the disk write is done.
     @discardableResult
     public func store(
-        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
-        options: CacheOptions = CacheOptions(), toDisk: Bool = true
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "", toDisk: Bool = true
     ) async -> CacheStoreResult {
         await store(
-            image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: options,
-            toDisk: toDisk, validator: nil)
+            image, original: original, forKey: key, processorIdentifier: processorIdentifier, options: CacheOptions(),
+            toDisk: toDisk)
     }
 
-    /// ``store(_:original:forKey:processorIdentifier:options:toDisk:)`` with the download's HTTP
-    /// validators kept in the disk entry (for ``CachePolicy/revalidate``).
+    /// ``store(_:original:forKey:processorIdentifier:toDisk:)`` with a request's cache `options`,
+    /// and the download's HTTP validators kept in the disk entry (for ``CachePolicy/revalidate``).
     @discardableResult
-    func store(
-        _ image: Image, original: Data?, forKey key: String, processorIdentifier: String,
-        options: CacheOptions, toDisk: Bool, validator: CacheValidator?
+    package func store(
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+        options: CacheOptions, toDisk: Bool = true, validator: CacheValidator? = nil
     ) async -> CacheStoreResult {
         await withCheckedContinuation { continuation in
             store(
@@ -125,7 +123,7 @@ public final class ImageCache: Sendable {
 
     /// Stores already-encoded bytes on disk only (as a downloader does before decoding).
     /// - Throws: the disk storage's ``OspreyError/cache(_:)`` errors.
-    public func storeToDisk(
+    package func storeToDisk(
         _ data: Data, forKey key: String, processorIdentifier: String = "",
         expiration: StorageExpiration? = nil
     ) async throws(OspreyError) {
@@ -186,14 +184,18 @@ public final class ImageCache: Sendable {
 
     // MARK: Retrieving
 
-    /// Looks in memory, then on disk. A disk hit is decoded and, unless
-    /// ``CacheOptions/storeInMemoryAfterDiskHit`` is `false`, put into memory. Bytes on disk that do
-    /// not decode (corrupt, truncated, unknown format) count as a miss and are removed.
+    /// Looks in memory, then on disk. A disk hit is decoded and put into memory. Bytes on disk that
+    /// do not decode (corrupt, truncated, unknown format) count as a miss and are removed.
     /// - Throws: decoding errors that are not the data's fault (``OspreyError/DecodingReason/tooLarge(width:height:frames:limitPixels:)``,
     ///   ``OspreyError/DecodingReason/noDecoder(format:)``).
-    public func retrieveImage(
-        forKey key: String, processorIdentifier: String = "",
-        options: CacheOptions = CacheOptions()
+    public func retrieveImage(forKey key: String, processorIdentifier: String = "") async throws(OspreyError) -> ImageCacheResult {
+        try await retrieveImage(forKey: key, processorIdentifier: processorIdentifier, options: CacheOptions())
+    }
+
+    /// ``retrieveImage(forKey:processorIdentifier:)`` with a request's cache `options` (a disk hit
+    /// goes to memory unless `options.storeInMemoryAfterDiskHit` is `false`).
+    package func retrieveImage(
+        forKey key: String, processorIdentifier: String = "", options: CacheOptions
     ) async throws(OspreyError) -> ImageCacheResult {
         if let image = retrieveImageInMemoryCache(forKey: key, processorIdentifier: processorIdentifier, options: options) {
             return .memory(image)
@@ -209,7 +211,7 @@ public final class ImageCache: Sendable {
     }
 
     /// The image in memory, if any (a hit counts as a use and extends its expiration as configured).
-    public func retrieveImageInMemoryCache(
+    package func retrieveImageInMemoryCache(
         forKey key: String, processorIdentifier: String = "",
         options: CacheOptions = CacheOptions()
     ) -> Image? {
@@ -219,7 +221,7 @@ public final class ImageCache: Sendable {
     }
 
     /// The image on disk, decoded, if any; does not touch memory. Undecodable bytes are removed.
-    public func retrieveImageInDiskCache(
+    package func retrieveImageInDiskCache(
         forKey key: String, processorIdentifier: String = "",
         options: CacheOptions = CacheOptions()
     ) async throws(OspreyError) -> Image? {
@@ -250,12 +252,12 @@ public final class ImageCache: Sendable {
     }
 
     /// Whether the image is cached in memory or on disk.
-    public func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
+    package func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
         imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
     }
 
     /// The path of the disk file for the image (it exists only while the image is cached on disk).
-    public func cachePath(forKey key: String, processorIdentifier: String = "") -> String {
+    package func cachePath(forKey key: String, processorIdentifier: String = "") -> String {
         diskStorage.fileURL(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier)).path
     }
 }

@@ -15,7 +15,7 @@ extension MemoryStorage {
     ///   (no existential box, no cast on a hit); an entry's expiration is rewritten on a hit only
     ///   when less than half of its lifetime remains. The read and write paths are pre-specialised
     ///   for ``Image`` (`@_specialize`), so callers in other modules run specialised code too.
-    /// - Memory pressure: Linux has no memory-warning notification, so call ``trim(toCost:)`` or
+    /// - Memory pressure: Linux has no memory-warning notification, so call `trim(toCost:)` or
     ///   ``removeAll()`` yourself.
     public final class Backend<Value: Sendable>: Sendable {
         /// The configuration the storage was made with.
@@ -157,14 +157,14 @@ extension MemoryStorage {
 
         /// Whether an unexpired value is stored under `key`. Does not count as a use.
         @_specialize(where Value == Image)
-        public func isCached(forKey key: String) -> Bool {
+        package func isCached(forKey key: String) -> Bool {
             let now = currentTime()
             return state.withLock { $0.isLive(key, now: now) }
         }
 
         /// The keys currently stored (expired or not), most recently used first for LRU,
         /// in list order for CLOCK.
-        public var keys: [String] {
+        package var keys: [String] {
             state.withLock { $0.keys }
         }
 
@@ -185,7 +185,7 @@ extension MemoryStorage {
 
         /// Removes the entries that have expired by the config's clock; returns their keys.
         @discardableResult
-        public func removeExpired() -> [String] {
+        package func removeExpired() -> [String] {
             let now = currentTime()
             return state.withLock { $0.removeExpired(now: now) }
         }
@@ -193,13 +193,13 @@ extension MemoryStorage {
         /// Evicts entries (by the eviction policy) until the total cost is at most `cost`;
         /// returns the number evicted. Use it to react to memory pressure.
         @discardableResult
-        public func trim(toCost cost: Int) -> Int {
+        package func trim(toCost cost: Int) -> Int {
             state.withLock { $0.evict(toCost: max(0, cost), count: .max, policy: config.evictionPolicy) }
         }
 
         /// Evicts entries (by the eviction policy) until at most `count` remain; returns the number evicted.
         @discardableResult
-        public func trim(toCount count: Int) -> Int {
+        package func trim(toCount count: Int) -> Int {
             state.withLock { $0.evict(toCost: .max, count: max(0, count), policy: config.evictionPolicy) }
         }
 

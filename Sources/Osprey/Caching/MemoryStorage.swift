@@ -72,7 +72,7 @@ public enum MemoryStorage {
         }
 
         /// The largest cost one entry may have: `totalCostLimit * entryCostLimitRatio`.
-        public var entryCostLimit: Int {
+        package var entryCostLimit: Int {
             let limit = Double(totalCostLimit) * entryCostLimitRatio
             return limit >= Double(Int.max) ? .max : Int(limit)
         }
@@ -90,12 +90,12 @@ extension MemoryStorage {
 }
 
 /// A value that knows what it costs to keep in a ``MemoryStorage/Backend``.
-public protocol CacheCostCalculable {
+package protocol CacheCostCalculable {
     /// The cost charged against the storage's total cost limit (for an ``Image``, its decoded bytes).
     var cacheCost: Int { get }
 }
 
 extension Image: CacheCostCalculable {
     /// The decoded bytes of all frames (``Image/cost``).
-    public var cacheCost: Int { cost }
+    package var cacheCost: Int { cost }
 }

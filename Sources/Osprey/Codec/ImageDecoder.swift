@@ -91,7 +91,7 @@ public struct ImageDecoder: Sendable {
     }
 
     /// Reads a file's bytes, mapping failures to ``OspreyError/DecodingReason/unreadableFile(path:message:)``.
-    public static func readFile(_ url: URL) throws(OspreyError) -> Data {
+    package static func readFile(_ url: URL) throws(OspreyError) -> Data {
         do {
             return try Data(contentsOf: url, options: .mappedIfSafe)
         } catch {

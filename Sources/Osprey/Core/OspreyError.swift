@@ -82,9 +82,9 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidURL(String)
         /// A request modifier returned `nil`; nothing was sent.
         case emptyRequest(url: URL)
-        /// The caller holding `token` cancelled (its ``ImageTask`` or its Swift task was cancelled).
-        /// `token` is `nil` for a network task that ended because all its callers cancelled.
-        case cancelled(token: DownloadToken?)
+        /// The download of `url` was cancelled: its caller's ``ImageTask`` or Swift task was
+        /// cancelled, or (for the shared network task) every caller was.
+        case cancelled(url: URL)
         /// The status code is not acceptable (by default only `200..<300` is).
         case invalidStatusCode(Int, response: DownloadResponse)
         /// The `Content-Type` is not among the acceptable ones (`nil` when the response had none).
@@ -183,8 +183,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "cannot download \(url): invalid or unsupported URL"
             case .emptyRequest(let url):
                 return "cannot download \(url): the request modifier returned no request"
-            case .cancelled(let token):
-                return "download cancelled" + (token.map { " (task \($0.rawValue))" } ?? "")
+            case .cancelled(let url):
+                return "download of \(url.absoluteString) cancelled"
             case .invalidStatusCode(let code, let response):
                 return "cannot download \(response.url.absoluteString): HTTP status \(code)"
             case .invalidContentType(let type, let response):

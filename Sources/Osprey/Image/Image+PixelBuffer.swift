@@ -4,29 +4,29 @@ extension Image {
     /// The pixels of one frame as the image holds them in memory, shared rather than copied: a
     /// toolkit can wrap them in its own texture (OspreyGTK makes a `GdkMemoryTexture` whose
     /// `GBytes` keeps ``owner`` alive), so showing a decoded image costs no copy.
-    public struct PixelBuffer: @unchecked Sendable {
+    package struct PixelBuffer: @unchecked Sendable {
         // @unchecked: `base` points into an immutable buffer that `owner` (an Image's pixel
         // storage, never written after decoding) keeps alive; nothing writes through it.
         /// The first byte of the frame's first row.
-        public let base: UnsafeRawPointer
+        package let base: UnsafeRawPointer
         /// Bytes from the first row to the end of the last (`rowBytes * height`).
-        public let count: Int
+        package let count: Int
         /// Width in pixels.
-        public let width: Int
+        package let width: Int
         /// Height in pixels.
-        public let height: Int
+        package let height: Int
         /// Bytes per pixel: 3 (RGB) or 4 (RGBA, not premultiplied), 8 bits each, sRGB.
-        public let bands: Int
+        package let bands: Int
         /// Bytes from one row to the next.
-        public let rowBytes: Int
+        package let rowBytes: Int
         /// Keeps the memory alive; hold it (retain it) as long as ``base`` is used.
-        public let owner: AnyObject
+        package let owner: AnyObject
     }
 
     /// The pixels of frame `frame` (default 0, the first) without a copy, or `nil` when the image
     /// does not hold 8-bit RGB or RGBA pixels in memory (a grey image, say) or `frame` is out of
     /// range; use ``rgbaPixels()`` then.
-    public func pixelBuffer(frame: Int = 0) -> PixelBuffer? {
+    package func pixelBuffer(frame: Int = 0) -> PixelBuffer? {
         let storage = self.storage
         guard frame >= 0, frame < frameCount, storage.isMaterialised, storage.bandFormat == VIPS_FORMAT_UCHAR,
             storage.bands == 3 || storage.bands == 4, let data = vips_image_get_data(storage.pointer)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Performs one HTTP exchange for ``ImageDownloader``: sends a request and returns the response
 /// head with a stream of body chunks. Implementations must **not** follow redirects (the
-/// downloader does, through its ``RedirectHandler``), must not retry (beyond sending an idempotent
+/// downloader does, through its `RedirectHandler`), must not retry (beyond sending an idempotent
 /// request once more when its connection failed before any response, as ``DataLoader`` does),
 /// and must stop the transfer (closing or resetting the connection) when the Swift task iterating
 /// the body is cancelled or stops iterating.
@@ -31,8 +31,6 @@ public struct DataLoadingResponse: Sendable {
 
 /// A type-erased, single-pass asynchronous sequence of body chunks.
 public struct DataChunks: AsyncSequence, Sendable {
-    /// A chunk of the body.
-    public typealias Element = Data
 
     private enum Source: Sendable {
         /// The whole body, held in memory (no stream, no closure behind it).

@@ -29,7 +29,7 @@ package struct DownloadOptions: Sendable {
     package var redirectHandler: RedirectHandler?
     /// Overrides the downloader's retry strategy for a network task this caller starts (a caller
     /// that joins a running task shares that task's). Default `nil`: the downloader's.
-    package var retryStrategy: (any RetryStrategy)?
+    package var retryStrategy: (any RetryDeciding)?
     /// Sees the whole body received so far (and the announced length) after each chunk, on the
     /// download's own thread, before the next chunk is read: the pipeline's progressive previews
     /// (``ProgressivePreviewer``). It must return quickly and must not keep the `Data` (keeping
@@ -42,7 +42,7 @@ package struct DownloadOptions: Sendable {
         headers: [String: String] = [:], credentials: DownloadCredentials? = nil,
         validator: CacheValidator? = nil, timeout: Duration? = nil,
         requestModifier: RequestModifier? = nil, responseDataModifier: ResponseDataModifier? = nil,
-        retryFailed: Bool = false, redirectHandler: RedirectHandler? = nil, retryStrategy: (any RetryStrategy)? = nil
+        retryFailed: Bool = false, redirectHandler: RedirectHandler? = nil, retryStrategy: (any RetryDeciding)? = nil
     ) {
         self.redirectHandler = redirectHandler
         self.retryStrategy = retryStrategy

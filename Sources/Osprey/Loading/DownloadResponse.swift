@@ -23,13 +23,13 @@ public struct DownloadResponse: Sendable, Hashable {
     }
 
     /// `Content-Length` as a number, or `nil`.
-    public var expectedContentLength: Int? {
+    package var expectedContentLength: Int? {
         // Trimmed by hand: Foundation's trimmingCharacters bridges through NSString on Linux.
         value(forHTTPHeaderField: "Content-Length").flatMap { Int(HTTPHeaderName.trimmed($0)) }
     }
 
     /// The MIME type of `Content-Type`, lowercased, without parameters; `nil` when absent.
-    public var mimeType: String? {
+    package var mimeType: String? {
         guard let type = value(forHTTPHeaderField: "Content-Type") else { return nil }
         let mime = type.split(separator: ";", maxSplits: 1).first.map(String.init) ?? type
         return HTTPHeaderName.trimmed(mime).lowercased()

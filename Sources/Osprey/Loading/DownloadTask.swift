@@ -1,11 +1,10 @@
 import Foundation
 import Synchronization
 
-/// Identifies one caller of a download (a receipt, in AFImageDownloader's terms), carried by
-/// ``OspreyError/DownloadReason/cancelled(token:)``.
-public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
+/// Identifies one caller of a download (a receipt, in AFImageDownloader's terms).
+package struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
     /// A number unique within the process.
-    public let rawValue: UInt64
+    package let rawValue: UInt64
 
     static let counter = Atomic<UInt64>(0)
 
@@ -14,14 +13,14 @@ public struct DownloadToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `DownloadToken(<number>)`.
-    public var description: String { "DownloadToken(\(rawValue))" }
+    package var description: String { "DownloadToken(\(rawValue))" }
 }
 
 /// One caller's handle on a download.
 ///
 /// Callers of the same URL share a network task; each holds its own `DownloadTask`. ``cancel()``
 /// removes only this caller: its completion receives
-/// ``OspreyError/DownloadReason/cancelled(token:)`` and the network task continues for the others.
+/// ``OspreyError/DownloadReason/cancelled(url:)`` and the network task continues for the others.
 /// The network task is cancelled (or removed from the queue) when its last caller cancels.
 ///
 /// Inside the downloader a caller is a subscriber of the network task's shared job
@@ -62,7 +61,7 @@ package final class DownloadTask: Sendable, Hashable {
     /// Records that the caller waits as subscriber `id` of `job`. When it was cancelled
     /// meanwhile, it leaves at once and receives its cancellation.
     func joined(_ job: ImageDownloader.DownloadJob, id: Int) {
-        if subscription.joined(job, id: id, ()) != nil { return deliver(.failure(.download(.cancelled(token: token)))) }
+        if subscription.joined(job, id: id, ()) != nil { return deliver(.failure(.download(.cancelled(url: url)))) }
         // A priority set before the subscription was recorded.
         if priority != options.priority { job.setPriority(priority, of: id) }
     }
@@ -87,7 +86,7 @@ package final class DownloadTask: Sendable, Hashable {
         guard first else { return }
         // Leaving the job is the one place a waiting caller is cancelled: when it was still
         // waiting, it gets the cancellation; otherwise its outcome is on its way.
-        if subscription.leave() != nil { deliver(.failure(.download(.cancelled(token: token)))) }
+        if subscription.leave() != nil { deliver(.failure(.download(.cancelled(url: url)))) }
     }
 
     /// This caller's priority. Setting it while the network task is queued re-prioritises the

@@ -48,7 +48,7 @@ extension ImageDownloader {
         }
         guard let request, !task.isCancelled else {
             let error: OspreyError =
-                task.isCancelled ? .download(.cancelled(token: task.token)) : .download(.emptyRequest(url: task.url))
+                task.isCancelled ? .download(.cancelled(url: task.url)) : .download(.emptyRequest(url: task.url))
             return task.deliver(.failure(error))
         }
         // Hashed once.

@@ -64,7 +64,7 @@ extension ImageDownloader {
             } catch {
                 return .failure(.download(.transport(url: request.url, message: "\(error)")))
             }
-            if Task.isCancelled { return .failure(.download(.cancelled(token: nil))) }
+            if Task.isCancelled { return .failure(.download(.cancelled(url: request.url))) }
             guard
                 let delay = RetryContext.delayBeforeRetry(
                     after: error, request: request, retryCount: retryCount, strategy: settings.retryStrategy)
@@ -72,7 +72,7 @@ extension ImageDownloader {
             do {
                 try await Task.sleep(for: delay)
             } catch {
-                return .failure(.download(.cancelled(token: nil)))
+                return .failure(.download(.cancelled(url: request.url)))
             }
             retryCount += 1
             metrics.retryCount = retryCount
@@ -109,7 +109,7 @@ extension ImageDownloader {
             do {
                 loaded = try await loader.send(request)
             } catch {
-                if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
+                if Task.isCancelled { throw OspreyError.download(.cancelled(url: original.url)) }
                 throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))
             }
             loaded.response.url = request.url
@@ -158,12 +158,12 @@ extension ImageDownloader {
             throw error
         } catch {
             keepResumable(resumeKey, data: data, response: response, resumed: resumed)
-            if Task.isCancelled { throw OspreyError.download(.cancelled(token: nil)) }
+            if Task.isCancelled { throw OspreyError.download(.cancelled(url: original.url)) }
             throw OspreyError.download(.transport(url: original.url, message: Self.describe(error)))
         }
         if Task.isCancelled {
             keepResumable(resumeKey, data: data, response: response, resumed: resumed)
-            throw OspreyError.download(.cancelled(token: nil))
+            throw OspreyError.download(.cancelled(url: original.url))
         }
         if resume != nil { removeResumable(resumeKey) }
         try validateBody(data, response: response, url: original.url)

@@ -12,11 +12,11 @@ import Synchronization
 ///   share one network task: a job of the library's one job table (`JobRegistry`), keyed by the
 ///   final request, with the callers as its subscribers. Each gets its own `DownloadTask`;
 ///   cancelling one removes only that caller (it receives
-///   ``OspreyError/DownloadReason/cancelled(token:)``); the last cancel cancels the network task,
+///   ``OspreyError/DownloadReason/cancelled(url:)``); the last cancel cancels the network task,
 ///   or removes it from the queue. A finished task is forgotten, so a later request downloads again.
 /// - **Scheduling.** At most ``Configuration/maximumConcurrentDownloads`` (6) tasks run; the rest
 ///   queue by priority (the highest of a task's callers), then FIFO or LIFO
-///   (``Configuration/executionOrder``). Each running slot is a worker (one Swift task) that runs
+///   (`Configuration.executionOrder`). Each running slot is a worker (one Swift task) that runs
 ///   queued tasks one after another, so a burst of downloads costs a few Swift tasks, not one each.
 /// - **Delivery.** Every caller is called back on its own callback queue with its own
 ///   ``RequestOption/responseDataModifier(_:)``.

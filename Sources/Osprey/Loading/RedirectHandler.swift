@@ -7,16 +7,16 @@ import Foundation
 /// ``OspreyError/DownloadReason/invalidStatusCode(_:response:)`` unless `3xx` codes were made
 /// acceptable. Without a handler, redirects are followed as proposed, up to
 /// ``ImageDownloader/Configuration/maximumRedirects`` (default 10).
-public struct RedirectHandler: Sendable {
+package struct RedirectHandler: Sendable {
     let handle: @Sendable (DownloadRequest, DownloadResponse) async -> DownloadRequest?
 
     /// Creates a handler from a closure receiving the proposed request and the redirect response.
-    public init(_ handle: @escaping @Sendable (_ proposed: DownloadRequest, _ response: DownloadResponse) async -> DownloadRequest?) {
+    package init(_ handle: @escaping @Sendable (_ proposed: DownloadRequest, _ response: DownloadResponse) async -> DownloadRequest?) {
         self.handle = handle
     }
 
     /// Follows every redirect as proposed.
-    public static let follow = RedirectHandler { proposed, _ in proposed }
+    package static let follow = RedirectHandler { proposed, _ in proposed }
     /// Refuses every redirect.
-    public static let refuse = RedirectHandler { _, _ in nil }
+    package static let refuse = RedirectHandler { _, _ in nil }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// ``OspreyError/DownloadReason/emptyRequest(url:)``; nothing is sent.
 ///
 /// Modifiers run before coalescing, for every caller: callers whose modified requests are equal share
-/// one network task. A downloader-wide modifier (``ImageDownloader/Configuration/requestModifier``)
+/// one network task. A downloader-wide modifier (`ImageDownloader.Configuration.requestModifier`)
 /// runs first, then the caller's (``RequestOption/requestModifier(_:)``).
 public struct RequestModifier: Sendable {
     enum Body: Sendable {

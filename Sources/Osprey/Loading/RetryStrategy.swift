@@ -1,18 +1,18 @@
 import Foundation
 
-/// What a ``RetryStrategy`` is told about a failed attempt.
-public struct RetryContext: Sendable {
+/// What a retry decision is told about a failed attempt.
+package struct RetryContext: Sendable {
     /// The request of the failed attempt.
-    public var request: DownloadRequest
+    package var request: DownloadRequest
     /// The failure: a transport error, or an invalid status code of 5xx or 429.
-    public var error: OspreyError
+    package var error: OspreyError
     /// How many retries were already made for this download (0 after the first attempt).
-    public var retryCount: Int
+    package var retryCount: Int
     /// The delay the server asked for with `Retry-After`, if any.
-    public var retryAfter: Duration?
+    package var retryAfter: Duration?
 
     /// Creates a context (the downloader does; useful to test a custom strategy).
-    public init(request: DownloadRequest, error: OspreyError, retryCount: Int, retryAfter: Duration? = nil) {
+    package init(request: DownloadRequest, error: OspreyError, retryCount: Int, retryAfter: Duration? = nil) {
         self.request = request
         self.error = error
         self.retryCount = retryCount
@@ -26,7 +26,7 @@ extension RetryContext {
     /// failures are offered to `strategy`, and the wait is the larger of its delay and the
     /// server's `Retry-After`.
     static func delayBeforeRetry(
-        after error: OspreyError, request: DownloadRequest, retryCount: Int, strategy: (any RetryStrategy)?
+        after error: OspreyError, request: DownloadRequest, retryCount: Int, strategy: (any RetryDeciding)?
     ) -> Duration? {
         guard let strategy, let retryAfter = retriability(of: error) else { return nil }
         let context = RetryContext(request: request, error: error, retryCount: retryCount, retryAfter: retryAfter)
@@ -48,20 +48,20 @@ extension RetryContext {
     }
 }
 
-/// Decides whether and when a failed download is tried again.
-///
-/// The downloader asks only for *retriable* failures: transport errors (connection refused,
-/// reset, dropped mid-body) and status codes 5xx and 429. It never retries cancellations, timeouts
-/// (the timeout bounds the whole download), 4xx other than 429, or invalid content. The delay
-/// actually waited is the larger of the strategy's and the server's `Retry-After`.
-public protocol RetryStrategy: Sendable {
+/// Decides whether and when a failed download is tried again: ``RetryStrategy``, or a test's recorder.
+package protocol RetryDeciding: Sendable {
     /// Returns the delay before the next attempt, or `nil` to give up.
     func retryDelay(for context: RetryContext) -> Duration?
 }
 
-/// Retries up to a maximum number of times with a fixed or growing delay (Kingfisher's
-/// `DelayRetryStrategy`).
-public struct DelayRetryStrategy: RetryStrategy {
+/// Retries a failed download up to a maximum number of times with a fixed or growing delay
+/// (Kingfisher's `DelayRetryStrategy`).
+///
+/// Only *retriable* failures are retried: transport errors (connection refused, reset, dropped
+/// mid-body) and status codes 5xx and 429; never cancellations, timeouts (the timeout bounds the
+/// whole download), 4xx other than 429, or invalid content. The delay actually waited is the
+/// larger of the strategy's and the server's `Retry-After`.
+public struct RetryStrategy: RetryDeciding {
     /// How the delay between attempts is computed.
     public enum Interval: Sendable, Hashable {
         /// The same delay before every retry.
@@ -83,7 +83,7 @@ public struct DelayRetryStrategy: RetryStrategy {
     }
 
     /// The interval's delay while fewer than ``maxRetryCount`` retries were made, else `nil`.
-    public func retryDelay(for context: RetryContext) -> Duration? {
+    package func retryDelay(for context: RetryContext) -> Duration? {
         guard context.retryCount < maxRetryCount else { return nil }
         switch interval {
         case .fixed(let delay): return delay

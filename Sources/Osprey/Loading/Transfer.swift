@@ -28,5 +28,5 @@ struct Transfer: Sendable {
 /// The per-task choices a caller may override: how redirects and retries are handled.
 struct TransferSettings: Sendable {
     var redirectHandler: RedirectHandler
-    var retryStrategy: (any RetryStrategy)?
+    var retryStrategy: (any RetryDeciding)?
 }

@@ -22,7 +22,7 @@ import Synchronization
 /// Decode planning is automatic: when the processor chain begins with a resize or a downsample
 /// that shrinks the source, the bytes are decoded straight to that size with libvips
 /// shrink-on-load, never holding the full-size pixels, and only the rest of the chain runs
-/// (see ``DecodeInfo``). Requests for other sizes of the same source still share its download.
+/// (see `DecodeInfo`). Requests for other sizes of the same source still share its download.
 public final class ImagePipeline: Sendable {
     /// A pipeline's collaborators and defaults.
     public struct Configuration: Sendable {

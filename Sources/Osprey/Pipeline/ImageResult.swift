@@ -23,7 +23,7 @@ public struct ImageResult: Sendable {
     public var isRefresh: Bool
     /// How the original bytes were decoded for this result; `nil` (the default) when none were:
     /// a cache hit of the processed image, or an original found decoded in the memory cache.
-    public var decoded: DecodeInfo?
+    package var decoded: DecodeInfo?
     /// For a progressive preview (``ProgressiveJPEG``): what it was made from. `nil` (the
     /// default) for the final image and every cached one.
     public var preview: PreviewInfo?
@@ -61,17 +61,17 @@ public struct ImageResult: Sendable {
 }
 
 /// How a pipeline request decoded the original bytes (``ImageResult/decoded``).
-public struct DecodeInfo: Sendable, Hashable {
+package struct DecodeInfo: Sendable, Hashable {
     /// Width of the decoded image, in pixels.
-    public var width: Int
+    package var width: Int
     /// Height of one decoded frame, in pixels.
-    public var height: Int
+    package var height: Int
     /// `true` when the first processor (a resize or downsample that shrinks the source) was folded
     /// into the decode with libvips shrink-on-load, so the full-size pixels were never held.
-    public var shrunkOnLoad: Bool
+    package var shrunkOnLoad: Bool
 
     /// A decode of `width` x `height`, folded or not.
-    public init(width: Int, height: Int, shrunkOnLoad: Bool) {
+    package init(width: Int, height: Int, shrunkOnLoad: Bool) {
         self.width = width
         self.height = height
         self.shrunkOnLoad = shrunkOnLoad

@@ -47,14 +47,20 @@ public enum RequestOption: Sendable {
     case requestModifier(RequestModifier)
     /// Extra request headers, merged into those set before. Default: none.
     case requestHeaders([String: String])
-    /// Per-request basic-auth credentials. Default: the downloader's.
-    case credentials(DownloadCredentials)
-    /// Transforms (e.g. decrypts) downloaded bytes; `nil` from it fails the request. Default: none.
-    case responseDataModifier(ResponseDataModifier)
-    /// Decides on each redirect (follow, change or refuse). Default: the downloader's (follow, up to its limit).
-    case redirectHandler(RedirectHandler)
+    /// Per-request HTTP basic-auth credentials (`Authorization: Basic`). Default: none.
+    case credentials(user: String, password: String)
+    /// Transforms (e.g. decrypts) the downloaded body, given with the response's metadata, before
+    /// it is decoded (SDWebImage's download decryptor); returning `nil` fails the request with
+    /// ``OspreyError/DownloadReason/dataModifyingFailed(url:)``. It is not applied to a
+    /// `304 Not Modified`. Default: none.
+    case responseDataModifier(@Sendable (_ body: Data, _ response: DownloadResponse) -> Data?)
+    /// Decides on each redirect (301, 302, 303, 307, 308 with a `Location`), given the proposed
+    /// next request (for 303 the method becomes `GET`) and the redirect response: return it to
+    /// follow (changed or not), or `nil` to refuse, which makes the `3xx` the final response (a
+    /// failure unless acceptable). Default: none (redirects are followed, up to 10).
+    case redirectHandler(@Sendable (_ proposed: DownloadRequest, _ response: DownloadResponse) async -> DownloadRequest?)
     /// Retries transport failures, 5xx and 429. Default: the downloader's (none by default).
-    case retryStrategy(any RetryStrategy)
+    case retryStrategy(RetryStrategy)
     /// Sources tried in order after the main one fails (not after a cancellation). Default: none.
     case alternativeSources([ImageSource])
     /// Retry URLs on the downloader's failed-URL list (a permanent failure put them there). Default: off.

@@ -29,7 +29,7 @@ package struct ResolvedOptions: Sendable {
         var credentials: DownloadCredentials?
         var responseDataModifier: ResponseDataModifier?
         var redirectHandler: RedirectHandler?
-        var retryStrategy: (any RetryStrategy)?
+        var retryStrategy: (any RetryDeciding)?
         var alternativeSources: [ImageSource] = []
         var retryFailed = false
         var decodingOptions: DecodingOptions = .default
@@ -64,7 +64,7 @@ package struct ResolvedOptions: Sendable {
         let credentials: DownloadCredentials?
         let responseDataModifier: ResponseDataModifier?
         let redirectHandler: RedirectHandler?
-        let retryStrategy: (any RetryStrategy)?
+        let retryStrategy: (any RetryDeciding)?
         let alternativeSources: [ImageSource]
         let retryFailed: Bool
         let decodingOptions: DecodingOptions
@@ -183,7 +183,7 @@ package struct ResolvedOptions: Sendable {
     package var credentials: DownloadCredentials? { box.credentials }
     package var responseDataModifier: ResponseDataModifier? { box.responseDataModifier }
     package var redirectHandler: RedirectHandler? { box.redirectHandler }
-    package var retryStrategy: (any RetryStrategy)? { box.retryStrategy }
+    package var retryStrategy: (any RetryDeciding)? { box.retryStrategy }
     package var alternativeSources: [ImageSource] { box.alternativeSources }
     package var retryFailed: Bool { box.retryFailed }
     package var decodingOptions: DecodingOptions { box.decodingOptions }
@@ -243,9 +243,9 @@ extension ResolvedOptions.Values {
         case .downloadPriority(let priority): downloadPriority = priority
         case .requestModifier(let modifier): requestModifier = modifier
         case .requestHeaders(let headers): requestHeaders.merge(headers) { $1 }
-        case .credentials(let credentials): self.credentials = credentials
-        case .responseDataModifier(let modifier): responseDataModifier = modifier
-        case .redirectHandler(let handler): redirectHandler = handler
+        case .credentials(let user, let password): credentials = DownloadCredentials(user: user, password: password)
+        case .responseDataModifier(let modify): responseDataModifier = ResponseDataModifier(modify)
+        case .redirectHandler(let handle): redirectHandler = RedirectHandler(handle)
         case .retryStrategy(let strategy): retryStrategy = strategy
         case .alternativeSources(let sources): alternativeSources = sources
         case .retryFailed: retryFailed = true

@@ -23,15 +23,15 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
 
     /// Components along the width when none are given: 4 (the reference's suggestion for a
     /// landscape image).
-    public static let defaultComponentsX = 4
+    package static let defaultComponentsX = 4
     /// Components along the height when none are given: 3.
-    public static let defaultComponentsY = 3
+    package static let defaultComponentsY = 3
     /// The largest input raster side: 100 pixels. ``init(image:componentsX:componentsY:)``
     /// downsamples larger images to fit (the hash is the same at any size to within rounding).
-    public static let maxInputSide = 100
+    package static let maxInputSide = 100
     /// The largest side ``image(width:height:punch:)`` renders: 2048 pixels. Render small and
     /// scale up (as ``Placeholder`` does): the hash has no detail to show at a larger size.
-    public static let maxDecodedSide = 2048
+    package static let maxDecodedSide = 2048
 
     /// Reads and checks a hash string: at least 6 characters of the base-83 alphabet, exactly as
     /// many as its first character declares. Throws ``OspreyError/DecodingReason/invalidPlaceholderHash(algorithm:hash:message:)``
@@ -58,12 +58,12 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Encodes RGBA8 pixels (row by row; alpha is ignored, as by the reference encoders), at most
-    /// ``maxInputSide`` on each side, with `componentsX` x `componentsY` components (default 4 x 3,
+    /// `maxInputSide` on each side, with `componentsX` x `componentsY` components (default 4 x 3,
     /// each 1...9). Throws ``OspreyError/ProcessingReason/invalidArgument(processor:message:)``
     /// for a bad raster or component count.
     public init(
-        rgba: [UInt8], width: Int, height: Int, componentsX: Int = BlurHash.defaultComponentsX,
-        componentsY: Int = BlurHash.defaultComponentsY
+        rgba: [UInt8], width: Int, height: Int, componentsX: Int = 4,
+        componentsY: Int = 3
     ) throws(OspreyError) {
         try Self.validate(componentsX: componentsX, componentsY: componentsY)
         try PlaceholderRaster.validate(rgba: rgba, width: width, height: height, maxSide: Self.maxInputSide, algorithm: "blurhash")
@@ -76,7 +76,7 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
     /// larger, with `componentsX` x `componentsY` components (default 4 x 3). Runs on the calling
     /// thread; ``encode(_:componentsX:componentsY:)`` runs elsewhere.
     public init(
-        image: Image, componentsX: Int = BlurHash.defaultComponentsX, componentsY: Int = BlurHash.defaultComponentsY
+        image: Image, componentsX: Int = 4, componentsY: Int = 3
     ) throws(OspreyError) {
         try Self.validate(componentsX: componentsX, componentsY: componentsY)
         let raster = try PlaceholderRaster(image: image)
@@ -86,7 +86,7 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
     /// Encodes an encoded image file, decoding only its first frame straight to at most
     /// 100 x 100 (shrink-on-load), with `componentsX` x `componentsY` components (default 4 x 3).
     public init(
-        imageData: Data, componentsX: Int = BlurHash.defaultComponentsX, componentsY: Int = BlurHash.defaultComponentsY
+        imageData: Data, componentsX: Int = 4, componentsY: Int = 3
     ) throws(OspreyError) {
         try Self.validate(componentsX: componentsX, componentsY: componentsY)
         let raster = try PlaceholderRaster(imageData: imageData)
@@ -96,7 +96,7 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
     /// ``init(image:componentsX:componentsY:)`` on a background queue, off the main thread and
     /// Swift's cooperative pool. Components default to 4 x 3.
     public static func encode(
-        _ image: Image, componentsX: Int = BlurHash.defaultComponentsX, componentsY: Int = BlurHash.defaultComponentsY
+        _ image: Image, componentsX: Int = 4, componentsY: Int = 3
     ) async throws(OspreyError) -> BlurHash {
         try await PlaceholderRaster.run { () throws(OspreyError) in
             try BlurHash(image: image, componentsX: componentsX, componentsY: componentsY)
@@ -113,7 +113,7 @@ public struct BlurHash: Sendable, Hashable, CustomStringConvertible {
         return RGBAColor(red: UInt8(min(255, value >> 16)), green: UInt8((value >> 8) & 255), blue: UInt8(value & 255))
     }
 
-    /// Renders the hash at `width` x `height` (each 1...``maxDecodedSide``; default 32 x 32) as the
+    /// Renders the hash at `width` x `height` (each 1...`maxDecodedSide`; default 32 x 32) as the
     /// reference decoders do. `punch` (default 1, finite and > 0) scales the varying components:
     /// above 1 the contrast rises. The image is opaque. Throws ``OspreyError/ProcessingReason/invalidArgument(processor:message:)``
     /// for a size or punch out of range.

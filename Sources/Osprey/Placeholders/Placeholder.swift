@@ -16,13 +16,13 @@ public enum Placeholder: Sendable {
     case blurHash(String, width: Int, height: Int, punch: Double = 1)
 
     /// The largest side ``image(width:height:contentMode:)`` renders: 8192 pixels.
-    public static let maxSide = 8192
+    package static let maxSide = 8192
 
     /// The side a hash is rendered at before it is scaled to the requested size: 32 pixels on the
     /// longer side, as ThumbHash's reference renders (the hashes hold no more detail than that).
     static let renderSide = 32
 
-    /// Decodes the placeholder and scales it to `width` x `height` (each 1...``maxSide``) with
+    /// Decodes the placeholder and scales it to `width` x `height` (each 1...8192) with
     /// `contentMode` (default ``ImageProcessors/ContentMode/fit``: inside the box, keeping the
     /// placeholder's aspect ratio), on a background queue, off the main thread and Swift's
     /// cooperative pool. Throws ``OspreyError/DecodingReason/invalidPlaceholderHash(algorithm:hash:message:)``
@@ -37,7 +37,7 @@ public enum Placeholder: Sendable {
     }
 
     /// ``image(width:height:contentMode:)`` on the calling thread.
-    public func decoded(
+    package func decoded(
         width: Int, height: Int, contentMode: ImageProcessors.ContentMode = .fit
     ) throws(OspreyError) -> Image {
         guard (1...Self.maxSide).contains(width), (1...Self.maxSide).contains(height) else {

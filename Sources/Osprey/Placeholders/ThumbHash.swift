@@ -18,9 +18,9 @@ public struct ThumbHash: Sendable, Hashable, CustomStringConvertible {
 
     /// The largest side of an input raster: 100 pixels (the reference's limit). ``init(image:)``
     /// downsamples larger images to fit.
-    public static let maxInputSide = 100
+    package static let maxInputSide = 100
     /// The largest side of a decoded hash: 32 pixels, as the reference renders it.
-    public static let decodedMaxSide = 32
+    package static let decodedMaxSide = 32
 
     /// Reads a hash from its bytes. Throws ``OspreyError/DecodingReason/invalidPlaceholderHash(algorithm:hash:message:)``
     /// when the bytes are too few for what their header declares. Bytes past the last coefficient
@@ -48,7 +48,7 @@ public struct ThumbHash: Sendable, Hashable, CustomStringConvertible {
         bytes = [UInt8](data)
     }
 
-    /// Encodes RGBA8 pixels (row by row, alpha not premultiplied), at most ``maxInputSide`` on each
+    /// Encodes RGBA8 pixels (row by row, alpha not premultiplied), at most `maxInputSide` on each
     /// side, exactly as the reference's `rgbaToThumbHash`. Throws ``OspreyError/ProcessingReason/invalidArgument(processor:message:)``
     /// for a raster larger than 100 x 100 or a byte count that is not `width * height * 4`.
     public init(rgba: [UInt8], width: Int, height: Int) throws(OspreyError) {
@@ -87,15 +87,15 @@ public struct ThumbHash: Sendable, Hashable, CustomStringConvertible {
 
     /// The approximate aspect ratio (width / height) of the hashed image, from its header, as the
     /// reference's `thumbHashToApproximateAspectRatio`: coarse (ratios of small integers such as 7/5).
-    public var approximateAspectRatio: Double {
+    package var approximateAspectRatio: Double {
         let lMax = hasAlpha ? 5.0 : 7.0
         let minor = Double(bytes[3] & 7)
         return bytes[4] & 0x80 != 0 ? lMax / minor : minor / lMax
     }
 
     /// The size ``image()`` has: 32 pixels on the longer side, the other from
-    /// ``approximateAspectRatio``.
-    public var decodedSize: (width: Int, height: Int) {
+    /// `approximateAspectRatio`.
+    package var decodedSize: (width: Int, height: Int) {
         let ratio = approximateAspectRatio
         let width = Self.jsRound(ratio > 1 ? 32 : 32 * ratio)
         let height = Self.jsRound(ratio > 1 ? 32 / ratio : 32)
@@ -124,7 +124,7 @@ public struct ThumbHash: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Renders the hash as the reference's `thumbHashToRGBA` does: at most 32 pixels on the longer
-    /// side (``decodedSize``), RGBA (opaque when the hash has no alpha).
+    /// side (`decodedSize`), RGBA (opaque when the hash has no alpha).
     public func image() throws(OspreyError) -> Image {
         let (width, height, pixels) = decodeRGBA()
         return try Image(rgba: pixels, width: width, height: height)

@@ -5,7 +5,7 @@ import Foundation
 /// ``stopPrefetching(with:)-([ImageSource])`` takes them back, as a list or a grid scrolls.
 ///
 /// Sources already cached are skipped (unless ``CachePolicy/reload``); a disk hit can be
-/// promoted into memory. At most ``maxConcurrentRequests`` run at once (default 5), in the order
+/// promoted into memory. At most `maxConcurrentRequests` run at once (default 5), in the order
 /// they were queued, at ``DownloadPriority/low`` priority unless the options say otherwise. A
 /// source queued twice is prefetched once. Stopping a running prefetch cancels only its own
 /// request: work another request shares (a widget showing the same image) goes on for it.
@@ -33,14 +33,10 @@ public final class ImagePrefetcher: Sendable {
         case failed(OspreyError)
     }
 
-    /// Called after each source with the report so far, the source that just finished, what
-    /// happened to it, and the total count.
-    public typealias ProgressHandler = @Sendable (_ report: Report, _ latest: ImageSource, _ outcome: Outcome, _ total: Int) -> Void
-
     /// Requests running at once. Default 5.
-    public let maxConcurrentRequests: Int
+    package let maxConcurrentRequests: Int
     /// Whether a source found on disk is loaded into memory (counted as completed). Default `false`: skipped.
-    public let promotesDiskHitsToMemory: Bool
+    package let promotesDiskHitsToMemory: Bool
 
     private let pipeline: ImagePipeline
     private let options: [RequestOption]
@@ -104,8 +100,12 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Prefetches `sources` and returns what happened to each; `progress` (default `nil`) is
-    /// called after each one. Cancelling the calling task stops them (they count as skipped).
-    public func prefetch(_ sources: [ImageSource], progress: ProgressHandler? = nil) async -> Report {
+    /// called after each one with the report so far, the source that just finished, what happened
+    /// to it, and the total count. Cancelling the calling task stops them (they count as skipped).
+    public func prefetch(
+        _ sources: [ImageSource],
+        progress: (@Sendable (_ report: Report, _ latest: ImageSource, _ outcome: Outcome, _ total: Int) -> Void)? = nil
+    ) async -> Report {
         let unique = Dictionary(sources.map { (pipeline.cacheKey(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
         guard !unique.isEmpty else { return Report() }
         let report = Locked(Report())

@@ -7,9 +7,9 @@ public final class ImageTargetController {
     /// The running request, apart from the isolated state so that `deinit` can cancel it.
     private let task = Locked<ImageTask?>(nil)
     /// Issued per `setImage`; a result is shown only while its number is still this one.
-    public private(set) var generation: UInt64 = 0
+    package private(set) var generation: UInt64 = 0
     /// The source of the latest request (`nil` after a cancel or a `nil` source).
-    public private(set) var source: ImageSource?
+    package private(set) var source: ImageSource?
     /// What the latest request has shown so far: a hash placeholder decoded off the main actor is
     /// shown only before any preview or result, and a preview only before the result.
     var shown: Shown = .nothing
@@ -21,9 +21,9 @@ public final class ImageTargetController {
     public nonisolated init() {}
 
     /// Whether a request is running (memory hits never run).
-    public var isLoading: Bool { task.withLock { $0 != nil } }
+    package var isLoading: Bool { task.withLock { $0 != nil } }
 
-    /// Starts a new request: ends the previous one (see ``cancel(finishingDownload:)``) and
+    /// Starts a new request: ends the previous one (see `cancel(finishingDownload:)`) and
     /// returns the new request's number.
     func begin(_ source: ImageSource?) -> UInt64 {
         cancel()
@@ -54,7 +54,7 @@ public final class ImageTargetController {
     /// completion gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. A download it
     /// started goes on into the cache at low priority when `finishingDownload` is `nil` (the
     /// request's ``TargetSettings/finishesDownloadOnCancel``, default `true`) or `true`.
-    public func cancel(finishingDownload: Bool? = nil) {
+    package func cancel(finishingDownload: Bool? = nil) {
         generation &+= 1
         source = nil
         let running = task.withLock { task in

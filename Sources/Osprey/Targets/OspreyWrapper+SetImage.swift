@@ -161,7 +161,7 @@ extension OspreyWrapper {
         return task
     }
 
-    /// Cancels the widget's running load (see ``ImageTargetController/cancel(finishingDownload:)``).
+    /// Cancels the widget's running load (see `ImageTargetController.cancel(finishingDownload:)`).
     public func cancelDownloadTask() {
         base.ospreyController.cancel()
     }

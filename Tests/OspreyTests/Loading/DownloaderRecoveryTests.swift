@@ -8,7 +8,7 @@ import Testing
 
 @Suite("Downloader retries, the failed-URL list, resume and conditional requests", .timeLimit(.minutes(5)))
 struct DownloaderRecoveryTests {
-    private let immediateRetry = DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero))
+    private let immediateRetry = RetryStrategy(maxRetryCount: 2, interval: .fixed(.zero))
 
     @Test("503 then 200 succeeds after one retry")
     func retry503() async throws {
@@ -201,7 +201,7 @@ struct DownloaderRecoveryTests {
             // The network task ends (and keeps its data) after the caller was told.
             for await event in events {
                 if case .didFinish(_, .failure(let error), _) = event {
-                    #expect(error == .download(.cancelled(token: nil)))
+                    #expect(error == .download(.cancelled(url: url)))
                     break
                 }
             }
@@ -266,7 +266,7 @@ struct DownloaderRecoveryTests {
     }
 }
 
-private struct RecordingStrategy: RetryStrategy {
+private struct RecordingStrategy: RetryDeciding {
     let recorder: Collector<RetryContext>
 
     func retryDelay(for context: RetryContext) -> Duration? {

@@ -126,11 +126,11 @@ struct DownloaderSourcesTests {
         let request = DownloadRequest(url: URL(string: "http://x/")!)
         let error = OspreyError.download(.transport(url: request.url, message: "reset"))
         func context(_ count: Int) -> RetryContext { RetryContext(request: request, error: error, retryCount: count, retryAfter: nil) }
-        let fixed = DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.seconds(1)))
+        let fixed = RetryStrategy(maxRetryCount: 2, interval: .fixed(.seconds(1)))
         #expect(fixed.retryDelay(for: context(0)) == .seconds(1))
         #expect(fixed.retryDelay(for: context(1)) == .seconds(1))
         #expect(fixed.retryDelay(for: context(2)) == nil)
-        let growing = DelayRetryStrategy(maxRetryCount: 3, interval: .accumulated(.seconds(2)))
+        let growing = RetryStrategy(maxRetryCount: 3, interval: .accumulated(.seconds(2)))
         #expect(growing.retryDelay(for: context(0)) == .seconds(2))
         #expect(growing.retryDelay(for: context(2)) == .seconds(6))
 
@@ -143,7 +143,7 @@ struct DownloaderSourcesTests {
         #expect(RetryContext.retriability(of: .download(.invalidStatusCode(503, response: response))) == .some(.seconds(7)))
         #expect(RetryContext.retriability(of: error) == .some(nil))
         #expect(RetryContext.retriability(of: .download(.invalidStatusCode(404, response: response))) == nil)
-        #expect(RetryContext.retriability(of: .download(.cancelled(token: nil))) == nil)
+        #expect(RetryContext.retriability(of: .download(.cancelled(url: URL(string: "http://x/")!))) == nil)
         #expect(RetryContext.retriability(of: .download(.timeout(url: request.url, seconds: 1))) == nil)
     }
 

@@ -178,14 +178,14 @@ struct RetrieveFlowTests {
         try await PipelineFixture.run { f in
             let retried = try await f.pipeline.image(
                 for: f.source("/flaky/pipeline?fail=1&code=503"),
-                options: [.retryStrategy(DelayRetryStrategy(maxRetryCount: 2, interval: .fixed(.zero)))])
+                options: [.retryStrategy(RetryStrategy(maxRetryCount: 2, interval: .fixed(.zero)))])
             #expect(retried.image.width == 128)
             #expect(f.server.hits("/flaky/pipeline?fail=1&code=503") == 2)
             await #expect(throws: OspreyError.self) {
                 try await f.pipeline.image(for: f.source("/flaky/plain?fail=1&code=503"))
             }
             do {
-                _ = try await f.pipeline.image(for: f.source("/redirect/2"), options: [.redirectHandler(.refuse)])
+                _ = try await f.pipeline.image(for: f.source("/redirect/2"), options: [.redirectHandler { _, _ in nil }])
                 Issue.record("a refused redirect succeeded")
             } catch let error as OspreyError {
                 guard case .download(.invalidStatusCode(302, _)) = error else {
