@@ -108,6 +108,25 @@ struct HostileFormatTests {
         }
     }
 
+    @Test("the decoder fuzz target's seeds (Fuzz/Corpus/decoder) give an image within the limit or a decoding error")
+    func fuzzSeeds() throws {
+        let corpus = FixtureImages.formatsDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/decoder")
+        let names = try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted()
+        #expect(names.count >= 10)
+        for name in names {
+            let data = try Data(contentsOf: corpus.appendingPathComponent(name))
+            for thumbnail in [nil, DecodingOptions.Thumbnail(maxPixelSize: 64)] {
+                do {
+                    let image = try ImageDecoder(options: DecodingOptions(thumbnail: thumbnail, maxSourcePixels: 4_000_000)).decode(data)
+                    #expect(image.width * image.height <= 4_000_000, "\(name)")
+                } catch {
+                    #expect(error.isDecodingError, "\(name): \(error)")
+                }
+            }
+        }
+    }
+
     @Test("an SVG's external images, styles and scripts are never fetched")
     func svgFetchesNothing() async throws {
         let pixel = try TestData.data("hopper.png")
