@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
 // libFuzzer targets for Osprey's hostile-input surfaces (the two URL grammars, the signature checks,
-// the processing-spec parser). A separate package so the main package's build and CI are unaffected.
+// the processing-spec parser, the image decoder on JPEG XL, SVG and PDF). A separate package so the
+// main package's build and CI are unaffected.
 // Build and run them with `bash Fuzz/run.sh [seconds-per-target]` (Linux, sanitizers fuzzer+address).
 import PackageDescription
 
@@ -29,6 +30,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzProcessingSpec",
+            dependencies: ["FuzzDriver", .product(name: "Osprey", package: "Osprey")]
+        ),
+        .executableTarget(
+            name: "FuzzImageDecoder",
             dependencies: ["FuzzDriver", .product(name: "Osprey", package: "Osprey")]
         )
     ],

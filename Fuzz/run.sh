@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (sanitizers fuzzer + address, debug) and runs each for a bounded time
 # on a copy of its seed corpus; a crash leaves crash-* / leak-* files under Fuzz/.work/TARGET/.
-#   bash Fuzz/run.sh [seconds-per-target] [target...]      (default 120 s, all four targets)
+#   bash Fuzz/run.sh [seconds-per-target] [target...]      (default 120 s, all five targets)
 # Linux only. Exit status: 0 when no target crashed. Summary: Fuzz/.work/summary.txt.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,8 +9,9 @@ FUZZ="$ROOT/Fuzz"
 SECONDS_PER="${1:-120}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(FuzzThumborURL FuzzImgproxyURL FuzzSignature FuzzProcessingSpec)
-declare -A CORPUS=([FuzzThumborURL]=thumbor [FuzzImgproxyURL]=imgproxy [FuzzSignature]=signature [FuzzProcessingSpec]=spec)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(FuzzThumborURL FuzzImgproxyURL FuzzSignature FuzzProcessingSpec FuzzImageDecoder)
+declare -A CORPUS=([FuzzThumborURL]=thumbor [FuzzImgproxyURL]=imgproxy [FuzzSignature]=signature [FuzzProcessingSpec]=spec
+    [FuzzImageDecoder]=decoder)
 
 cd "$FUZZ"
 [ -f Package.resolved ] || cp "$ROOT/Package.resolved" . 2>/dev/null || true

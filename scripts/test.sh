@@ -6,6 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# The reference decoders the format tests compare with (FormatReferenceTests): djxl/cjxl,
+# rsvg-convert, pdftoppm/pdfunite.
+tools=()
+command -v djxl >/dev/null 2>&1 || tools+=(libjxl-tools)
+command -v rsvg-convert >/dev/null 2>&1 || tools+=(librsvg2-bin)
+command -v pdftoppm >/dev/null 2>&1 || tools+=(poppler-utils)
+if [ "${#tools[@]}" -gt 0 ]; then
+    echo "==> installing ${tools[*]} with apt" >&2
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${tools[@]}" >/dev/null
+fi
 swift build --build-tests "$@"
 if [[ " $* " == *" --sanitize=thread "* ]]; then
     export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}"

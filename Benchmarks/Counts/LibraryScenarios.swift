@@ -131,10 +131,11 @@ func pattern(_ count: Int) -> Data {
 /// ``DataLoading`` protocol alone.
 private struct InstantLoader: DataLoading {
     let data: Data
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
-        DataLoadingResponse(
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
+        (
             response: DownloadResponse(statusCode: 200, headers: ["Content-Type": "image/png", "Content-Length": "\(data.count)"], url: request.url),
-            body: DataChunks(data: data))
+            body: DataChunks(data: data)
+        )
     }
 }
 

@@ -125,7 +125,7 @@ private struct ScanByScanLoader: DataLoading {
     let chunks: [Data]
     let previewed: AsyncStream<Void>
 
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         let total = chunks.reduce(0) { $0 + $1.count }
         let (body, continuation) = AsyncStream<Data>.makeStream()
         let chunks = chunks
@@ -138,9 +138,10 @@ private struct ScanByScanLoader: DataLoading {
             }
             continuation.finish()
         }
-        return DataLoadingResponse(
+        return (
             response: DownloadResponse(
                 statusCode: 200, headers: ["Content-Type": "image/jpeg", "Content-Length": "\(total)"], url: request.url),
-            body: DataChunks(body))
+            body: DataChunks(body)
+        )
     }
 }

@@ -51,8 +51,8 @@ int osprey_vips_init(void) {
     // Why: vips_init loads every module in its module directory (Debian's 8.14: heif, magick,
     // jxl, openslide, poppler, with NSS, sqlite, x265, ImageMagick behind them), about 23 ms of
     // each process's start; Osprey only hands libvips formats it sniffed itself, of which only
-    // AVIF/HEIF (heif) and BMP (magick) live in modules, loaded by osprey_vips_load_module_for on
-    // first use. libvips reads its module directory from the VIPSHOME prefix, so init runs with
+    // AVIF/HEIF (heif), BMP (magick), JPEG XL (jxl) and PDF (poppler) live in modules, loaded by
+    // osprey_vips_load_module_for on first use. libvips reads its module directory from the VIPSHOME prefix, so init runs with
     // one that has none, and the variable is removed again afterwards. (libvips' own init sets
     // VIPSHOME to the prefix it guessed and leaves it set: the environment was written during
     // init before too, once.)
@@ -81,8 +81,11 @@ int osprey_vips_init(void) {
 }
 
 void osprey_vips_load_module_for(const char *operation) {
-    // The modules Osprey loads on first use, by the prefix of the operations they provide.
-    static const char *const prefixes[] = { "heif", "magick" };
+    // The modules Osprey loads on first use, by the prefix of the operations they provide:
+    // heif (AVIF/HEIF), magick (BMP), jxl (JPEG XL, load and save), poppler (PDF, "pdfload…").
+    // (SVG's loader, librsvg, is built into libvips itself.)
+    static const char *const prefixes[] = { "heif", "magick", "jxl", "pdf" };
+    static const char *const modules[] = { "heif", "magick", "jxl", "poppler" };
     enum { count = sizeof prefixes / sizeof prefixes[0] };
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static int tried[count];
@@ -94,7 +97,7 @@ void osprey_vips_load_module_for(const char *operation) {
     if (!tried[module]) {
         tried[module] = 1;
         char path[PATH_MAX];
-        int n = snprintf(path, sizeof path, "%s/vips-%s.%s", osprey_module_dir, prefixes[module], G_MODULE_SUFFIX);
+        int n = snprintf(path, sizeof path, "%s/vips-%s.%s", osprey_module_dir, modules[module], G_MODULE_SUFFIX);
         // A missing module is not an error: the operation stays missing and the caller says so.
         // A loaded module stays loaded for the life of the process, as libvips' own are.
         if (n > 0 && (size_t)n < sizeof path && g_file_test(path, G_FILE_TEST_EXISTS)) {

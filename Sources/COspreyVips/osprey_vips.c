@@ -9,6 +9,22 @@ int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsIma
     return *out ? 0 : -1;
 }
 
+int osprey_svgload(const void *buf, size_t len, double scale, int sequential, VipsImage **out) {
+    // `unlimited` stays off: librsvg keeps its limits on XML size and nesting. librsvg itself
+    // loads no resource from outside a document loaded from memory (no base file: only data:
+    // URLs resolve), and runs no script.
+    return vips_svgload_buffer((void *)buf, len, out, "scale", scale, "unlimited", FALSE,
+                               "fail_on", VIPS_FAIL_ON_TRUNCATED,
+                               "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM, NULL);
+}
+
+int osprey_pdfload(const void *buf, size_t len, double scale, int sequential, VipsImage **out) {
+    osprey_vips_load_module_for("pdfload_buffer");
+    return vips_pdfload_buffer((void *)buf, len, out, "page", 0, "n", 1, "scale", scale,
+                               "fail_on", VIPS_FAIL_ON_TRUNCATED,
+                               "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM, NULL);
+}
+
 int osprey_thumbnail_buffer(const void *buf, size_t len, int width, int height, int size, int crop,
                             int no_rotate, const char *options, VipsImage **out) {
     return vips_thumbnail_buffer((void *)buf, len, out, width,
@@ -220,6 +236,12 @@ int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len) {
     return vips_heifsave_buffer(in, buf, len, "Q", quality,
                                 "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "strip", TRUE, NULL);
+}
+
+int osprey_jxlsave(VipsImage *in, int quality, int lossless, int effort, void **buf, size_t *len) {
+    osprey_vips_load_module_for("jxlsave_buffer");
+    return vips_jxlsave_buffer(in, buf, len, "Q", quality, "lossless", lossless ? TRUE : FALSE,
+                               "effort", effort, "strip", TRUE, NULL);
 }
 
 int osprey_get_int_array(VipsImage *image, const char *name, int **out) {

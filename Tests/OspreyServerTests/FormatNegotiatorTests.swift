@@ -22,7 +22,11 @@ struct FormatNegotiatorTests {
             ("image/webp;q=0.5,image/*;q=0.4", "webp"),
             ("image/webp;q=0.5,*/*;q=0.8", "legacy"),
             ("image/webp,image/jpeg;q=0,image/png;q=0", "webp"),
-            ("IMAGE/WEBP ; Q=0.7, image/*;q=0.6", "webp")
+            ("IMAGE/WEBP ; Q=0.7, image/*;q=0.6", "webp"),
+            ("image/webp,image/avif,image/jxl,image/*;q=0.8", "avif>jxl>webp"),  // Safari 17: a tie, AVIF, JPEG XL, WebP
+            ("image/jxl,image/*;q=0.8", "jxl"),
+            ("image/jxl;q=0.5,image/webp", "webp>jxl"),
+            ("image/jxl;q=0.5,image/*", "legacy")
         ] as [(String?, String)])
     func offer(accept: String?, key: String) {
         #expect(Self.negotiator.offer(accept: accept).key == key, "\(accept ?? "no header")")

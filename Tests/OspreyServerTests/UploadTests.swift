@@ -105,7 +105,7 @@ struct UploadTests {
         #expect(Self.listing(directory).isEmpty)
     }
 
-    @Test("a bomb, a text file, an empty body and an oversized body are refused with nothing stored")
+    @Test("a bomb, a text file, an empty body, an oversized body, an SVG and a PDF are refused with nothing stored")
     func refused() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -119,7 +119,9 @@ struct UploadTests {
         let cases: [(String, Data, Int)] = [
             ("bomb", bomb, 412), ("text", Data("just some text, not an image\n".utf8), 415), ("empty", Data(), 415),
             ("truncated", TestImages.photo.prefix(TestImages.photo.count / 3), 415),
-            ("oversized", Data(count: 300_000), 412)
+            ("oversized", Data(count: 300_000), 412),
+            // Served back as they are, an SVG or a PDF could run scripts from the server's origin.
+            ("svg", try FixtureImages.formatData("drawing.svg"), 415), ("pdf", try FixtureImages.formatData("drawing.pdf"), 415)
         ]
         for (name, body, status) in cases {
             let reply = try await server.client.send("POST", "/image", headers: [("Slug", "\(name).jpg")], body: body)

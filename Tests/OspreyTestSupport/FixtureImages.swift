@@ -22,6 +22,16 @@ public enum FixtureImages {
     /// The bytes of the test image `name`; throws Foundation's read error when it is missing.
     public static func data(_ name: String) throws -> Data { try Data(contentsOf: url(name)) }
 
+    /// `Tests/Fixtures/formats`: the JPEG XL, SVG and PDF files the format tests compare with the
+    /// reference tools (made with them, see `Tests/Fixtures/SOURCES.md`).
+    public static var formatsDirectory: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/formats", isDirectory: true)
+    }
+
+    /// The bytes of `Tests/Fixtures/formats/<name>`.
+    public static func formatData(_ name: String) throws -> Data { try Data(contentsOf: formatsDirectory.appendingPathComponent(name)) }
+
     /// The names of every file in ``directory`` except hidden ones, sorted; empty when it cannot be
     /// read.
     public static var allNames: [String] {

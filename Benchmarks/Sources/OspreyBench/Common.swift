@@ -5,13 +5,14 @@ import Osprey
 /// for the pipeline's own overhead), through the public ``DataLoading`` protocol alone.
 struct InstantLoader: DataLoading {
     let data: Data
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         answer(request)
     }
-    private func answer(_ request: DownloadRequest) -> DataLoadingResponse {
-        DataLoadingResponse(
+    private func answer(_ request: DownloadRequest) -> (response: DownloadResponse, body: DataChunks) {
+        (
             response: DownloadResponse(statusCode: 200, headers: ["Content-Type": "image/png", "Content-Length": "\(data.count)"], url: request.url),
-            body: DataChunks(data: data))
+            body: DataChunks(data: data)
+        )
     }
 }
 

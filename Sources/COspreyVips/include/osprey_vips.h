@@ -32,8 +32,8 @@ int osprey_orc_frees_unlocked(const char *version);
 /// 1 when libvips runs its vector (orc) paths, else 0.
 int osprey_vips_vectors_enabled(void);
 
-/// Loads the libvips module that provides `operation` (heif for `heif…`, magick for `magick…`;
-/// nothing for the rest) if osprey_vips_init left it unloaded and it was not tried yet; safe to
+/// Loads the libvips module that provides `operation` (heif for `heif…`, magick for `magick…`,
+/// jxl for `jxl…`, poppler for `pdf…`; nothing for the rest) if osprey_vips_init left it unloaded and it was not tried yet; safe to
 /// call from any thread, after osprey_vips_init. Without the module file nothing happens: its
 /// operations stay missing.
 void osprey_vips_load_module_for(const char *operation);
@@ -41,6 +41,13 @@ void osprey_vips_load_module_for(const char *operation);
 /// Loads a header (lazily) from memory. `options` is a libvips option string such as
 /// "n=-1,fail_on=truncated" (may be NULL). The buffer must outlive the image's use.
 int osprey_load_buffer(const void *buf, size_t len, const char *options, VipsImage **out);
+
+/// Renders an SVG from memory with librsvg at `scale` times its declared size (72 dpi), with
+/// libvips' `unlimited` off. `sequential`: VIPS_ACCESS_SEQUENTIAL, else random access.
+int osprey_svgload(const void *buf, size_t len, double scale, int sequential, VipsImage **out);
+/// Renders the first page of a PDF from memory with poppler at `scale` times its size in points
+/// (72 dpi), loading libvips' poppler module first.
+int osprey_pdfload(const void *buf, size_t len, double scale, int sequential, VipsImage **out);
 
 /// Loads with shrink-on-load to fit `width` x `height` (`size`: a VipsSize value; `crop`: a
 /// VipsInteresting value, VIPS_INTERESTING_NONE to keep the whole image).
@@ -137,6 +144,9 @@ int osprey_pngsave(VipsImage *in, int compression, void **buf, size_t *len);
 int osprey_webpsave(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
 int osprey_gifsave(VipsImage *in, void **buf, size_t *len);
 int osprey_avifsave(VipsImage *in, int quality, void **buf, size_t *len);
+/// vips_jxlsave_buffer: lossy at `quality` (libjxl's distance from libvips' Q), or lossless when
+/// `lossless`; `effort` 3 (fastest) ... 9 (smallest). Metadata stripped.
+int osprey_jxlsave(VipsImage *in, int quality, int lossless, int effort, void **buf, size_t *len);
 
 /// Integer-array metadata (e.g. "delay"); returns the count or -1 when absent.
 int osprey_get_int_array(VipsImage *image, const char *name, int **out);

@@ -57,6 +57,7 @@ public struct ImageDecoder: Sendable {
         let options = self.options
         return try Self.withBytes(data) { (buffer) throws(OspreyError) -> (image: Image, folded: Bool) in
             try Self.checkDeclaredSize(buffer, format: format, options: options)
+            if format.isVector { return (try Self.renderVector(buffer, format: format, options: options, plan: plan), false) }
             let probe = try Self.loadHeader(buffer, format: format, allFrames: !options.firstFrameOnly)
             let header = probe.header
             let frames = options.firstFrameOnly ? 1 : header.frameCount
@@ -250,7 +251,11 @@ public struct ImageDecoder: Sendable {
     static func loadHeader(_ buffer: UnsafeRawBufferPointer, format: ImageFormat, allFrames: Bool) throws(OspreyError) -> Probe {
         do throws(VipsFailure) {
             let options = format.loaderOptions(allFrames: allFrames, sequential: true)
-            let image = try VipsImageRef.make { out in osprey_load_buffer(buffer.baseAddress, buffer.count, options, &out) }
+            let image = try VipsImageRef.make { out in
+                format.isVector
+                    ? vectorLoad(buffer, format: format, scale: 1, sequential: true, out: &out)
+                    : osprey_load_buffer(buffer.baseAddress, buffer.count, options, &out)
+            }
             let pageHeight = image.int("page-height").flatMap { $0 > 0 && image.height % $0 == 0 ? $0 : nil } ?? image.height
             let frames = max(1, image.height / pageHeight)
             let orientation = image.int("orientation").flatMap(ImageOrientation.init(rawValue:)) ?? .up
@@ -324,7 +329,7 @@ extension ImageHeader {
 
 extension ImageFormat {
     /// Whether this libvips build has a loader for the format, looked up once per process and
-    /// format: the first AVIF/HEIF or BMP source loads the libvips module that decodes it.
+    /// format: the first AVIF/HEIF, BMP, JPEG XL or PDF source loads the libvips module that decodes it.
     var hasLoader: Bool {
         switch self {
         case .jpeg: Self.jpegLoads
@@ -334,6 +339,9 @@ extension ImageFormat {
         case .avif, .heif: Self.heifLoads
         case .tiff: Self.tiffLoads
         case .bmp: Self.bmpLoads
+        case .jxl: Self.jxlLoads
+        case .svg: Self.svgLoads
+        case .pdf: Self.pdfLoads
         }
     }
 
@@ -344,6 +352,9 @@ extension ImageFormat {
     private static let heifLoads = Vips.hasOperation("heifload_buffer")
     private static let tiffLoads = Vips.hasOperation("tiffload_buffer")
     private static let bmpLoads = Vips.hasOperation("magickload_buffer")
+    private static let jxlLoads = Vips.hasOperation("jxlload_buffer")
+    private static let svgLoads = Vips.hasOperation("svgload_buffer")
+    private static let pdfLoads = Vips.hasOperation("pdfload_buffer")
 
     /// The libvips loader option string: strict about truncation, all frames where the format animates.
     func loaderOptions(allFrames: Bool, sequential: Bool) -> String {

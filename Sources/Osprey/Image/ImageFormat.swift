@@ -18,6 +18,12 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     case tiff
     /// BMP, decode only, through libvips' ImageMagick loader when present.
     case bmp
+    /// JPEG XL (a bare codestream `FF 0A` or the ISO BMFF container), through libvips' jxl module.
+    case jxl
+    /// SVG, decode only: rasterised by librsvg at the size the decode needs (see ``isVector``).
+    case svg
+    /// PDF, decode only: the first page, rasterised by poppler at the size the decode needs.
+    case pdf
 
     public var description: String { rawValue }
 
@@ -30,8 +36,19 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         }
     }
 
-    /// The MIME type, e.g. `image/jpeg`.
-    public var mimeType: String { "image/\(rawValue)" }
+    /// The MIME type, e.g. `image/jpeg`, `image/svg+xml`, `application/pdf`.
+    public var mimeType: String {
+        switch self {
+        case .svg: "image/svg+xml"
+        case .pdf: "application/pdf"
+        default: "image/\(rawValue)"
+        }
+    }
+
+    /// Whether the format is drawn rather than stored as pixels (SVG, PDF): a decode renders it at
+    /// the size it needs (a thumbnail box, or the first resize of a processor chain, larger or
+    /// smaller than the declared size) instead of rendering the declared size and scaling that.
+    public var isVector: Bool { self == .svg || self == .pdf }
 
     /// Whether the format can hold more than one frame (an animation or a multi-page file).
     public var supportsAnimation: Bool { self == .gif || self == .webp }
@@ -40,21 +57,26 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     public var holdsAlpha: Bool { self != .jpeg && self != .bmp }
 
     /// Whether Osprey can encode this format with the libvips it runs on. AVIF needs libheif with
-    /// an AV1 encoder; TIFF, BMP and HEIF are decode-only in Osprey.
+    /// an AV1 encoder, JPEG XL libvips' jxl module; TIFF, BMP, HEIF, SVG and PDF are decode-only
+    /// in Osprey.
     public var canEncode: Bool {
         switch self {
         case .jpeg, .png, .webp: true
         case .gif: Self.gifEncodes
         case .avif: Self.avifEncodes
-        case .heif, .tiff, .bmp: false
+        case .jxl: Self.jxlEncodes
+        case .heif, .tiff, .bmp, .svg, .pdf: false
         }
     }
 
-    // Looked up once per process and format: the first AVIF query loads libvips' heif module.
+    // Looked up once per process and format: the first AVIF (JPEG XL) query loads libvips' heif
+    // (jxl) module.
     private static let gifEncodes = Vips.hasOperation("gifsave_buffer")
     private static let avifEncodes = Vips.hasOperation("heifsave_buffer")
+    private static let jxlEncodes = Vips.hasOperation("jxlsave_buffer")
 
-    /// Parses a user-given name: `jpeg`/`jpg`, `png`, `gif`, `webp`, `avif`, `heif`/`heic`, `tiff`/`tif`, `bmp`.
+    /// Parses a user-given name: `jpeg`/`jpg`, `png`, `gif`, `webp`, `avif`, `heif`/`heic`, `tiff`/`tif`, `bmp`,
+    /// `jxl`, `svg`, `pdf`.
     public init?(name: String) {
         switch name.lowercased() {
         case "jpg", "jpeg", "jpe": self = .jpeg
@@ -66,10 +88,15 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         }
     }
 
-    /// Detects the format from the first bytes of `data`; `nil` when nothing matches.
-    /// File names are never consulted.
+    /// Detects the format from the first bytes of `data`; `nil` when nothing matches. An SVG is
+    /// recognised by its first element, `<svg`, within the first 4 KiB (after an XML declaration,
+    /// comments and a doctype). File names are never consulted.
     public init?(sniffing data: Data) {
-        guard let format = data.withUnsafeBytes({ ImageFormat.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(32))) }) else { return nil }
+        let found = data.withUnsafeBytes { bytes in
+            ImageFormat.sniff(UnsafeRawBufferPointer(rebasing: bytes.prefix(32)))
+                ?? (ImageFormat.sniffSVG(UnsafeRawBufferPointer(rebasing: bytes.prefix(4096))) ? .svg : nil)
+        }
+        guard let format = found else { return nil }
         self = format
     }
 
@@ -86,6 +113,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         if bytes(0, 4) == 0x52_49_46_46 && bytes(8, 4) == 0x57_45_42_50 { return .webp }  // RIFF....WEBP
         if bytes(0, 4) == 0x49_49_2A_00 || bytes(0, 4) == 0x4D_4D_00_2A { return .tiff }  // II*. or MM.*
         if bytes(0, 2) == 0x42_4D && b.count >= 14 { return .bmp }  // BM
+        if bytes(0, 2) == 0xFF_0A { return .jxl }  // a bare JPEG XL codestream
+        if bytes(0, 4) == 0x00_00_00_0C && bytes(4, 8) == 0x4A_58_4C_20_0D_0A_87_0A { return .jxl }  // JPEG XL's container
+        if bytes(0, 5) == 0x25_50_44_46_2D { return .pdf }  // %PDF-
         // ISO base media: size(4) "ftyp" major-brand(4) minor(4) compatible brands...
         if bytes(4, 4) == 0x66_74_79_70, b.count >= 12 {
             let size = min(Int(bytes(0, 4)!), b.count)

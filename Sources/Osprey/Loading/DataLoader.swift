@@ -75,7 +75,7 @@ public final class DataLoader: DataLoading {
     }
 
     /// Sends `request` with async-http-client; the body streams as `ByteBuffer`s turned into `Data`.
-    public func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    public func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
@@ -93,7 +93,7 @@ public final class DataLoader: DataLoading {
             if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         }
         let head = DownloadResponse(statusCode: Int(response.status.code), headers: headers, url: request.url)
-        return DataLoadingResponse(response: head, body: DataChunks(response.body) { Data($0.readableBytesView) })
+        return (response: head, body: DataChunks(response.body) { Data($0.readableBytesView) })
     }
 }
 

@@ -10,23 +10,9 @@ import Foundation
 /// Osprey ships ``DataLoader`` (async-http-client, the default); tests and benchmarks may supply
 /// their own.
 public protocol DataLoading: Sendable {
-    /// Sends `request` and returns once the response head has arrived.
-    /// Throws when no response arrives (connection refused, reset, …).
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse
-}
-
-/// A response head and its body, as chunks that arrive while iterating.
-public struct DataLoadingResponse: Sendable {
-    /// The response metadata.
-    public var response: DownloadResponse
-    /// The body.
-    public var body: DataChunks
-
-    /// Creates a response.
-    public init(response: DownloadResponse, body: DataChunks) {
-        self.response = response
-        self.body = body
-    }
+    /// Sends `request` and returns once the response head has arrived: the head, and the body as
+    /// chunks that arrive while iterating. Throws when no response arrives (connection refused, reset, …).
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks)
 }
 
 /// A type-erased, single-pass asynchronous sequence of body chunks.

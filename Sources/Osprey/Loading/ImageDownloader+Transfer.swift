@@ -103,7 +103,7 @@ extension ImageDownloader {
         }
 
         var redirects = 0
-        var loaded: DataLoadingResponse
+        var loaded: (response: DownloadResponse, body: DataChunks)
         while true {
             emit(.willDownload(request))
             do {

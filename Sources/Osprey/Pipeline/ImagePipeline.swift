@@ -111,6 +111,8 @@ public final class ImagePipeline: Sendable {
     let dataJobs = JobRegistry<DataJobKey, ImageData>()
     /// The progressive previewers of downloads that requests listen to (``ProgressiveJPEG``).
     let previews = PreviewRegistry()
+    /// The level of ``handleMemoryPressure(_:)`` and the prefetchers that pause on it.
+    let memoryPressureState = MemoryPressureState()
     /// ``Configuration/defaultOptions``, resolved once.
     package let defaultOptions: ResolvedOptions
     /// Where stages run when the options name no queue: the pipeline's own threads with

@@ -59,14 +59,25 @@ public final class ImagePrefetcher: Sendable {
         self.promotesDiskHitsToMemory = promotesDiskHitsToMemory
         readsCache = pipeline.resolvedOptions(self.options).cachePolicy.readsCache
         queue = Locked(PrefetchQueue(limit: max(1, maxConcurrentRequests)))
+        pipeline.memoryPressureState.register(self)
+    }
+
+    /// Whether the pipeline's memory pressure holds new starts back (``ImagePipeline/handleMemoryPressure(_:)``).
+    private var isPaused: Bool { pipeline.memoryPressure != .normal }
+
+    /// Starts what the queue holds, after the pipeline's memory pressure fell back to normal.
+    func resumeAfterMemoryPressure() {
+        queue.withLock { $0.startable() }.forEach(launch)
     }
 
     /// Queues `sources` for prefetching, after those already queued; sources queued or running
-    /// already are left where they are.
+    /// already are left where they are. While the pipeline is under memory pressure
+    /// (``ImagePipeline/handleMemoryPressure(_:)``) nothing new starts: the queue waits for
+    /// ``MemoryPressureLevel/normal``.
     public func startPrefetching(with sources: [ImageSource]) {
         let starts = queue.withLock { queue in
             for source in sources { queue.enqueue(source, key: pipeline.cacheKey(for: source)) }
-            return queue.startable()
+            return isPaused ? [] : queue.startable()
         }
         starts.forEach(launch)
     }
@@ -155,7 +166,8 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private func finish(_ start: PrefetchQueue.Start, _ outcome: Outcome) {
-        let (listeners, starts) = queue.withLock { queue in (queue.finish(start), queue.startable()) }
+        let paused = isPaused
+        let (listeners, starts) = queue.withLock { queue in (queue.finish(start), paused ? [] : queue.startable()) }
         listeners.forEach { $0(start.source, outcome) }
         starts.forEach(launch)
     }

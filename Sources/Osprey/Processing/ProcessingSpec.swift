@@ -28,7 +28,7 @@ import Foundation
 /// | `noise:A[:SEED]` | `ImageProcessors.Noise` (amount 0...100, seed default 0) |
 /// | `flip[:h\|v\|hv]` | `ImageProcessors.Flip` (default `h`) |
 /// | `rotate:D` | `ImageProcessors.Rotate` (90, 180, 270) |
-/// | `format:F[:Q]` | output format and quality (not a processor) |
+/// | `format:F[:Q]` | output format and quality (not a processor; not `svg` or `pdf`, which are read only) |
 /// | `quality:Q` | output quality 1...100 (not a processor) |
 ///
 /// Colours are `RRGGBB` or `RRGGBBAA` hex. Example: `resize:200x200:fill,blur:2,round:12,format:webp:80`.
@@ -233,6 +233,8 @@ public struct ProcessingSpec: Sendable, CustomStringConvertible {
         case "format":
             try arity(1...2)
             guard let format = ImageFormat(name: args[0]) else { throw StepError(message: "unknown format \"\(args[0])\"") }
+            // SVG and PDF are drawn, never written.
+            guard !format.isVector else { throw StepError(message: "\(format) is read only, never written") }
             return .format(format, args.count > 1 ? try quality(args[1]) : nil)
         case "quality":
             try arity(1...1)

@@ -236,10 +236,10 @@ struct ImgproxyOptions {
         case "q", "quality":
             quality = try int(0, in: 0...100).map { $0 == 0 ? nil : $0 } ?? nil
         case "f", "format", "ext":
-            guard let value = arguments.first?.lowercased(), ["jpg", "jpeg", "png", "webp", "avif", "gif"].contains(value),
+            guard let value = arguments.first?.lowercased(), ["jpg", "jpeg", "png", "webp", "avif", "gif", "jxl"].contains(value),
                 let format = ImageFormat(name: value)
             else {
-                throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif")
+                throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif, jxl")
             }
             self.format = format
         case "bl", "blur": blur = try double(0, in: 0...100)

@@ -9,7 +9,7 @@ struct MeteredLoader: DataLoading {
     let metrics: ServerMetrics
     let policies: OriginPolicies
 
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         let started = ContinuousClock.now
         var answer = try await base.send(request)
         metrics.originFetches.increment()

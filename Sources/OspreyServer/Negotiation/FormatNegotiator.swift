@@ -6,14 +6,15 @@ import Osprey
 /// else from `*/*`. JPEG and PNG are one class, the legacy formats, weighted by the higher of the
 /// two; which of them is used depends on the image (PNG when it has alpha), as in imgproxy and
 /// thumbor, because browsers list `image/png` first for reasons that have nothing to do with
-/// photos. AVIF and WebP count only when the header names them: a wildcard does not offer them,
-/// because browsers that cannot decode them send `image/*` or `*/*` too.
+/// photos. AVIF, JPEG XL and WebP count only when the header names them (`image/avif`,
+/// `image/jxl`, `image/webp`): a wildcard does not offer them, because browsers that cannot decode
+/// them send `image/*` or `*/*` too.
 ///
 /// A modern format is offered when its weight is above zero and at least the legacy class's (a tie
-/// goes to the modern format, the smaller file); offered formats are ranked by weight, AVIF before
-/// WebP on a tie, into an ``Offer``, which is part of the result's cache key. The format is then
+/// goes to the modern format, the smaller file); offered formats are ranked by weight, AVIF, then
+/// JPEG XL, then WebP on a tie, into an ``Offer``, which is part of the result's cache key. The format is then
 /// picked for the processed image: the first offered format that keeps what the image has
-/// (animation: WebP, else GIF; AVIF is used for stills only), else PNG for images with alpha and
+/// (animation: WebP, else GIF; AVIF and JPEG XL are used for stills only), else PNG for images with alpha and
 /// JPEG for the rest. No header at all means the legacy formats; nothing is ever refused with 406.
 struct FormatNegotiator: Sendable {
     /// The ranked modern formats a client prefers to JPEG/PNG; `[]` for the legacy formats only.
@@ -25,6 +26,8 @@ struct FormatNegotiator: Sendable {
 
     /// Whether AVIF may be offered at all. Default: when this libvips can encode it.
     var allowsAVIF = ImageFormat.avif.canEncode
+    /// Whether JPEG XL may be offered at all. Default: when this libvips can encode it (its jxl module).
+    var allowsJXL = ImageFormat.jxl.canEncode
 
     /// The offer for an `Accept` header (`nil`: no header, the legacy formats).
     func offer(accept: String?) -> Offer {
@@ -33,8 +36,9 @@ struct FormatNegotiator: Sendable {
         let legacy = max(weights.q("image/jpeg"), weights.q("image/png"))
         var ranked: [(format: ImageFormat, q: Double)] = []
         if allowsAVIF, let q = weights.explicit["image/avif"], q > 0, q >= legacy { ranked.append((.avif, q)) }
+        if allowsJXL, let q = weights.explicit["image/jxl"], q > 0, q >= legacy { ranked.append((.jxl, q)) }
         if let q = weights.explicit["image/webp"], q > 0, q >= legacy { ranked.append((.webp, q)) }
-        // A stable sort keeps AVIF before WebP on a tie.
+        // A stable sort keeps AVIF before JPEG XL before WebP on a tie.
         return Offer(formats: ranked.sorted { $0.q > $1.q }.map(\.format))
     }
 

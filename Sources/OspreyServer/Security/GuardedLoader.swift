@@ -21,7 +21,7 @@ struct GuardedLoader: DataLoading {
     /// The guard every request goes through.
     let sourceGuard: SourceGuard
 
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         let addresses = try await sourceGuard.checkedAddresses(request.url)
         guard request.url.scheme?.lowercased() == "http" else { return try await base.send(request) }
         var failure: (any Error)?

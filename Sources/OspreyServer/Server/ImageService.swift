@@ -215,10 +215,11 @@ final class ImageService: Sendable {
     }
 
     /// imgproxy's `skp`: the source's own bytes, unprocessed, when its format is one of the job's
-    /// ``ImageJob/skipProcessing`` and the URL names no other output format; else `nil`.
+    /// ``ImageJob/skipProcessing`` and the URL names no other output format; else `nil`. An SVG or
+    /// a PDF is always rasterised: served as it is from the proxy's origin, it could run scripts.
     private func unprocessed(_ source: SourceLoader.Source, job: ImageJob) -> ResultCache.Entry? {
         let original = source.data.data
-        guard !job.skipProcessing.isEmpty, let format = ImageFormat(sniffing: original), job.skipProcessing.contains(format),
+        guard !job.skipProcessing.isEmpty, let format = ImageFormat(sniffing: original), !format.isVector, job.skipProcessing.contains(format),
             job.format == nil || job.format == format
         else { return nil }
         return ResultCache.Entry(data: original, format: format)

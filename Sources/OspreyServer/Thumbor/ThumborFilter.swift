@@ -74,8 +74,8 @@ struct ThumborFilter: Sendable, Equatable {
             job.quality = max(1, quality)
         case "format":
             let value = try string(0).lowercased()
-            guard ["jpeg", "jpg", "png", "webp", "avif", "gif"].contains(value), let format = ImageFormat(name: value) else {
-                throw invalid("format \"\(value)\" is not one of jpeg, png, webp, avif, gif")
+            guard ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl"].contains(value), let format = ImageFormat(name: value) else {
+                throw invalid("format \"\(value)\" is not one of jpeg, png, webp, avif, gif, jxl")
             }
             job.format = format
         case "blur":

@@ -122,6 +122,10 @@ struct UploadHandler: Sendable {
                 if case .decoding(.tooLarge) = error { throw ServerError(status: 412, reason: "upload refused: \(error.description)") }
                 throw ServerError(status: 415, reason: "upload refused: not an image the server reads (\(error.description))")
             }
+            // Uploads are served back as they are: an SVG or a PDF from the server's origin could run scripts.
+            guard !header.format.isVector else {
+                throw ServerError(status: 415, reason: "upload refused: \(header.format) is read as a source, never stored as it is")
+            }
             guard header.frameCount <= configuration.maxAnimationFrames else {
                 throw ServerError(
                     status: 412,

@@ -90,9 +90,12 @@ struct BadInputTests {
     func unknownInput() throws {
         #expect(throws: OspreyError.decoding(.emptyData)) { try Image(data: Data()) }
         #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "3c 68 74 6d 6c 3e"))) { try Image(data: Data("<html>".utf8)) }
-        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "25 50 44 46 2d 31 2e 34"))) {
-            try Image(data: Data("%PDF-1.4 ...".utf8))
+        #expect(throws: OspreyError.decoding(.unsupportedFormat(leadingBytes: "50 4b 03 04 14 00"))) {
+            try Image(data: Data([0x50, 0x4B, 0x03, 0x04, 0x14, 0x00]))
         }
+        // A PDF's magic with nothing of a PDF after it: poppler's reading of it, typed.
+        let pdf = #expect(throws: OspreyError.self) { try Image(data: Data("%PDF-1.4 ...".utf8)) }
+        #expect(pdf?.description.hasPrefix("cannot decode pdf image") == true, "\(String(describing: pdf))")
         let missing = URL(fileURLWithPath: "/nonexistent/osprey/missing.png")
         do {
             _ = try Image(contentsOf: missing)

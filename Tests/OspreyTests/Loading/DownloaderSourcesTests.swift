@@ -185,7 +185,7 @@ struct DownloaderSourcesTests {
 
 /// A loader that must not be used.
 private struct FailingLoader: DataLoading {
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         Issue.record("the network loader was used for \(request.url)")
         throw CancellationError()
     }

@@ -313,13 +313,13 @@ struct DownloaderValidationTests {
 private struct StallingLoader: DataLoading {
     let terminated: Collector<Bool>
 
-    func send(_ request: DownloadRequest) async throws -> DataLoadingResponse {
+    func send(_ request: DownloadRequest) async throws -> (response: DownloadResponse, body: DataChunks) {
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         continuation.yield(Data([0xFF, 0xD8, 0xFF]))
         continuation.onTermination = { termination in
             if case .cancelled = termination { terminated.append(true) }
         }
         let response = DownloadResponse(statusCode: 200, headers: ["Content-Type": "image/jpeg"], url: request.url)
-        return DataLoadingResponse(response: response, body: DataChunks(stream))
+        return (response: response, body: DataChunks(stream))
     }
 }
