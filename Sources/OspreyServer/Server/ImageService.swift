@@ -21,6 +21,10 @@ final class ImageService: Sendable {
     let sources: SourceLoader
     /// Files under the local root and the upload directory.
     let local: LocalSource
+    /// The object store's client, with ``ServerConfiguration/s3``.
+    let s3: S3Client?
+    /// Results shared by every instance in a bucket, with ``ServerConfiguration/resultStore``.
+    let resultStore: ResultStore?
     let logger: Logger
 
     /// The pipeline (originals and their validators in its cache).
@@ -39,6 +43,11 @@ final class ImageService: Sendable {
             memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
             diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
         loader = DataLoader()
+        let s3 = configuration.s3.map { S3Client(configuration: $0) }
+        self.s3 = s3
+        resultStore = configuration.resultStore.flatMap { path in
+            s3.map { ResultStore(client: $0, path: path, metrics: metrics, logger: logger) }
+        }
         var download = ImageDownloader.Configuration()
         download.maximumResponseSize = configuration.maxSourceBytes
         download.timeout = configuration.downloadTimeout
@@ -48,7 +57,7 @@ final class ImageService: Sendable {
         let downloader = ImageDownloader(
             configuration: download,
             loader: MeteredLoader(
-                base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
+                base: S3SourceLoader(client: s3, base: GuardedLoader(base: loader, sourceGuard: sourceGuard)),
                 metrics: metrics, policies: policies))
         sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
         if configuration.upload {
@@ -105,6 +114,7 @@ final class ImageService: Sendable {
         let made: (Result<ResultCache.Entry, ServerError>, shared: Bool)
         do throws(OspreyError) {
             made = try await jobs.value(for: key) { [self] () async throws(OspreyError) in
+                if let stored = await storedResult(key) { return .success(stored) }
                 do throws(ServerError) {
                     return .success(try await produce(job, quality: quality, offer: offer, key: key))
                 } catch {
@@ -116,6 +126,15 @@ final class ImageService: Sendable {
         }
         if made.shared { metrics.coalesced.increment() }
         return try made.0.get()
+    }
+
+    /// The result under `key` in the shared result store, kept in this instance's caches for as
+    /// long as it stays fresh; `nil` without a store, on a miss, or when the store fails.
+    private func storedResult(_ key: String) async -> ResultCache.Entry? {
+        guard let resultStore, let (entry, lifetime) = await resultStore.lookup(key, maxBytes: configuration.maxSourceBytes) else { return nil }
+        metrics.cache("result_store")
+        await results.store(entry, forKey: key, lifetime: lifetime)
+        return entry
     }
 
     private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {
@@ -210,6 +229,7 @@ final class ImageService: Sendable {
             Double(entry.policy.maxAge ?? .max))
         if !entry.policy.noStore, lifetime > 0 {
             await results.store(entry, forKey: key, lifetime: lifetime)
+            resultStore?.store(entry, forKey: key, lifetime: lifetime)
         }
         return entry
     }
@@ -284,5 +304,6 @@ final class ImageService: Sendable {
     /// Shuts the HTTP client down.
     func shutdown() async {
         try? await loader.shutdown()
+        await s3?.shutdown()
     }
 }

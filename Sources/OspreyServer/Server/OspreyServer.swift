@@ -53,6 +53,7 @@ public struct OspreyServer: Sendable {
     /// Waits until the results and originals written so far are on disk.
     public func flushCaches() async {
         await service.results.flush()
+        await service.resultStore?.flush()
         await service.pipeline.configuration.cache.diskStorage.waitForPendingWork()
     }
 
@@ -62,6 +63,7 @@ public struct OspreyServer: Sendable {
             allowUnsafe: configuration.allowUnsafe)
         parser.localFiles = configuration.localRoot != nil
         parser.uploads = configuration.upload
+        if configuration.s3 != nil { parser.s3Bucket = configuration.thumborS3Bucket }
         return parser
     }
 

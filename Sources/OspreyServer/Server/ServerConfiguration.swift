@@ -104,6 +104,17 @@ public struct ServerConfiguration: Sendable {
     /// Default `false`.
     public var uploadDelete = false
 
+    /// The object store of `s3://` sources, the thumbor S3 loader and ``resultStore``; `nil`:
+    /// `s3://` sources are refused (403). Default `nil`.
+    public var s3: S3Configuration?
+    /// The bucket thumbor image parts without a scheme are keys in (thumbor-aws's
+    /// `TC_AWS_LOADER_BUCKET`), read through ``s3``; `nil`: they are hosts or local files.
+    /// Default `nil`.
+    public var thumborS3Bucket: String?
+    /// The bucket (and key prefix) results are shared in by every instance: looked up before
+    /// processing, written after (``ResultStore``), through ``s3``. Default `nil`: none.
+    public var resultStore: S3Path?
+
     /// The upload directory in use: ``uploadDirectory``, else `uploads` under ``cacheDirectory`` or
     /// the temporary directory.
     public var resolvedUploadDirectory: URL {
