@@ -129,6 +129,11 @@ struct ServeCommand: AsyncParsableCommand {
     var uploadDelete = false
     @Flag(
         help:
+            "imgproxy's presets-only mode: option segments are preset names, any other option is a 400 [OSPREY_IMGPROXY_ONLY_PRESETS=1] (default off)."
+    )
+    var imgproxyOnlyPresets = false
+    @Flag(
+        help:
             "Serve s3://bucket/key sources (imgproxy, plain or base64; thumbor s3:// parts) from the object store; limit buckets with --allowed-source s3://bucket/ [OSPREY_S3_SOURCES=1] (default off; on with any other --s3-* option, --thumbor-s3-bucket or --result-store)."
     )
     var s3Sources = false
@@ -192,6 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             config.imgproxyWatermark = url
         }
+        config.imgproxyOnlyPresets = flag(imgproxyOnlyPresets, "IMGPROXY_ONLY_PRESETS")
         config.imgproxyPrefix = imgproxyPrefix ?? env("IMGPROXY_PREFIX") ?? config.imgproxyPrefix
         config.thumborPrefix = thumborPrefix ?? env("THUMBOR_PREFIX") ?? config.thumborPrefix
         if config.thumborPrefix == "/" { config.thumborPrefix = "" }

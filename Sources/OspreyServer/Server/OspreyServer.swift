@@ -81,11 +81,13 @@ public struct OspreyServer: Sendable {
     }
 
     var imgproxyParser: ImgproxyURLParser {
-        ImgproxyURLParser(
+        var parser = ImgproxyURLParser(
             signer: configuration.imgproxyKeys.isEmpty
                 ? nil
                 : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
             allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets, watermark: configuration.imgproxyWatermark)
+        parser.onlyPresets = configuration.imgproxyOnlyPresets
+        return parser
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound

@@ -19,6 +19,9 @@ public struct ServerConfiguration: Sendable {
     public var imgproxySignatureBytes = 32
     /// imgproxy presets, `name` → options (`rs:fill:300:300/q:80`). Default none.
     public var imgproxyPresets: [String: String] = [:]
+    /// imgproxy's presets-only mode (`IMGPROXY_ONLY_PRESETS`): option segments are preset names,
+    /// any other option is a 400 (see ``ImgproxyURLParser/onlyPresets``). Default `false`.
+    public var imgproxyOnlyPresets = false
     /// The image imgproxy's `wm` option draws (imgproxy's `IMGPROXY_WATERMARK_URL`), fetched under
     /// the source rules; `nil`: `wm` draws nothing, as imgproxy without one. Default `nil`.
     public var imgproxyWatermark: URL?
