@@ -73,4 +73,30 @@ struct ImgproxyPresetsTests {
         await server.stop()
         await origin.stop()
     }
+
+    @Test("f:best answers the smallest of the formats the client accepts, with Vary: Accept")
+    func bestFormat() async throws {
+        #expect(try ImgproxyURLParser(allowUnsigned: true).parse(path: "/_/f:best\(Self.source)").bestFormat)
+        #expect(try ImgproxyURLParser(allowUnsigned: true).parse(path: "/_/f:best/f:png\(Self.source)").bestFormat == false)
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        origin.set("/alpha.png", body: TestImages.transparentPNG, contentType: "image/png")
+        let server = try await ServerHarness.start()
+        for (name, accept, formats) in [
+            ("/photo.jpg", "image/webp,*/*", ["webp", "jpg", "png"]), ("/photo.jpg", "*/*", ["jpg", "png"]),
+            ("/alpha.png", "image/webp,*/*", ["webp", "png"])
+        ] {
+            var sizes: [String: Int] = [:]
+            for format in formats {
+                sizes[format] = try await server.get("/imgproxy/_/rs:fit:120:120/f:\(format)/plain/\(origin.url(name))").body.count
+            }
+            let best = try await server.get("/imgproxy/_/rs:fit:120:120/f:best/plain/\(origin.url(name))", headers: [("Accept", accept)])
+            let smallest = try #require(sizes.min { $0.value < $1.value })
+            #expect(best.status == 200 && best.body.count == smallest.value, "\(name) \(accept): \(best.body.count) vs \(sizes)")
+            #expect(best.header("Content-Type") == "image/\(smallest.key == "jpg" ? "jpeg" : smallest.key)")
+            #expect(best.header("Vary")?.contains("Accept") == true)
+        }
+        await server.stop()
+        await origin.stop()
+    }
 }

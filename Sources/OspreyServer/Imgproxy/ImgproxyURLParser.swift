@@ -127,6 +127,7 @@ public struct ImgproxyURLParser: Sendable {
         var job = ImageJob(source: try SourceURL.parse(source))
         job.expires = options.expires.map(Date.init(timeIntervalSince1970:))
         job.format = options.format
+        job.bestFormat = options.bestFormat
         job.quality = options.quality
         job.processors = pipelines.flatMap(\.processors) + options.processors
         job.maxBytes = options.maxBytes

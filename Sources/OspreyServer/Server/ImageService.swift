@@ -200,15 +200,14 @@ final class ImageService: Sendable {
             let encodeStart = ContinuousClock.now
             let negotiated = job.format ?? negotiator.format(for: image, offer: offer)
             let format: ImageFormat = job.format == nil && negotiated == .jpeg && job.keepsPNG && image.format == .png ? .png : negotiated
-            let quality = job.quality == nil ? job.formatQuality[format] ?? quality : quality
-            // On the pipeline's processing queue, with decodes and processors: an encode (tens of ms
-            // for WebP) on a cooperative-pool thread would hold up every other request's task there,
-            // `/health` and `/metrics` included.
-            let data = try await pipeline.configuration.processingQueue.run { [self] () throws(ServerError) in
-                try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
+            var best = (data: try await encoded(image, as: format, job: job, quality: quality), format: format)
+            // f:best: every other format the client accepts too, the smallest kept.
+            for candidate in job.bestFormat ? negotiator.candidates(for: image, offer: offer) : [] where candidate != format {
+                let data = try await encoded(image, as: candidate, job: job, quality: quality)
+                if data.count < best.data.count { best = (data, candidate) }
             }
             metrics.record("encode", ContinuousClock.now - encodeStart)
-            return await kept(ResultCache.Entry(data: data, format: format), job: job, source: source, key: key)
+            return await kept(ResultCache.Entry(data: best.data, format: best.format), job: job, source: source, key: key)
         }
     }
 
@@ -276,6 +275,17 @@ final class ImageService: Sendable {
             var failure = error
             failure.reason = kind + ": " + failure.reason
             throw failure
+        }
+    }
+
+    /// `image` encoded as `format` with the job's quality for it (`quality` unless the URL gives
+    /// one per format), on the pipeline's processing queue with decodes and processors: an encode
+    /// (tens of ms for WebP) on a cooperative-pool thread would hold up every other request's task
+    /// there, `/health` and `/metrics` included.
+    private func encoded(_ image: Image, as format: ImageFormat, job: ImageJob, quality: Int) async throws(ServerError) -> Data {
+        let quality = job.quality == nil ? job.formatQuality[format] ?? quality : quality
+        return try await pipeline.configuration.processingQueue.run { [self] () throws(ServerError) in
+            try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
         }
     }
 
