@@ -120,7 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
     var upload = false
     @Option(
         help: ArgumentHelp(
-            "Directory of uploads, shareable by several instances [OSPREY_UPLOAD_DIR] (default: uploads/ under --cache-dir, else a temporary directory).",
+            "Directory of uploads, shareable by several instances, or a bucket s3://BUCKET[/PREFIX] (through the --s3-* options) [OSPREY_UPLOAD_DIR] (default: uploads/ under --cache-dir, else a temporary directory).",
             valueName: "DIR"))
     var uploadDir: String?
     @Flag(help: "Allow PUT /image/<id> to replace an upload (else 405) [OSPREY_UPLOAD_PUT=1] (default off).")
@@ -235,7 +235,14 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         config.upload = flag(upload, "UPLOAD")
-        config.uploadDirectory = (uploadDir ?? env("UPLOAD_DIR")).map { URL(fileURLWithPath: $0) }
+        if let dir = uploadDir ?? env("UPLOAD_DIR") {
+            if dir.lowercased().hasPrefix("s3://") {
+                guard let path = S3Path(dir) else { throw ValidationError("--upload-dir \"\(dir)\" is not s3://BUCKET[/PREFIX]") }
+                config.uploadBucket = path
+            } else {
+                config.uploadDirectory = URL(fileURLWithPath: dir)
+            }
+        }
         config.uploadPut = flag(uploadPut, "UPLOAD_PUT")
         config.uploadDelete = flag(uploadDelete, "UPLOAD_DELETE")
         try configureS3(&config, environment: environment, env: env, flag: flag)
@@ -260,7 +267,10 @@ struct ServeCommand: AsyncParsableCommand {
         let store = resultStore ?? env("RESULT_STORE")
         let endpoint = s3Endpoint ?? env("S3_ENDPOINT")
         let pathStyle = flag(s3PathStyle, "S3_PATH_STYLE")
-        guard flag(s3Sources, "S3_SOURCES") || bucket != nil || store != nil || endpoint != nil || pathStyle || s3Region != nil else { return }
+        guard
+            flag(s3Sources, "S3_SOURCES") || bucket != nil || store != nil || endpoint != nil || pathStyle || s3Region != nil
+                || config.uploadBucket != nil
+        else { return }
         var s3 = S3Configuration()
         if let endpoint {
             guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {

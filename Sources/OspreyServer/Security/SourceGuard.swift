@@ -40,6 +40,9 @@ public struct SourceGuard: Sendable {
     /// Default empty: any public host, any bucket.
     public var allowedSources: [String]
 
+    /// Buckets (and prefixes) always allowed: where the server keeps uploads. Default none.
+    var allowedObjects: [S3Path] = []
+
     /// A guard with `allowLoopback` (default `false`), `allowPrivate` (default `false`) and
     /// `allowedSources` (default: any).
     public init(allowLoopback: Bool = false, allowPrivate: Bool = false, allowedSources: [String] = []) {
@@ -103,6 +106,7 @@ public struct SourceGuard: Sendable {
     /// never admit objects.
     private func isAllowListed(object location: S3Location?) -> Bool {
         guard let location else { return false }
+        if allowedObjects.contains(where: { $0.bucket == location.bucket && location.key.hasPrefix($0.prefix) }) { return true }
         for entry in allowedSources where entry.prefix(5).lowercased() == "s3://" {
             let rest = entry.dropFirst(5)
             let bucket = rest.prefix { $0 != "/" }

@@ -35,9 +35,11 @@ final class ImageService: Sendable {
         self.metrics = metrics
         self.logger = logger
         policies = OriginPolicies(lifetime: .seconds(max(0, configuration.originTTL)))
-        sourceGuard = SourceGuard(
+        var sourceGuard = SourceGuard(
             allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
             allowedSources: configuration.allowedSources)
+        if configuration.upload, let uploads = configuration.uploadBucket { sourceGuard.allowedObjects = [uploads] }
+        self.sourceGuard = sourceGuard
         limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
         results = ResultCache(
             memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,

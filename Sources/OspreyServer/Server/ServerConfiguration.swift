@@ -100,6 +100,10 @@ public struct ServerConfiguration: Sendable {
     /// `uploads` directory under ``cacheDirectory``, else under the temporary directory.
     /// Default `nil`.
     public var uploadDirectory: URL?
+    /// The bucket (and key prefix) uploads are kept in instead of ``uploadDirectory``
+    /// (`--upload-dir s3://BUCKET[/PREFIX]`, through ``s3``), shared by every instance without a
+    /// shared volume. Default `nil`: a directory.
+    public var uploadBucket: S3Path?
     /// Whether `PUT /image/<id>` replaces an upload (thumbor's `UPLOAD_PUT_ALLOWED`); else 405.
     /// Default `false`.
     public var uploadPut = false
