@@ -74,7 +74,11 @@ struct S3ClientTests {
         let location = try S3Location.parse("s3://bucket/a/b%20c.jpg")
         #expect(location.bucket == "bucket" && location.key == "a/b c.jpg")
         #expect(S3Location(internal: location.url) == location)
-        for bad in ["s3://a/../b/x", "s3://a/x/./y", "s3://a/%2E%2E/b/x", "s3://a/", "s3://a", "s3://../x", "s3://a%00/x", "s3://a/x%00y"] {
+        let bad = [
+            "s3://a/../b/x", "s3://a/x/./y", "s3://a/%2E%2E/b/x", "s3://a/", "s3://a", "s3://../x", "s3://a%00/x", "s3://a/x%00y",
+            "s3://a..b/x", "s3://.a/x", "s3://a./x", "s3://a%2Fb/x"
+        ]
+        for bad in bad {
             #expect(throws: ServerError.self, "\(bad)") { _ = try S3Location.parse(bad) }
         }
         // A literal, twice-encoded dot segment stays a key inside the bucket.

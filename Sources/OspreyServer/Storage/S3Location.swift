@@ -58,8 +58,8 @@ struct S3Location: Sendable, Hashable, CustomStringConvertible {
         URL(string: "https://\(Self.internalHost)/\(bucket)/\(SigV4Signer.uriEncode(key, encodingSlash: false))")!
     }
 
-    /// Bucket names as S3 and its compatibles take them: 1 to 255 of `a-z A-Z 0-9 . _ -`, not `.`
-    /// or `..` (AWS's own rules, 3 to 63 lower-case, are checked by AWS).
+    /// Bucket names as S3 and its compatibles take them: 1 to 255 of `a-z A-Z 0-9 . _ -`, dots only
+    /// between non-empty labels (AWS's own rules, 3 to 63 lower-case, are checked by AWS).
     static func validate(bucket: String) throws(ServerError) {
         let allowed = bucket.utf8.allSatisfy { byte in
             switch byte {
@@ -69,7 +69,8 @@ struct S3Location: Sendable, Hashable, CustomStringConvertible {
             default: return false
             }
         }
-        guard allowed, (1...255).contains(bucket.utf8.count), bucket != ".", bucket != ".." else {
+        // Dots only between labels: the name is a host label sequence in virtual-host addressing.
+        guard allowed, (1...255).contains(bucket.utf8.count), !bucket.hasPrefix("."), !bucket.hasSuffix("."), !bucket.contains("..") else {
             throw .badRequest("\"\(bucket.prefix(64))\" is not a bucket name")
         }
     }
