@@ -42,8 +42,11 @@ struct BucketUploadTests {
             let replacement = TestImages.make(width: 300, height: 300, alpha: false, format: .jpeg)
             #expect(try await first.client.send("PUT", "/image/\(id)", body: replacement).status == 204)
             #expect(try await second.get("/image/\(id)").body == replacement)
+            // A new variant asks the bucket (ETag): the replacement's pixels, on the other instance too.
+            #expect(try await second.get("/unsafe/fit-in/50x50/\(id)").image?.height == 50)
             #expect(try await second.client.send("DELETE", "/image/\(id)").status == 204)
             #expect(try await first.get("/image/\(id)").status == 404)
+            #expect(try await first.get("/unsafe/fit-in/70x70/\(id)").status == 404, "a new variant of a deleted upload")
             #expect(try await first.client.send("DELETE", "/image/\(id)").status == 404)
 
             // Refused before anything is stored.

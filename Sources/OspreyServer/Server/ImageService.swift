@@ -224,7 +224,10 @@ final class ImageService: Sendable {
         }
         // A result lives no longer than its source stays fresh: after that the source is
         // revalidated, and a changed source makes new results.
-        let fresh = source.validatedAt + sources.freshness(of: job.source) - ContinuousClock.now
+        // An upload in a bucket is revalidated for each new variant; its results live the origin TTL.
+        let fresh =
+            sources.isBucketUpload(job.source)
+            ? Duration.seconds(configuration.originTTL) : source.validatedAt + sources.freshness(of: job.source) - ContinuousClock.now
         let lifetime = min(
             Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
             Double(entry.policy.maxAge ?? .max))
