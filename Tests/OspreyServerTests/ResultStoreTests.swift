@@ -4,6 +4,10 @@ import Testing
 
 @testable import OspreyServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("The result store in a bucket, shared by instances (moto)", .serialized, .timeLimit(.minutes(15)))
 struct ResultStoreTests {
     static func encodes(_ metrics: String) -> Int {
@@ -64,6 +68,39 @@ struct ResultStoreTests {
         await server.server.flushCaches()
         let metrics = try await server.get("/metrics").text
         #expect(metrics.contains("osprey_result_store_total{outcome=\"lookup_failed\"} 1"), "\(metrics)")
+        #expect(metrics.contains("osprey_result_store_total{outcome=\"write_failed\"} 1"))
+        await server.stop()
+        await origin.stop()
+    }
+
+    @Test("A store that accepts connections and never answers costs its timeout, never the request")
+    func storeSlow() async throws {
+        // A listening socket nobody accepts from: connections complete, requests are never answered.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(listening && listen(fd, 64) == 0)
+        var s3 = S3Configuration()
+        s3.endpoint = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
+        s3.pathStyle = true
+        s3.timeout = .seconds(1)
+        let origin = try await TestOrigin.start()
+        origin.set("/photo.jpg", body: TestImages.photo)
+        let server = try await ServerHarness.start {
+            $0.s3 = s3
+            $0.resultStore = S3Path("s3://results")
+        }
+        let reply = try await server.get("/unsafe/40x40/\(origin.url("/photo.jpg"))")
+        #expect(reply.status == 200 && reply.image?.width == 40)
+        await server.server.flushCaches()
+        let metrics = try await server.get("/metrics").text
+        #expect(metrics.contains("osprey_result_store_total{outcome=\"lookup_failed\"} 1"))
         #expect(metrics.contains("osprey_result_store_total{outcome=\"write_failed\"} 1"))
         await server.stop()
         await origin.stop()
