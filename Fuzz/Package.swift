@@ -14,7 +14,7 @@ let package = Package(
     targets: [
         // libFuzzer's driver, called from each target's main.swift.
         .target(name: "FuzzDriver"),
-        // The file-source containment check the two URL targets share.
+        // The file-source and s3:// containment checks the two URL targets share.
         .target(name: "FuzzFileSources", dependencies: [.product(name: "OspreyServer", package: "Osprey")]),
         .executableTarget(
             name: "FuzzThumborURL",

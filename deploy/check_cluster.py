@@ -36,6 +36,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+from check_store import phase_store
 from check_uploads import phase_uploads
 
 LB = os.environ["LB_URL"]
@@ -381,6 +382,9 @@ def main():
         phase_failover(names, "stop")
     if "throughput" in phases:
         phase_throughput(names)
+    if "store" in phases:
+        phase_store(names, {"instances": INSTANCES, "kill": KILL, "here": HERE, "url_for": url_for, "accepts": ACCEPTS,
+                            "get": get, "metrics": metrics, "check_answer": check_answer, "report": report, "fail": fail})
     if "uploads" in phases:
         phase_uploads(names, os.environ.get("ORIGIN_DIR", os.path.join(DIR, "origin")), report, fail, decode)
     report["failures"] = len(failures)

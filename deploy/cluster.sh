@@ -24,6 +24,9 @@
 #   UPLOAD_DIR     the one `--upload-dir` all instances share (default $CLUSTER_DIR/uploads); the
 #                  instances run with --upload --upload-put --upload-delete
 #   EXTRA_SERVE_ARGS  more `osprey serve` flags
+#   S3_STORE=1     a shared bucket instead of the shared directory: moto's S3 server (the venv of
+#                  scripts/s3-venv.sh) beside the origin, every instance with --result-store
+#                  s3://results/cluster and --upload-dir s3://uploads/cluster (signed, path-style)
 #
 # netns mode: every host is its own network namespace (osp-c client, osp-lb nginx, osp-o origin,
 # osp-1..N instances) on a bridge in namespace osp-sw, addresses in 198.51.100.0/24 (TEST-NET-2,
@@ -61,12 +64,14 @@ if [[ $CLUSTER_NET == netns ]]; then
     inst_bind() { echo 0.0.0.0; }
     inst_port() { echo 8080; }
     SOURCE_FLAGS="--allowed-source http://$ORIGIN_ADDR/"
+    S3_ADDR=$NET_PREFIX.20:9000
 else
     LB_ADDR=127.0.0.1:18080; SINGLE_ADDR=127.0.0.1:18079; LB_LISTEN=$LB_ADDR; ORIGIN_ADDR=127.0.0.1:18090; ORIGIN_LISTEN=$ORIGIN_ADDR
     inst_addr() { echo "127.0.0.1:$((18080 + $1))"; }
     inst_bind() { echo 127.0.0.1; }
     inst_port() { echo $((18080 + $1)); }
     SOURCE_FLAGS="--allow-loopback-sources --allowed-source http://$ORIGIN_ADDR/"
+    S3_ADDR=127.0.0.1:18095
 fi
 
 # Runs "$@" in namespace $1 (netns mode) or here.
@@ -220,11 +225,17 @@ start_instance() {
     local i=$1 bin
     bin=$(osprey_bin)
     mkdir -p "$CLUSTER_DIR/cache/$i" "$UPLOAD_DIR"
+    local storage=(--upload-dir "$UPLOAD_DIR") keys=()
+    if [[ ${S3_STORE:-0} == 1 ]]; then
+        storage=(--s3-endpoint "http://$S3_ADDR" --s3-path-style --result-store s3://results/cluster
+            --upload-dir s3://uploads/cluster)
+        read -r -a keys <"$CLUSTER_DIR/conf/s3.keys"
+    fi
     # shellcheck disable=SC2086
-    start_bg "osprey-$i" "$i" "$bin" serve --host "$(inst_bind $i)" --port "$(inst_port $i)" \
+    start_bg "osprey-$i" "$i" env "${keys[@]}" "$bin" serve --host "$(inst_bind $i)" --port "$(inst_port $i)" \
         --cache-dir "$CLUSTER_DIR/cache/$i" --workers "$OSPREY_WORKERS" --queue "$OSPREY_QUEUE" \
         --instance-name "osprey-$i" --drain-seconds "${OSPREY_DRAIN_SECONDS:-2}" \
-        --upload --upload-put --upload-delete --upload-dir "$UPLOAD_DIR" \
+        --upload --upload-put --upload-delete "${storage[@]}" \
         $SOURCE_FLAGS $EXTRA_SERVE_ARGS
     wait_http "http://$(inst_addr $i)/health/ready" 60
 }
@@ -240,6 +251,16 @@ stop_pid() {  # name signal
     rm -f "$f"
 }
 
+start_store() {  # moto with signature checks on, its buckets and key (conf/s3.keys)
+    local venv
+    venv=$(bash "$ROOT/scripts/s3-venv.sh")
+    start_bg moto o env INITIAL_NO_AUTH_ACTION_COUNT=3 "$venv/bin/moto_server" -H "${S3_ADDR%:*}" -p "${S3_ADDR##*:}"
+    wait_http "http://$S3_ADDR/moto-api/" 60
+    in_ns c "$venv/bin/python" "$ROOT/Tests/S3/moto_setup.py" "http://$S3_ADDR" results uploads \
+        | python3 -c 'import json,sys; k=json.load(sys.stdin); print("AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s" % (k["accessKeyID"], k["secretAccessKey"]))' \
+        >"$CLUSTER_DIR/conf/s3.keys"
+}
+
 up() {
     down >/dev/null 2>&1 || true
     [[ -d $ORIGIN_DIR ]] || { echo "cluster: no origin directory $ORIGIN_DIR (run deploy/make-origin.sh)" >&2; exit 1; }
@@ -249,6 +270,7 @@ up() {
     net_up
     write_origin_conf; write_lb_conf
     start_bg origin o nginx -c "$CLUSTER_DIR/conf/origin.conf"
+    [[ ${S3_STORE:-0} == 1 ]] && start_store
     local i
     for ((i = 1; i <= INSTANCES; i++)); do start_instance "$i"; done
     start_bg lb lb nginx -c "$CLUSTER_DIR/conf/lb.conf"

@@ -15,6 +15,8 @@ packages=()
 pkg-config --exists vips 2>/dev/null || packages+=(libvips-dev pkg-config)
 pkg-config --exists gtk4 2>/dev/null || packages+=(libgtk-4-dev)
 command -v Xvfb >/dev/null 2>&1 || packages+=(xvfb)
+# python3 with venv for the S3 tests' moto server and botocore (scripts/s3-venv.sh).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || packages+=(python3-venv)
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "==> installing ${packages[*]} with apt" >&2
     sudo_cmd=""

@@ -120,13 +120,42 @@ struct ServeCommand: AsyncParsableCommand {
     var upload = false
     @Option(
         help: ArgumentHelp(
-            "Directory of uploads, shareable by several instances [OSPREY_UPLOAD_DIR] (default: uploads/ under --cache-dir, else a temporary directory).",
+            "Directory of uploads, shareable by several instances, or a bucket s3://BUCKET[/PREFIX] (through the --s3-* options) [OSPREY_UPLOAD_DIR] (default: uploads/ under --cache-dir, else a temporary directory).",
             valueName: "DIR"))
     var uploadDir: String?
     @Flag(help: "Allow PUT /image/<id> to replace an upload (else 405) [OSPREY_UPLOAD_PUT=1] (default off).")
     var uploadPut = false
     @Flag(help: "Allow DELETE /image/<id> to remove an upload (else 405) [OSPREY_UPLOAD_DELETE=1] (default off).")
     var uploadDelete = false
+    @Flag(
+        help:
+            "imgproxy's presets-only mode: option segments are preset names, any other option is a 400 [OSPREY_IMGPROXY_ONLY_PRESETS=1] (default off)."
+    )
+    var imgproxyOnlyPresets = false
+    @Flag(
+        help:
+            "Serve s3://bucket/key sources (imgproxy, plain or base64; thumbor s3:// parts) from the object store; limit buckets with --allowed-source s3://bucket/ [OSPREY_S3_SOURCES=1] (default off; on with any other --s3-* option, --thumbor-s3-bucket or --result-store)."
+    )
+    var s3Sources = false
+    @Option(help: ArgumentHelp("S3-compatible endpoint [OSPREY_S3_ENDPOINT] (default: AWS's for --s3-region).", valueName: "URL"))
+    var s3Endpoint: String?
+    @Option(help: "Region requests are signed for [OSPREY_S3_REGION, else AWS_REGION] (default us-east-1).")
+    var s3Region: String?
+    @Flag(
+        help:
+            "Path-style addressing (endpoint/bucket/key; MinIO, most S3-compatibles) [OSPREY_S3_PATH_STYLE=1] (default: virtual-host, bucket.endpoint/key)."
+    )
+    var s3PathStyle = false
+    @Option(
+        help: ArgumentHelp(
+            "thumbor image parts without a scheme are keys in bucket NAME (thumbor-aws's TC_AWS_LOADER_BUCKET) [OSPREY_THUMBOR_S3_BUCKET] (default: none).",
+            valueName: "NAME"))
+    var thumborS3Bucket: String?
+    @Option(
+        help: ArgumentHelp(
+            "Results shared by every instance in a bucket: looked up before processing, written after; the store down or slow only costs processing [OSPREY_RESULT_STORE] (default: none).",
+            valueName: "s3://BUCKET[/PREFIX]"))
+    var resultStore: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -168,6 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             config.imgproxyWatermark = url
         }
+        config.imgproxyOnlyPresets = flag(imgproxyOnlyPresets, "IMGPROXY_ONLY_PRESETS")
         config.imgproxyPrefix = imgproxyPrefix ?? env("IMGPROXY_PREFIX") ?? config.imgproxyPrefix
         config.thumborPrefix = thumborPrefix ?? env("THUMBOR_PREFIX") ?? config.thumborPrefix
         if config.thumborPrefix == "/" { config.thumborPrefix = "" }
@@ -205,9 +235,17 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         config.upload = flag(upload, "UPLOAD")
-        config.uploadDirectory = (uploadDir ?? env("UPLOAD_DIR")).map { URL(fileURLWithPath: $0) }
+        if let dir = uploadDir ?? env("UPLOAD_DIR") {
+            if dir.lowercased().hasPrefix("s3://") {
+                guard let path = S3Path(dir) else { throw ValidationError("--upload-dir \"\(dir)\" is not s3://BUCKET[/PREFIX]") }
+                config.uploadBucket = path
+            } else {
+                config.uploadDirectory = URL(fileURLWithPath: dir)
+            }
+        }
         config.uploadPut = flag(uploadPut, "UPLOAD_PUT")
         config.uploadDelete = flag(uploadDelete, "UPLOAD_DELETE")
+        try configureS3(&config, environment: environment, env: env, flag: flag)
         guard (1...100).contains(config.quality) else { throw ValidationError("--quality must be 1...100") }
         guard config.maxAnimationFrames > 0 else { throw ValidationError("--max-animation-frames must be > 0") }
         guard config.workers > 0, config.queue >= 0 else { throw ValidationError("--workers must be > 0 and --queue >= 0") }
@@ -217,6 +255,37 @@ struct ServeCommand: AsyncParsableCommand {
         try await server.run { port in
             // Unbuffered, so that scripts waiting for this line see it at once.
             FileHandle.standardOutput.write(Data("osprey serve: listening on http://\(host):\(port)\n".utf8))
+        }
+    }
+
+    /// The object-store options: ``ServerConfiguration/s3`` when any is given, credentials from
+    /// the AWS environment variables or shared credentials file (none: anonymous).
+    private func configureS3(
+        _ config: inout ServerConfiguration, environment: [String: String], env: (String) -> String?, flag: (Bool, String) -> Bool
+    ) throws {
+        let bucket = thumborS3Bucket ?? env("THUMBOR_S3_BUCKET")
+        let store = resultStore ?? env("RESULT_STORE")
+        let endpoint = s3Endpoint ?? env("S3_ENDPOINT")
+        let pathStyle = flag(s3PathStyle, "S3_PATH_STYLE")
+        guard
+            flag(s3Sources, "S3_SOURCES") || bucket != nil || store != nil || endpoint != nil || pathStyle || s3Region != nil
+                || config.uploadBucket != nil
+        else { return }
+        var s3 = S3Configuration()
+        if let endpoint {
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw ValidationError("--s3-endpoint \"\(endpoint)\" is not an http or https URL")
+            }
+            s3.endpoint = url
+        }
+        s3.region = s3Region ?? env("S3_REGION") ?? environment["AWS_REGION"] ?? s3.region
+        s3.pathStyle = pathStyle
+        s3.credentials = S3Configuration.credentials(environment: environment)
+        config.s3 = s3
+        config.thumborS3Bucket = bucket
+        if let store {
+            guard let path = S3Path(store) else { throw ValidationError("--result-store \"\(store)\" is not s3://BUCKET[/PREFIX]") }
+            config.resultStore = path
         }
     }
 }

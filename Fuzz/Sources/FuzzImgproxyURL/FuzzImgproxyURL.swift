@@ -12,7 +12,13 @@ private let parsers: [ImgproxyURLParser] = [
         signer: ImgproxySigner(
             pairs: [ImgproxySigner.KeyPair(hexKey: "6b6579", hexSalt: "73616c74")!],
             signatureBytes: 16),
-        allowUnsigned: true)
+        allowUnsigned: true),
+    {
+        // Presets-only, with a default preset, for chains of preset names.
+        var parser = ImgproxyURLParser(presets: ["default": "q:70", "thumb": "rs:fill:100:100", "wide": "rs:fit:200:50/f:best"])
+        parser.onlyPresets = true
+        return parser
+    }()
 ]
 
 /// One input: a request path after the imgproxy prefix. A thrown ``ServerError`` is a correct
@@ -26,6 +32,7 @@ public func fuzzImgproxyURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 _ = job.processor.identifier
                 _ = job.source.absoluteString
                 checkContained(job.source)
+                checkObject(job.source)
                 // The size-dependent resize math, for a few source shapes.
                 for (width, height) in [(1, 1), (400, 300), (16384, 1), (7, 50_000)] {
                     _ = ResultSize.largest(job.processors, width: width, height: height)

@@ -16,6 +16,13 @@ private let parsers = [
         parser.localFiles = true
         parser.uploads = true
         return parser
+    }(),
+    {
+        // Bare image parts are keys in a bucket (thumbor-aws's loader).
+        var parser = ThumborURLParser()
+        parser.s3Bucket = "fuzz-bucket"
+        parser.uploads = true
+        return parser
     }()
 ]
 
@@ -33,6 +40,9 @@ public func fuzzThumborURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = job.processor.identifier
             _ = job.source.absoluteString
             checkContained(job.source)
+            // A bare part is a key in the loader's bucket; an explicit s3:// part may name another.
+            let decoded = [path, path.removingPercentEncoding ?? path].joined(separator: " ").lowercased()
+            checkObject(job.source, bucket: decoded.contains("s3:") || decoded.contains("s3%3a") ? nil : parser.s3Bucket)
             // The size-dependent resize math, for a few source shapes.
             for (width, height) in [(1, 1), (400, 300), (16384, 1), (7, 50_000)] {
                 _ = ResultSize.largest(job.processors, width: width, height: height)

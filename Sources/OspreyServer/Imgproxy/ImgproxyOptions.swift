@@ -43,6 +43,8 @@ struct ImgproxyOptions {
     var filename: String?
     /// `att`: `Content-Disposition: attachment` instead of `inline`.
     var attachment = false
+    /// `f:best`: the smallest of the formats the client accepts.
+    var bestFormat = false
     /// `fq`: quality per output format.
     var formatQuality: [ImageFormat: Int] = [:]
     /// `skp`: source formats answered unprocessed.
@@ -236,12 +238,17 @@ struct ImgproxyOptions {
         case "q", "quality":
             quality = try int(0, in: 0...100).map { $0 == 0 ? nil : $0 } ?? nil
         case "f", "format", "ext":
+            if arguments.first?.lowercased() == "best" {
+                (format, bestFormat) = (nil, true)
+                return
+            }
             guard let value = arguments.first?.lowercased(), ["jpg", "jpeg", "png", "webp", "avif", "gif", "jxl"].contains(value),
                 let format = ImageFormat(name: value)
             else {
-                throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif, jxl")
+                throw .badRequest("imgproxy format \"\(arguments.first ?? "")\" is not one of jpg, png, webp, avif, gif, jxl, best")
             }
             self.format = format
+            bestFormat = false
         case "bl", "blur": blur = try double(0, in: 0...100)
         case "sh", "sharpen": sharpen = try double(0, in: 0...100)
         case "ar", "auto_rotate", "sm", "strip_metadata", "scp", "strip_color_profile", "cb", "cachebuster", "kcr", "keep_copyright",

@@ -12,7 +12,9 @@ import Osprey
 /// `pd`/`padding`, `rot`/`rotate`, `fl`/`flip`, `bg`/`background`, `bl`/`blur`, `sh`/`sharpen`,
 /// `pix`/`pixelate`, `q`/`quality`, `fq`/`format_quality`, `mb`/`max_bytes`, `f`/`format`/`ext`,
 /// `fn`/`filename`, `att`/`return_attachment`, `skp`/`skip_processing`, `raw`, `ar`/`auto_rotate`, `sm`/`strip_metadata`,
-/// `scp`, `kcr`, `eth`, `cb`/`cachebuster`, `exp`/`expires`, `pr`/`preset`. Every answer carries
+/// `scp`, `kcr`, `eth`, `cb`/`cachebuster`, `exp`/`expires`, `pr`/`preset`. The `default` preset is
+/// applied to every URL first; ``onlyPresets`` is imgproxy's presets-only mode; `/-/` separates
+/// chained pipelines (each run on the result of the one before; output options from the last). Every answer carries
 /// imgproxy's `Content-Disposition` (``ImageJob/disposition``). **Signed bytes**: see ``ImgproxySigner``; the path after the
 /// server's imgproxy prefix and the signature segment, leading slash included.
 public struct ImgproxyURLParser: Sendable {
@@ -26,6 +28,9 @@ public struct ImgproxyURLParser: Sendable {
     /// The image `wm` draws (imgproxy's `IMGPROXY_WATERMARK_URL`); `nil`: `wm` draws nothing, as
     /// in imgproxy without a watermark. Default `nil`.
     public var watermark: URL?
+    /// imgproxy's presets-only mode (`IMGPROXY_ONLY_PRESETS`): the option segments of a URL are
+    /// preset names (`pr:NAME` too); any other option is a 400 with the reason. Default `false`.
+    public var onlyPresets = false
     /// The clock `exp` is checked against (tests set their own).
     var now: @Sendable () -> Date = { Date() }
 
@@ -38,7 +43,13 @@ public struct ImgproxyURLParser: Sendable {
         self.watermark = watermark
     }
 
-    /// Parses `path` (after the prefix, starting with `/`).
+    /// Applies the options of `preset` (`rs:fill:300:300/q:80`) to `options`.
+    private func apply(preset: String, to options: inout ImgproxyOptions) throws(ServerError) {
+        for part in preset.split(separator: "/") { try options.apply(String(part)) }
+    }
+
+    /// Parses `path` (after the prefix, starting with `/`). The `default` preset, when configured,
+    /// is applied before the URL's options (imgproxy's behaviour).
     public func parse(path: String) throws(ServerError) -> ImageJob {
         let trimmed = path.drop { $0 == "/" }
         guard let slash = trimmed.firstIndex(of: "/") else { throw .badRequest("imgproxy URL \"\(path)\" has no source after its signature") }
@@ -50,18 +61,36 @@ public struct ImgproxyURLParser: Sendable {
             }
         }
         var segments = signed.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Chained pipelines (`/-/`): each group of options is a pipeline of its own, run on the
+        // result of the one before; the output options come from the last.
+        var pipelines: [ImgproxyOptions] = []
         var options = ImgproxyOptions()
+        if let defaults = presets["default"] { try apply(preset: defaults, to: &options) }
         var index = 0
-        while index < segments.count, segments[index] != "plain", segments[index].contains(":") {
-            let option = segments[index]
-            if option.hasPrefix("pr:") || option.hasPrefix("preset:") {
-                let names = option.split(separator: ":").dropFirst()
-                for name in names {
+        while index < segments.count, segments[index] != "plain" {
+            let segment = segments[index]
+            if segment == "-" {
+                try options.validate()
+                pipelines.append(options)
+                options = ImgproxyOptions()
+            } else if segment.hasPrefix("pr:") || segment.hasPrefix("preset:") {
+                for name in segment.split(separator: ":").dropFirst() {
                     guard let preset = presets[String(name)] else { throw .badRequest("imgproxy preset \"\(name)\" is not configured") }
-                    for part in preset.split(separator: "/") { try options.apply(String(part)) }
+                    try apply(preset: preset, to: &options)
                 }
+            } else if onlyPresets {
+                // imgproxy's presets-only mode: option segments are preset names.
+                if let preset = presets[segment] {
+                    try apply(preset: preset, to: &options)
+                } else if segment.contains(":") {
+                    throw .badRequest("imgproxy option \"\(segment)\" refused: only presets are served (--imgproxy-only-presets)")
+                } else {
+                    break
+                }
+            } else if segment.contains(":") {
+                try options.apply(segment)
             } else {
-                try options.apply(option)
+                break
             }
             index += 1
         }
@@ -98,8 +127,9 @@ public struct ImgproxyURLParser: Sendable {
         var job = ImageJob(source: try SourceURL.parse(source))
         job.expires = options.expires.map(Date.init(timeIntervalSince1970:))
         job.format = options.format
+        job.bestFormat = options.bestFormat
         job.quality = options.quality
-        job.processors = options.processors
+        job.processors = pipelines.flatMap(\.processors) + options.processors
         job.maxBytes = options.maxBytes
         job.formatQuality = options.formatQuality
         job.skipProcessing = options.skipProcessing

@@ -26,6 +26,8 @@ import Prometheus
 ///   resize was folded into the decode with libvips shrink-on-load);
 /// - `osprey_in_flight_requests`, `osprey_queued_requests`, `osprey_bytes_in_total`,
 ///   `osprey_bytes_out_total`;
+/// - `osprey_result_store_total{outcome}` (the shared result store in a bucket, ``ResultStore``):
+///   `hit`, `miss`, `lookup_failed` (down or slow: processed locally), `written`, `write_failed`;
 /// - `osprey_memory_cache_bytes{cache}` and `osprey_memory_cache_limit_bytes{cache}`: what each
 ///   memory cache holds (the cost it charges against its limit) and that limit, read when
 ///   `/metrics` is rendered: `results` (encoded results, each charged its bytes, key and a fixed
@@ -36,6 +38,7 @@ final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let statusCounters = Locked<[Int: CoreMetrics.Counter]>([:])
     private let levelCounters = Locked<[String: CoreMetrics.Counter]>([:])
+    private let storeCounters = Locked<[String: CoreMetrics.Counter]>([:])
     private let phaseTimers = Locked<[String: CoreMetrics.Timer]>([:])
     private let shrunkDecodes: CoreMetrics.Counter
     private let fullDecodes: CoreMetrics.Counter
@@ -87,6 +90,16 @@ final class ServerMetrics: Sendable {
                 counters[level] = CoreMetrics.Counter(label: "osprey_cache_hits_total", dimensions: [("level", level)], factory: factory)
             }
             return counters[level]!
+        }.increment()
+    }
+
+    /// Counts an outcome of the result store (`hit`, `miss`, `lookup_failed`, `written`, `write_failed`).
+    func resultStore(_ outcome: String) {
+        storeCounters.withLock { counters in
+            if counters[outcome] == nil {
+                counters[outcome] = CoreMetrics.Counter(label: "osprey_result_store_total", dimensions: [("outcome", outcome)], factory: factory)
+            }
+            return counters[outcome]!
         }.increment()
     }
 

@@ -51,6 +51,16 @@ struct FormatNegotiator: Sendable {
         return image.hasAlpha ? .png : .jpeg
     }
 
+    /// The formats `f:best` tries for `image` under `offer`: the offered ones that keep what the
+    /// image has (animation: WebP and GIF only; AVIF for stills), then PNG for images with alpha,
+    /// JPEG and PNG for the rest (a flat graphic can be smaller as PNG).
+    func candidates(for image: Image, offer: Offer) -> [ImageFormat] {
+        if image.isAnimated {
+            return (offer.formats.contains(.webp) ? [.webp] : []) + (ImageFormat.gif.canEncode ? [.gif] : [])
+        }
+        return offer.formats + (image.hasAlpha ? [.png] : [.jpeg, .png])
+    }
+
     /// The `q` of each media range of an `Accept` header.
     private struct Weights {
         var explicit: [String: Double] = [:]

@@ -36,8 +36,12 @@ public struct SourceGuard: Sendable {
     /// Allowed sources: host names (`example.com`), wildcard hosts (`*.example.com`: subdomains)
     /// or URL prefixes (`https://cdn.example.com/images/`: same scheme, host and port, path
     /// prefix). Matched on the parsed host, so `http://example.com@evil.com` is `evil.com`.
-    /// Default empty: any public host.
+    /// `s3://bucket/` admits the objects of a bucket (`s3://bucket/prefix/`: keys under it).
+    /// Default empty: any public host, any bucket.
     public var allowedSources: [String]
+
+    /// Buckets (and prefixes) always allowed: where the server keeps uploads. Default none.
+    var allowedObjects: [S3Path] = []
 
     /// A guard with `allowLoopback` (default `false`), `allowPrivate` (default `false`) and
     /// `allowedSources` (default: any).
@@ -56,6 +60,11 @@ public struct SourceGuard: Sendable {
     /// The addresses `url`'s host resolves to, each once, every one checked; throws as
     /// ``check(_:)``.
     func checkedAddresses(_ url: URL) async throws(ServerError) -> [IPAddress] {
+        if let location = S3Location(internal: url) {
+            // The object store is the operator's: only the bucket is checked, never an address.
+            guard isAllowListed(url) else { throw .forbidden("source \(location) is not in the allowed sources") }
+            return []
+        }
         guard isAllowListed(url) else { throw .forbidden("source \(url.absoluteString) is not in the allowed sources") }
         guard let host = url.host, !host.isEmpty else { throw .badRequest("source \(url.absoluteString) has no host") }
         let addresses = await Self.resolve(host)
@@ -74,6 +83,7 @@ public struct SourceGuard: Sendable {
     /// Files (``LocalSource``) are not subject to it: they are checked against their root.
     public func isAllowListed(_ url: URL) -> Bool {
         guard !allowedSources.isEmpty, !LocalSource.isFile(url) else { return true }
+        if S3Location.isInternal(url) { return isAllowListed(object: S3Location(internal: url)) }
         guard let host = url.host?.lowercased() else { return false }
         for entry in allowedSources.map({ $0.lowercased() }) {
             if entry.contains("://") {
@@ -87,6 +97,22 @@ public struct SourceGuard: Sendable {
             } else if host == entry {
                 return true
             }
+        }
+        return false
+    }
+
+    /// Whether an `s3://` source is allowed: by an `s3://bucket/` entry (any key in the bucket) or
+    /// an `s3://bucket/prefix` entry (keys under it, as URL prefixes match paths). Host entries
+    /// never admit objects.
+    private func isAllowListed(object location: S3Location?) -> Bool {
+        guard let location else { return false }
+        if allowedObjects.contains(where: { $0.bucket == location.bucket && location.key.hasPrefix($0.prefix) }) { return true }
+        for entry in allowedSources where entry.prefix(5).lowercased() == "s3://" {
+            let rest = entry.dropFirst(5)
+            let bucket = rest.prefix { $0 != "/" }
+            guard bucket == location.bucket else { continue }
+            let prefix = rest.dropFirst(bucket.count + 1)
+            if prefix.isEmpty || location.key.hasPrefix(prefix) { return true }
         }
         return false
     }

@@ -5,10 +5,14 @@ enum SourceURL {
     /// The schemes of file sources (``LocalSource``).
     private static let fileSchemes = [LocalSource.localScheme, LocalSource.uploadScheme]
 
-    /// `text` as an `http`/`https` URL with a host, or a file source: `local:///path` (under the
-    /// local root) or `upload:///<id>` (``LocalSource``, which checks the path when it is read);
-    /// 400 otherwise.
+    /// `text` as an `http`/`https` URL with a host, a file source: `local:///path` (under the
+    /// local root) or `upload:///<id>` (``LocalSource``, which checks the path when it is read),
+    /// or an object: `s3://bucket/key` (as its internal URL, ``S3Location``); 400 otherwise, and
+    /// for an `http(s)` URL naming the internal host of `s3://` sources.
     static func parse(_ text: String) throws(ServerError) -> URL {
+        let head = text.prefix(7).lowercased()
+        if head.hasPrefix("s3://") { return try S3Location.parse(text).url }
+        if head.hasPrefix("s3%3a"), let decoded = text.removingPercentEncoding { return try S3Location.parse(decoded).url }
         // Only the scheme's length is lowercased (an inline small string): every request, memory
         // hits included, parses its source here.
         for scheme in fileSchemes where text.prefix(scheme.count + 3).lowercased() == scheme + "://" {
@@ -27,8 +31,9 @@ enum SourceURL {
             throw .badRequest("source \"\(text)\" is not a valid URL")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw .badRequest("source \"\(text)\" has scheme \(scheme); only http and https are served")
+            throw .badRequest("source \"\(text)\" has scheme \(scheme); only http, https and s3 are served")
         }
+        guard !S3Location.isInternal(url) else { throw .badRequest("source \"\(text)\" names a reserved host") }
         return url
     }
 }

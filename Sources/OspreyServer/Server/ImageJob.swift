@@ -32,6 +32,10 @@ public struct ImageJob: Sendable {
     /// answered as JPEG (or a modern format the client accepts).
     public var keepsPNG = false
 
+    /// imgproxy's `f:best`: the result is encoded in every format the client accepts (the
+    /// negotiation's offer, and JPEG or PNG) and the smallest is answered. Default `false`.
+    public var bestFormat = false
+
     /// Quality per output format (imgproxy's `fq`), used when ``quality`` is `nil` and the
     /// answer is in one of these formats. Default none.
     public var formatQuality: [ImageFormat: Int] = [:]

@@ -21,6 +21,10 @@ final class ImageService: Sendable {
     let sources: SourceLoader
     /// Files under the local root and the upload directory.
     let local: LocalSource
+    /// The object store's client, with ``ServerConfiguration/s3``.
+    let s3: S3Client?
+    /// Results shared by every instance in a bucket, with ``ServerConfiguration/resultStore``.
+    let resultStore: ResultStore?
     let logger: Logger
 
     /// The pipeline (originals and their validators in its cache).
@@ -31,14 +35,21 @@ final class ImageService: Sendable {
         self.metrics = metrics
         self.logger = logger
         policies = OriginPolicies(lifetime: .seconds(max(0, configuration.originTTL)))
-        sourceGuard = SourceGuard(
+        var sourceGuard = SourceGuard(
             allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
             allowedSources: configuration.allowedSources)
+        if configuration.upload, let uploads = configuration.uploadBucket { sourceGuard.allowedObjects = [uploads] }
+        self.sourceGuard = sourceGuard
         limiter = WorkLimiter(workers: configuration.workers, queueLimit: configuration.queue)
         results = ResultCache(
             memoryBytes: configuration.memoryCacheBytes, directory: configuration.cacheDirectory,
             diskBytes: configuration.diskCacheBytes, lifetime: TimeInterval(configuration.originTTL))
         loader = DataLoader()
+        let s3 = configuration.s3.map { S3Client(configuration: $0) }
+        self.s3 = s3
+        resultStore = configuration.resultStore.flatMap { path in
+            s3.map { ResultStore(client: $0, path: path, metrics: metrics, logger: logger) }
+        }
         var download = ImageDownloader.Configuration()
         download.maximumResponseSize = configuration.maxSourceBytes
         download.timeout = configuration.downloadTimeout
@@ -48,7 +59,7 @@ final class ImageService: Sendable {
         let downloader = ImageDownloader(
             configuration: download,
             loader: MeteredLoader(
-                base: GuardedLoader(base: loader, sourceGuard: sourceGuard),
+                base: S3SourceLoader(client: s3, base: GuardedLoader(base: loader, sourceGuard: sourceGuard)),
                 metrics: metrics, policies: policies))
         sources = SourceLoader(configuration: configuration, downloader: downloader, policies: policies)
         if configuration.upload {
@@ -105,6 +116,7 @@ final class ImageService: Sendable {
         let made: (Result<ResultCache.Entry, ServerError>, shared: Bool)
         do throws(OspreyError) {
             made = try await jobs.value(for: key) { [self] () async throws(OspreyError) in
+                if let stored = await storedResult(key) { return .success(stored) }
                 do throws(ServerError) {
                     return .success(try await produce(job, quality: quality, offer: offer, key: key))
                 } catch {
@@ -116,6 +128,15 @@ final class ImageService: Sendable {
         }
         if made.shared { metrics.coalesced.increment() }
         return try made.0.get()
+    }
+
+    /// The result under `key` in the shared result store, kept in this instance's caches for as
+    /// long as it stays fresh; `nil` without a store, on a miss, or when the store fails.
+    private func storedResult(_ key: String) async -> ResultCache.Entry? {
+        guard let resultStore, let (entry, lifetime) = await resultStore.lookup(key, maxBytes: configuration.maxSourceBytes) else { return nil }
+        metrics.cache("result_store")
+        await results.store(entry, forKey: key, lifetime: lifetime)
+        return entry
     }
 
     private func produce(_ job: ImageJob, quality: Int, offer: FormatNegotiator.Offer, key: String) async throws(ServerError) -> ResultCache.Entry {
@@ -181,15 +202,14 @@ final class ImageService: Sendable {
             let encodeStart = ContinuousClock.now
             let negotiated = job.format ?? negotiator.format(for: image, offer: offer)
             let format: ImageFormat = job.format == nil && negotiated == .jpeg && job.keepsPNG && image.format == .png ? .png : negotiated
-            let quality = job.quality == nil ? job.formatQuality[format] ?? quality : quality
-            // On the pipeline's processing queue, with decodes and processors: an encode (tens of ms
-            // for WebP) on a cooperative-pool thread would hold up every other request's task there,
-            // `/health` and `/metrics` included.
-            let data = try await pipeline.configuration.processingQueue.run { [self] () throws(ServerError) in
-                try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
+            var best = (data: try await encoded(image, as: format, job: job, quality: quality), format: format)
+            // f:best: every other format the client accepts too, the smallest kept.
+            for candidate in job.bestFormat ? negotiator.candidates(for: image, offer: offer) : [] where candidate != format {
+                let data = try await encoded(image, as: candidate, job: job, quality: quality)
+                if data.count < best.data.count { best = (data, candidate) }
             }
             metrics.record("encode", ContinuousClock.now - encodeStart)
-            return await kept(ResultCache.Entry(data: data, format: format), job: job, source: source, key: key)
+            return await kept(ResultCache.Entry(data: best.data, format: best.format), job: job, source: source, key: key)
         }
     }
 
@@ -204,12 +224,16 @@ final class ImageService: Sendable {
         }
         // A result lives no longer than its source stays fresh: after that the source is
         // revalidated, and a changed source makes new results.
-        let fresh = source.validatedAt + sources.freshness(of: job.source) - ContinuousClock.now
+        // An upload in a bucket is revalidated for each new variant; its results live the origin TTL.
+        let fresh =
+            sources.isBucketUpload(job.source)
+            ? Duration.seconds(configuration.originTTL) : source.validatedAt + sources.freshness(of: job.source) - ContinuousClock.now
         let lifetime = min(
             Double(fresh.components.seconds) + Double(fresh.components.attoseconds) / 1e18,
             Double(entry.policy.maxAge ?? .max))
         if !entry.policy.noStore, lifetime > 0 {
             await results.store(entry, forKey: key, lifetime: lifetime)
+            resultStore?.store(entry, forKey: key, lifetime: lifetime)
         }
         return entry
     }
@@ -260,6 +284,17 @@ final class ImageService: Sendable {
         }
     }
 
+    /// `image` encoded as `format` with the job's quality for it (`quality` unless the URL gives
+    /// one per format), on the pipeline's processing queue with decodes and processors: an encode
+    /// (tens of ms for WebP) on a cooperative-pool thread would hold up every other request's task
+    /// there, `/health` and `/metrics` included.
+    private func encoded(_ image: Image, as format: ImageFormat, job: ImageJob, quality: Int) async throws(ServerError) -> Data {
+        let quality = job.quality == nil ? job.formatQuality[format] ?? quality : quality
+        return try await pipeline.configuration.processingQueue.run { [self] () throws(ServerError) in
+            try encode(image, as: format, quality: quality, maxBytes: job.maxBytes)
+        }
+    }
+
     /// Encodes, lowering the quality step by step while the result is over `maxBytes`.
     private func encode(_ image: Image, as format: ImageFormat, quality: Int, maxBytes: Int?) throws(ServerError) -> Data {
         var quality = quality
@@ -285,5 +320,6 @@ final class ImageService: Sendable {
     /// Shuts the HTTP client down.
     func shutdown() async {
         try? await loader.shutdown()
+        await s3?.shutdown()
     }
 }

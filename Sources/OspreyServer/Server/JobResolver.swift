@@ -10,13 +10,16 @@ struct JobResolver: Sendable {
     let imgproxyPrefix: String
     let sourceGuard: SourceGuard
     let memo: JobMemo
+    /// The bucket uploads are kept in: `upload:///<id>` sources (and thumbor ids) read its objects.
+    let uploads: S3Path?
     /// The clock for expiring URLs (imgproxy's `exp`), the imgproxy parser's own.
     var now: @Sendable () -> Date { imgproxy.now }
 
     init(
         thumbor: ThumborURLParser, imgproxy: ImgproxyURLParser, configuration: ServerConfiguration, sourceGuard: SourceGuard,
-        memo: JobMemo = JobMemo()
+        uploads: S3Path? = nil, memo: JobMemo = JobMemo()
     ) {
+        self.uploads = uploads
         self.thumbor = thumbor
         self.imgproxy = imgproxy
         thumborPrefix = configuration.thumborPrefix
@@ -29,7 +32,11 @@ struct JobResolver: Sendable {
     func job(path: String, query: String?) throws(ServerError) -> PreparedJob {
         let key = JobMemo.key(path: path, query: query)
         if let job = memo.job(for: key, now: now) { return job }
-        let job = try PreparedJob(parse(path: path, query: query), sourceGuard: sourceGuard)
+        var parsed = try parse(path: path, query: query)
+        if let uploads, parsed.source.scheme == LocalSource.uploadScheme {
+            parsed.source = try uploads.location(parsed.source.lastPathComponent).url
+        }
+        let job = try PreparedJob(parsed, sourceGuard: sourceGuard)
         memo.store(job, for: key)
         return job
     }

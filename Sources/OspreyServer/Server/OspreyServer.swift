@@ -35,7 +35,9 @@ public struct OspreyServer: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol & Service {
         let router = Router(context: OspreyRequestContext.self)
         router.add(middleware: InstanceHeaderMiddleware(name: configuration.instanceName))
-        let jobs = JobResolver(thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration, sourceGuard: service.sourceGuard)
+        let jobs = JobResolver(
+            thumbor: thumborParser, imgproxy: imgproxyParser, configuration: configuration, sourceGuard: service.sourceGuard,
+            uploads: configuration.upload ? configuration.uploadBucket : nil)
         router.add(middleware: ImageMiddleware(service: service, jobs: jobs, configuration: configuration, uploads: uploadHandler))
         StatusRoutes.add(to: router, service: service, drain: drain)
         // Per connection: a watcher, so requests learn of a client going away without reading
@@ -53,6 +55,7 @@ public struct OspreyServer: Sendable {
     /// Waits until the results and originals written so far are on disk.
     public func flushCaches() async {
         await service.results.flush()
+        await service.resultStore?.flush()
         await service.pipeline.configuration.cache.diskStorage.waitForPendingWork()
     }
 
@@ -62,6 +65,7 @@ public struct OspreyServer: Sendable {
             allowUnsafe: configuration.allowUnsafe)
         parser.localFiles = configuration.localRoot != nil
         parser.uploads = configuration.upload
+        if configuration.s3 != nil { parser.s3Bucket = configuration.thumborS3Bucket }
         return parser
     }
 
@@ -69,9 +73,19 @@ public struct OspreyServer: Sendable {
     /// directory is made when missing (a failure to make it is logged and leaves the API off).
     var uploadHandler: UploadHandler? {
         guard configuration.upload else { return nil }
+        if let path = configuration.uploadBucket {
+            guard let client = service.s3 else {
+                logger.error("upload API off", metadata: ["reason": "--upload-dir s3:// needs the object store configured"])
+                return nil
+            }
+            return UploadHandler(
+                store: .bucket(BucketUploads(client: client, path: path)), configuration: configuration, service: service,
+                base: configuration.thumborPrefix + "/image")
+        }
         do throws(ServerError) {
             let store = try UploadStore(directory: configuration.resolvedUploadDirectory, logger: logger)
-            return UploadHandler(store: store, configuration: configuration, service: service, base: configuration.thumborPrefix + "/image")
+            return UploadHandler(
+                store: .directory(store), configuration: configuration, service: service, base: configuration.thumborPrefix + "/image")
         } catch {
             logger.error("upload API off", metadata: ["reason": .string(error.reason)])
             return nil
@@ -79,11 +93,13 @@ public struct OspreyServer: Sendable {
     }
 
     var imgproxyParser: ImgproxyURLParser {
-        ImgproxyURLParser(
+        var parser = ImgproxyURLParser(
             signer: configuration.imgproxyKeys.isEmpty
                 ? nil
                 : ImgproxySigner(pairs: configuration.imgproxyKeys, signatureBytes: configuration.imgproxySignatureBytes),
             allowUnsigned: configuration.allowUnsafe, presets: configuration.imgproxyPresets, watermark: configuration.imgproxyWatermark)
+        parser.onlyPresets = configuration.imgproxyOnlyPresets
+        return parser
     }
 
     /// Serves until SIGTERM/SIGINT, then shuts down gracefully. `onListening` receives the bound

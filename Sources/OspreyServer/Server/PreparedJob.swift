@@ -19,9 +19,9 @@ struct PreparedJob: Sendable {
 
     /// The result-cache key for the output settings: the format named by the URL, else the
     /// negotiation offer's key (`offer`, asked for only then) as `auto:OFFER` (`auto-png:OFFER`
-    /// with ``ImageJob/keepsPNG``), and the per-format qualities when there are any.
+    /// with ``ImageJob/keepsPNG``, `best:OFFER` with ``ImageJob/bestFormat``), and the per-format qualities when there are any.
     func resultKey(quality: Int, offer: () -> FormatNegotiator.Offer) -> String {
-        let format = job.format.map(\.rawValue) ?? "\(job.keepsPNG ? "auto-png" : "auto"):\(offer().key)"
+        let format = job.format.map(\.rawValue) ?? "\(job.bestFormat ? "best" : job.keepsPNG ? "auto-png" : "auto"):\(offer().key)"
         return "\(identity)|\(format):\(quality)\(formatQualityKey)|\(job.maxBytes ?? 0)"
     }
 

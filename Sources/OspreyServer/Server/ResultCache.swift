@@ -84,13 +84,13 @@ final class ResultCache: Sendable {
     func flush() async { await disk?.waitForPendingWork() }
 
     /// On disk: `format created max-age private\n` then the bytes (`max-age` `-1`: none).
-    private static func encode(_ entry: Entry) -> Data {
+    static func encode(_ entry: Entry) -> Data {
         let header =
             "\(entry.format.rawValue) \(Int(entry.created.timeIntervalSince1970)) \(entry.policy.maxAge ?? -1) \(entry.policy.isPrivate ? 1 : 0)\n"
         return Data(header.utf8) + entry.data
     }
 
-    private static func decode(_ stored: Data) -> Entry? {
+    static func decode(_ stored: Data) -> Entry? {
         guard let newline = stored.firstIndex(of: 0x0A),
             let header = String(data: stored[stored.startIndex..<newline], encoding: .utf8)
         else { return nil }

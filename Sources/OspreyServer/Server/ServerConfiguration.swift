@@ -19,6 +19,9 @@ public struct ServerConfiguration: Sendable {
     public var imgproxySignatureBytes = 32
     /// imgproxy presets, `name` → options (`rs:fill:300:300/q:80`). Default none.
     public var imgproxyPresets: [String: String] = [:]
+    /// imgproxy's presets-only mode (`IMGPROXY_ONLY_PRESETS`): option segments are preset names,
+    /// any other option is a 400 (see ``ImgproxyURLParser/onlyPresets``). Default `false`.
+    public var imgproxyOnlyPresets = false
     /// The image imgproxy's `wm` option draws (imgproxy's `IMGPROXY_WATERMARK_URL`), fetched under
     /// the source rules; `nil`: `wm` draws nothing, as imgproxy without one. Default `nil`.
     public var imgproxyWatermark: URL?
@@ -97,12 +100,27 @@ public struct ServerConfiguration: Sendable {
     /// `uploads` directory under ``cacheDirectory``, else under the temporary directory.
     /// Default `nil`.
     public var uploadDirectory: URL?
+    /// The bucket (and key prefix) uploads are kept in instead of ``uploadDirectory``
+    /// (`--upload-dir s3://BUCKET[/PREFIX]`, through ``s3``), shared by every instance without a
+    /// shared volume. Default `nil`: a directory.
+    public var uploadBucket: S3Path?
     /// Whether `PUT /image/<id>` replaces an upload (thumbor's `UPLOAD_PUT_ALLOWED`); else 405.
     /// Default `false`.
     public var uploadPut = false
     /// Whether `DELETE /image/<id>` removes an upload (thumbor's `UPLOAD_DELETE_ALLOWED`); else 405.
     /// Default `false`.
     public var uploadDelete = false
+
+    /// The object store of `s3://` sources, the thumbor S3 loader and ``resultStore``; `nil`:
+    /// `s3://` sources are refused (403). Default `nil`.
+    public var s3: S3Configuration?
+    /// The bucket thumbor image parts without a scheme are keys in (thumbor-aws's
+    /// `TC_AWS_LOADER_BUCKET`), read through ``s3``; `nil`: they are hosts or local files.
+    /// Default `nil`.
+    public var thumborS3Bucket: String?
+    /// The bucket (and key prefix) results are shared in by every instance: looked up before
+    /// processing, written after (``ResultStore``), through ``s3``. Default `nil`: none.
+    public var resultStore: S3Path?
 
     /// The upload directory in use: ``uploadDirectory``, else `uploads` under ``cacheDirectory`` or
     /// the temporary directory.

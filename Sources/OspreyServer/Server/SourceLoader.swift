@@ -72,8 +72,16 @@ final class SourceLoader: Sendable {
         pipeline = ImagePipeline(configuration: .init(cache: cache, downloader: downloader, defaultOptions: options))
     }
 
-    /// How long `url` stays fresh after a validation.
+    /// Whether `url` is an upload kept in a bucket (``ServerConfiguration/uploadBucket``).
+    func isBucketUpload(_ url: URL) -> Bool {
+        guard configuration.upload, let uploads = configuration.uploadBucket, let location = S3Location(internal: url) else { return false }
+        return location.bucket == uploads.bucket && location.key.hasPrefix(uploads.prefix)
+    }
+
+    /// How long `url` stays fresh after a validation: 0 for an upload in a bucket (each new variant
+    /// asks the bucket with its ETag, so a replaced or deleted upload is seen by every instance).
     func freshness(of url: URL) -> Duration {
+        if isBucketUpload(url) { return .zero }
         var seconds = configuration.originTTL
         if configuration.respectOriginCacheControl, let policy = policies.policy(for: url) {
             if policy.noStore { seconds = 0 }
@@ -116,6 +124,10 @@ final class SourceLoader: Sendable {
                 honoringOriginMaxAge: configuration.respectOriginCacheControl)
         } catch {
             throw ServerError(error)
+        }
+        // An upload in a bucket that is gone is gone: no stale copy of it is served.
+        if isBucketUpload(url), case .staleAfterError(let error) = data.provenance, ServerError(error).status == 404 {
+            throw .notFound("no upload has the id \(url.lastPathComponent)")
         }
         let version = data.validator.map { "\($0.etag ?? "")|\($0.lastModified ?? "")" } ?? ""
         return Source(

@@ -24,6 +24,9 @@ public struct ThumborURLParser: Sendable {
     /// Whether an image part that is an upload id (32 lowercase hex digits, optionally followed by
     /// `/file-name`, the `Location` of `POST /image`) names that upload. Default `false`.
     public var uploads = false
+    /// The bucket image parts without a scheme are keys in (thumbor-aws's loader,
+    /// `TC_AWS_LOADER_BUCKET`; the part percent-decoded once is the key). Default `nil`.
+    public var s3Bucket: String?
 
     /// A parser verifying with `signer` (default none), serving `unsafe/` when no signer is set or
     /// `allowUnsafe` (default `false`).
@@ -214,13 +217,16 @@ public struct ThumborURLParser: Sendable {
         }
     }
 
-    /// The image part as a source: an upload id (with ``uploads``), a file under the local root
+    /// The image part as a source: an upload id (with ``uploads``), a key in ``s3Bucket``, a file under the local root
     /// (with ``localFiles``, when it has no scheme: percent-decoded once, kept exactly otherwise;
     /// ``LocalSource`` refuses what leaves the root), else ``sourceURL(_:)``.
     func source(_ text: String) throws(ServerError) -> URL {
         if uploads {
             let id = text.prefix { $0 != "/" }
             if UploadStore.isID(id) { return LocalSource.url(upload: String(id)) }
+        }
+        if let s3Bucket, !text.isEmpty, !text.contains("://"), !(text.removingPercentEncoding ?? "").contains("://") {
+            return try S3Location(bucket: s3Bucket, key: text.removingPercentEncoding ?? text).url
         }
         if localFiles, !text.isEmpty, !text.contains("://"), !(text.removingPercentEncoding ?? "").contains("://") {
             return LocalSource.url(path: "/" + (text.removingPercentEncoding ?? text))

@@ -22,7 +22,13 @@ import Osprey
 /// its version (``LocalSource/File/version``), which every cached variant's key includes, so the
 /// old variants are never served again.
 struct UploadHandler: Sendable {
-    let store: UploadStore
+    /// Where uploads are kept: a directory (``UploadStore``) or a bucket (``BucketUploads``).
+    enum Storage: Sendable {
+        case directory(UploadStore)
+        case bucket(BucketUploads)
+    }
+
+    let store: Storage
     let configuration: ServerConfiguration
     let service: ImageService
     /// `<thumbor prefix>/image`.
@@ -45,18 +51,18 @@ struct UploadHandler: Sendable {
             let id = String(rest.prefix { $0 != "/" })
             guard UploadStore.isID(id) else { throw ServerError.notFound("no upload has the id \"\(id.prefix(64))\"") }
             switch request.method {
-            case .get, .head: return try original(id, isHead: request.method == .head)
+            case .get, .head: return try await original(id, isHead: request.method == .head)
             case .put:
                 guard configuration.uploadPut else { throw ServerError(status: 405, reason: "replacing an upload is not enabled (--upload-put)") }
                 let upload = try await validated(request)
-                try store.write(upload.data, id: id)
+                try await write(upload.data, id: id)
                 service.logger.info("upload replaced", metadata: ["id": .string(id), "bytes": .stringConvertible(upload.data.count)])
                 return Response(status: .noContent)
             case .delete:
                 guard configuration.uploadDelete else {
                     throw ServerError(status: 405, reason: "deleting an upload is not enabled (--upload-delete)")
                 }
-                guard try store.remove(id) else { throw ServerError.notFound("no upload has the id \(id)") }
+                guard try await remove(id) else { throw ServerError.notFound("no upload has the id \(id)") }
                 service.logger.info("upload deleted", metadata: ["id": .string(id)])
                 return Response(status: .noContent)
             default:
@@ -72,7 +78,7 @@ struct UploadHandler: Sendable {
     private func create(_ request: Request) async throws(ServerError) -> Response {
         let upload = try await validated(request)
         let id = UploadStore.newID()
-        try store.write(upload.data, id: id)
+        try await write(upload.data, id: id)
         service.logger.info("upload stored", metadata: ["id": .string(id), "bytes": .stringConvertible(upload.data.count)])
         let name = upload.filename ?? "image." + upload.format.fileExtension
         var allowed = CharacterSet.urlPathAllowed
@@ -81,13 +87,39 @@ struct UploadHandler: Sendable {
         return Response(status: .created, headers: [.location: location, .contentLength: "0"])
     }
 
-    private func original(_ id: String, isHead: Bool) throws(ServerError) -> Response {
-        let file = try service.local.file(for: LocalSource.url(upload: id))
-        let (data, read) = try service.local.read(file, maxBytes: .max)
-        var headers: HTTPFields = [
-            .eTag: read.etag, .lastModified: read.lastModified, .cacheControl: "public, max-age=\(configuration.maxAge)",
-            .contentLength: String(data.count)
-        ]
+    private func write(_ data: Data, id: String) async throws(ServerError) {
+        switch store {
+        case .directory(let directory): try directory.write(data, id: id)
+        case .bucket(let bucket): try await bucket.write(data, id: id)
+        }
+    }
+
+    private func remove(_ id: String) async throws(ServerError) -> Bool {
+        switch store {
+        case .directory(let directory): return try directory.remove(id)
+        case .bucket(let bucket): return try await bucket.remove(id)
+        }
+    }
+
+    private func original(_ id: String, isHead: Bool) async throws(ServerError) -> Response {
+        let data: Data
+        var headers: HTTPFields = [.cacheControl: "public, max-age=\(configuration.maxAge)"]
+        switch store {
+        case .directory:
+            let file = try service.local.file(for: LocalSource.url(upload: id))
+            let read: LocalSource.File
+            (data, read) = try service.local.read(file, maxBytes: .max)
+            headers[.eTag] = read.etag
+            headers[.lastModified] = read.lastModified
+        case .bucket(let bucket):
+            guard let object = try await bucket.read(id, maxBytes: configuration.maxSourceBytes) else {
+                throw ServerError.notFound("no upload has the id \(id)")
+            }
+            data = object.data
+            headers[.eTag] = object.etag
+            headers[.lastModified] = object.lastModified
+        }
+        headers[.contentLength] = String(data.count)
         headers[.contentType] = ImageFormat(sniffing: data)?.mimeType ?? "application/octet-stream"
         return Response(status: .ok, headers: headers, body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
