@@ -1,0 +1,235 @@
+import CGtk
+import Foundation
+import Osprey
+
+/// What loads: the bound cells on screen and ``ImageGrid/prefetchRows`` rows ahead, computed from
+/// the vertical adjustment on every scroll step, bind and layout change.
+extension ImageGrid {
+    /// Scrolls so that item `index` is in the top row (or as far as the grid scrolls); the cells
+    /// at the new position load first.
+    public func scroll(toItem index: Int) {
+        let count = itemCount
+        guard count > 0 else { return }
+        let item = max(0, min(index, count - 1))
+        // GTK's own scroll first: it moves the grid's anchor to the item, so GTK binds the cells
+        // there (setting the adjustment far past the bound cells alone leaves GTK 4.8 blank).
+        gtk_widget_activate_action_variant(gridView, "list.scroll-to-item", g_variant_new_uint32(guint32(item)))
+        let adjustment = vadjustment
+        let target = Double(item / columns) * rowHeight
+        gtk_adjustment_set_value(adjustment, min(target, gtk_adjustment_get_upper(adjustment) - gtk_adjustment_get_page_size(adjustment)))
+    }
+
+    /// Loads the cell at `position` again if it is bound (after its load failed, say).
+    public func retryItem(at position: Int) {
+        for (key, cell) in cells where Self.position(of: cell) == position {
+            cells[key]?.requested = nil
+            cells[key]?.url = cell.listItemURL(self)
+        }
+        updateLoads()
+    }
+
+    /// The bound cells GTK shows now (mapped), by item position: GTK keeps many cells bound off screen.
+    package var visibleCells: [Int: OspreyPicture] {
+        var shown: [Int: OspreyPicture] = [:]
+        for cell in cells.values
+        where gtk_widget_get_mapped(cell.picture.widget) != 0 && gtk_widget_get_child_visible(cell.picture.widget) != 0 {
+            if let position = Self.position(of: cell) { shown[position] = cell.picture }
+        }
+        return shown
+    }
+
+    /// The positions of the cells that asked for their image (loading or shown).
+    package var requestedPositions: Set<Int> {
+        Set(cells.values.filter { $0.requested != nil }.compactMap(Self.position(of:)))
+    }
+
+    /// Whether nothing is loading: no bound cell and no prefetch has a request running.
+    package var isIdle: Bool {
+        !(prefetcher?.prefetcher.isPrefetching ?? false) && !cells.values.contains { $0.picture.osprey.isLoading }
+    }
+
+    /// The options every cell and prefetch loads with: a downsample to the cell's pixel size first.
+    package var cellOptions: [RequestOption] {
+        let downsample = ImageProcessors.Downsample(width: cellWidth * scale, height: cellHeight * scale)
+        let given = options.reversed().lazy.compactMap { option -> (any ImageProcessing)? in
+            if case .processor(let processor) = option { processor } else { nil }
+        }.first
+        guard let given, !given.identifier.isEmpty else { return options + [.processor(downsample)] }
+        return options + [.processor(downsample |> given)]
+    }
+
+    /// Items per row: the grid's width over an allocated cell's (GTK gives every column the same
+    /// width), else over a cell's minimum width; counted once per grid width.
+    package var columns: Int {
+        let width = gtk_widget_get_width(gridView)
+        if let counted = countedColumns, counted.width == width { return counted.columns }
+        for cell in cells.values {
+            guard let parent = gtk_widget_get_parent(cell.picture.widget), gtk_widget_get_width(parent) > 0 else { continue }
+            let counted = max(1, Int((Double(width) / Double(gtk_widget_get_width(parent))).rounded()))
+            countedColumns = (width, counted)
+            return counted
+        }
+        var minimum: Int32 = 0
+        if let parent = cells.values.first.flatMap({ gtk_widget_get_parent($0.picture.widget) }) {
+            gtk_widget_measure(parent, GTK_ORIENTATION_HORIZONTAL, -1, &minimum, nil, nil, nil)
+        }
+        return max(1, min(16, Int(width) / max(cellWidth, Int(minimum))))
+    }
+
+    /// One row's height: the adjustment's range over the rows, before layout the cell height.
+    package var rowHeight: Double {
+        let rows = max(1, (itemCount + columns - 1) / columns)
+        let upper = gtk_adjustment_get_upper(vadjustment)
+        return upper > 0 ? upper / Double(rows) : Double(cellHeight)
+    }
+
+    /// The positions on screen and the positions to load (those and the prefetch rows); `nil`
+    /// before layout, when nothing loads.
+    private var loadRange: (visible: Range<Int>, load: Range<Int>)? {
+        let adjustment = vadjustment
+        let page = gtk_adjustment_get_page_size(adjustment)
+        let count = itemCount
+        guard page > 0, gtk_widget_get_width(gridView) > 0, count > 0 else { return nil }
+        let columns = self.columns
+        let rows = (count + columns - 1) / columns
+        let rowHeight = self.rowHeight
+        let value = gtk_adjustment_get_value(adjustment)
+        let first = min(rows - 1, max(0, Int(value / rowHeight)))
+        let last = min(rows - 1, max(first, Int(((value + page) / rowHeight).rounded(.up)) - 1))
+        let loadFirst = scrollsDown ? first : max(0, first - prefetchRows)
+        let loadLast = scrollsDown ? min(rows - 1, last + prefetchRows) : last
+        if last + prefetchRows + 2 >= rows - 1, approachedAt != count, onApproachingEnd != nil {
+            approachedAt = count
+            // After this signal: the handler may change the model.
+            Task { @MainActor [weak self] in self?.onApproachingEnd?() }
+        }
+        return (first * columns..<min(count, (last + 1) * columns), loadFirst * columns..<min(count, (loadLast + 1) * columns))
+    }
+
+    static func position(of cell: Cell) -> Int? {
+        let position = gtk_list_item_get_position(cell.listItem)
+        return position == guint.max ? nil : Int(position)
+    }
+
+    // MARK: - Factory
+
+    func setup(_ item: OpaquePointer) {
+        let picture = OspreyPicture()
+        // Sized before any image arrives: GTK lays out (and binds) only what fits.
+        gtk_widget_set_size_request(picture.widget, Int32(cellWidth), Int32(cellHeight))
+        gtk_list_item_set_child(item, picture.widget)
+    }
+
+    private func picture(of item: OpaquePointer) -> OspreyPicture? {
+        gtk_list_item_get_child(item).flatMap { OspreyPicture.of($0) }
+    }
+
+    func bind(_ item: OpaquePointer) {
+        guard let picture = picture(of: item) else { return }
+        let key = ObjectIdentifier(picture)
+        var cell = Cell(picture: picture, listItem: item, url: nil, requested: nil, task: nil)
+        cell.url = cell.listItemURL(self)
+        // GTK may rebind a cell to the item it shows: keep its image.
+        if let previous = cells[key], previous.requested != nil, previous.requested == cell.url {
+            cell.requested = previous.requested
+            cell.task = previous.task
+        } else {
+            picture.osprey.cancelDownloadTask()
+            picture.display(placeholder.flatMap { OspreyPicture.makeContent($0) })
+        }
+        cells[key] = cell
+        updateLoads()
+    }
+
+    func unbind(_ item: OpaquePointer) {
+        guard let picture = picture(of: item) else { return }
+        cells[ObjectIdentifier(picture)] = nil
+        picture.osprey.cancelDownloadTask()
+        picture.display(nil)
+    }
+
+    func scrolled() {
+        let value = gtk_adjustment_get_value(vadjustment)
+        if value != lastScrollValue { scrollsDown = value > lastScrollValue }
+        lastScrollValue = value
+        updateLoads()
+    }
+
+    func itemsChanged() {
+        countedColumns = nil
+        updateLoads()
+    }
+
+    // MARK: - Loading
+
+    /// Starts the cells in the load range that have not asked for their image (those off screen
+    /// at low priority, raised once on screen), stops those that left it, and prefetches rows in
+    /// range that GTK has not bound.
+    func updateLoads() {
+        guard let range = loadRange else { return }
+        scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
+        var bound: Set<Int> = []
+        for (key, cell) in cells {
+            guard let position = Self.position(of: cell) else { continue }
+            bound.insert(position)
+            let visible = range.visible.contains(position)
+            if range.load.contains(position) {
+                if cell.requested == nil {
+                    start(key, cell, lowPriority: !visible)
+                } else if visible, let task = cell.task, task.priority == .low {
+                    task.priority = .normal
+                }
+            } else if cell.requested != nil, cell.picture.osprey.isLoading {
+                cell.picture.osprey.cancelDownloadTask()
+                cells[key]?.requested = nil
+                cells[key]?.task = nil
+            }
+        }
+        prefetch(Set(range.load.filter { !bound.contains($0) }.compactMap { url(at: $0) }))
+    }
+
+    private func start(_ key: ObjectIdentifier, _ cell: Cell, lowPriority: Bool) {
+        let url = cell.url
+        cells[key]?.requested = url ?? URL(fileURLWithPath: "/")  // asked, even with no URL
+        let task = cell.picture.osprey.setImage(
+            with: url, placeholder: placeholder, options: cellOptions, settings: settings, pipeline: pipeline,
+            completion: { [weak self, weak picture = cell.picture] result in
+                guard case .failure(let error) = result, !error.isCancellation else { return }
+                if case .pipeline(.notCurrentSourceTask) = error { return }
+                guard let self, let picture, let cell = self.cells[ObjectIdentifier(picture)], cell.url == url,
+                    let position = Self.position(of: cell), let item = gtk_list_item_get_item(cell.listItem)
+                else { return }
+                self.onCellFailure?(position, OpaquePointer(item), error)
+            })
+        if lowPriority { task?.priority = .low }
+        cells[key]?.task = task
+    }
+
+    /// Prefetches `wanted` (rows to load that GTK has not bound) and stops the rest.
+    private func prefetch(_ wanted: Set<URL>) {
+        guard wanted != prefetching else { return }
+        let current: ImagePrefetcher
+        if let prefetcher, prefetcher.scale == scale {
+            current = prefetcher.prefetcher
+        } else {
+            prefetcher?.prefetcher.stopPrefetching()
+            // A row about to show is a memory hit when it binds: disk hits are read into memory.
+            // The cells' own options (as OspreyPicture's setImage makes them), so that a cell bound
+            // while its prefetch runs joins it.
+            let options = [RequestOption.animationFramesOnDemand(true)] + cellOptions
+            current = ImagePrefetcher(options: options, pipeline: pipeline, promotesDiskHitsToMemory: true)
+            prefetcher = (scale, current)
+            prefetching = []
+        }
+        current.stopPrefetching(with: Array(prefetching.subtracting(wanted)))
+        current.startPrefetching(with: Array(wanted.subtracting(prefetching)))
+        prefetching = wanted
+    }
+}
+
+extension ImageGrid.Cell {
+    /// The URL of the item the cell's list item holds now.
+    @MainActor func listItemURL(_ grid: ImageGrid) -> URL? {
+        gtk_list_item_get_item(listItem).flatMap { grid.itemURL(OpaquePointer($0)) }
+    }
+}
