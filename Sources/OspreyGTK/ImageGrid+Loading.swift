@@ -162,9 +162,8 @@ extension ImageGrid {
 
     // MARK: - Loading
 
-    /// Starts the cells in the load range that have not asked for their image (those off screen
-    /// at low priority, raised once on screen), stops those that left it, and prefetches rows in
-    /// range that GTK has not bound.
+    /// Starts the cells in the load range that have not asked for their image, and prefetches
+    /// rows in range that GTK has not bound (stopping the prefetches of rows that left it).
     func updateLoads() {
         guard let range = loadRange else { return }
         scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
@@ -172,23 +171,14 @@ extension ImageGrid {
         for (key, cell) in cells {
             guard let position = Self.position(of: cell) else { continue }
             bound.insert(position)
-            let visible = range.visible.contains(position)
-            if range.load.contains(position) {
-                if cell.requested == nil {
-                    start(key, cell, lowPriority: !visible)
-                } else if visible, let task = cell.task, task.priority == .low {
-                    task.priority = .normal
-                }
-            } else if cell.requested != nil, cell.picture.osprey.isLoading {
-                cell.picture.osprey.cancelDownloadTask()
-                cells[key]?.requested = nil
-                cells[key]?.task = nil
-            }
+            // A cell that asked goes on until GTK unbinds it: cancelling it as it leaves the range
+            // and asking again as it comes back downloaded some images twice while scrolling fast.
+            if range.load.contains(position), cell.requested == nil { start(key, cell) }
         }
         prefetch(Set(range.load.filter { !bound.contains($0) }.compactMap { url(at: $0) }))
     }
 
-    private func start(_ key: ObjectIdentifier, _ cell: Cell, lowPriority: Bool) {
+    private func start(_ key: ObjectIdentifier, _ cell: Cell) {
         let url = cell.url
         cells[key]?.requested = url ?? URL(fileURLWithPath: "/")  // asked, even with no URL
         let task = cell.picture.osprey.setImage(
@@ -201,7 +191,6 @@ extension ImageGrid {
                 else { return }
                 self.onCellFailure?(position, OpaquePointer(item), error)
             })
-        if lowPriority { task?.priority = .low }
         cells[key]?.task = task
     }
 

@@ -20,12 +20,13 @@ import Osprey
 /// their images stay as they are.
 ///
 /// Every cell has its size (``cellWidth``×``cellHeight`` points) before any image arrives, and
-/// only the cells on screen and ``prefetchRows`` rows ahead in the scroll direction load (those
-/// ahead at low priority), whatever the item count: GTK binds many more cells than it shows, and
-/// those wait without loading until they scroll near. A cell leaving that range stops loading
-/// (a running download finishes into the cache at low priority). A jump (``scroll(toItem:)``, a
-/// scrollbar drag) loads the cells at the new position first. A failed cell shows a failure image
-/// (by default a grey-red tile) and is reported to ``onCellFailure``.
+/// only the cells on screen and ``prefetchRows`` rows ahead in the scroll direction start
+/// loading, whatever the item count: GTK binds many more cells than it shows, and those wait
+/// without loading until they scroll near. A load goes on until GTK unbinds its cell (then a
+/// running download finishes into the cache at low priority, so coming back costs no download).
+/// ``scroll(toItem:)`` moves GTK's own anchor, so the cells at the new position are bound and load
+/// at once. A failed cell shows a failure image (by default a grey-red tile) and is reported to
+/// ``onCellFailure``.
 ///
 /// Every cell decodes at the cell size times the scale factor (a downsample first in the chain,
 /// so a 4000×3000 photo shrinks on load), the same size for cells and prefetches, so a prefetch is

@@ -83,8 +83,11 @@ public final class OspreyPicture: ImageTarget {
     /// request made before layout decoded at the size request): from the original in the disk
     /// cache, keeping the image shown meanwhile.
     private func allocationChanged() {
-        guard isAlive, let sized = ospreyController.sizedRequest, let now = ospreyPixelSize,
-            now.width > sized.width || now.height > sized.height
+        // An animation's frames are full size already; an image smaller than the box it was
+        // decoded for is its original, which a larger box does not sharpen.
+        guard isAlive, animation == nil, let sized = ospreyController.sizedRequest, let now = ospreyPixelSize,
+            now.width > sized.width || now.height > sized.height,
+            texture.map({ $0.width >= sized.width || $0.height >= sized.height }) ?? true
         else { return }
         sized.reload()
     }
