@@ -24,7 +24,9 @@ struct GalleryScriptTests {
         var cells: [Cell]
     }
 
-    @Test("under g_application_run with no set-up call, scrolled down and back, every visible cell shows its own item's image and each URL is downloaded once")
+    @Test(
+        "under g_application_run with no set-up call, scrolled down and back, every visible cell shows its own item's image and each URL is downloaded once"
+    )
     func scriptedScrolling() async throws {
         let gallery = try #require(
             OspreyBinary.product("osprey-gallery", environment: ["OSPREY_GALLERY"]), "osprey-gallery is not built (swift build)")
