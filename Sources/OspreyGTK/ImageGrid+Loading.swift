@@ -115,6 +115,7 @@ extension ImageGrid {
 
     func setup(_ item: OpaquePointer) {
         let picture = OspreyPicture()
+        shownWhenUnbound[ObjectIdentifier(picture)] = nil  // an identifier a finalised picture had
         // Sized before any image arrives: GTK lays out (and binds) only what fits.
         gtk_widget_set_size_request(picture.widget, Int32(cellWidth), Int32(cellHeight))
         gtk_list_item_set_child(item, picture.widget)
@@ -129,8 +130,11 @@ extension ImageGrid {
         let key = ObjectIdentifier(picture)
         var cell = Cell(picture: picture, listItem: item, url: nil, requested: nil, task: nil)
         cell.url = cell.listItemURL(self)
-        // GTK may rebind a cell to the item it shows: keep its image.
-        if let previous = cells[key], previous.requested != nil, previous.requested == cell.url {
+        // GTK may rebind a cell to the item it shows (GTK 4.8 unbinds and binds again every item
+        // an items-changed moved): keep its image.
+        if let shown = shownWhenUnbound.removeValue(forKey: key), shown == cell.url, picture.texture != nil {
+            cell.requested = shown
+        } else if let previous = cells[key], previous.requested != nil, previous.requested == cell.url {
             cell.requested = previous.requested
             cell.task = previous.task
         } else {
@@ -143,7 +147,13 @@ extension ImageGrid {
 
     func unbind(_ item: OpaquePointer) {
         guard let picture = picture(of: item) else { return }
-        cells[ObjectIdentifier(picture)] = nil
+        let key = ObjectIdentifier(picture)
+        // A picture showing its image keeps it, in case GTK binds it to the same item again.
+        if let requested = cells.removeValue(forKey: key)?.requested, !picture.osprey.isLoading, picture.texture != nil {
+            shownWhenUnbound[key] = requested
+            return
+        }
+        shownWhenUnbound[key] = nil
         picture.osprey.cancelDownloadTask()
         picture.display(nil)
     }
@@ -155,9 +165,24 @@ extension ImageGrid {
         updateLoads()
     }
 
+    /// The model changed: GTK 4.8 unbinds and binds again every item it moved, now or at its next
+    /// layout. Loads start once that is over (an idle callback), so that a cell is not started,
+    /// cancelled and started again on the way.
     func itemsChanged() {
         countedColumns = nil
-        updateLoads()
+        guard !modelChanging else { return }
+        modelChanging = true
+        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT_IDLE,
+            { data in
+                MainActor.assumeIsolated {
+                    guard let grid = GObjectSupport.owner(data, as: ImageGrid.self) else { return }
+                    grid.modelChanging = false
+                    grid.updateLoads()
+                }
+                return 0  // G_SOURCE_REMOVE
+            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
     }
 
     // MARK: - Loading
@@ -165,7 +190,7 @@ extension ImageGrid {
     /// Starts the cells in the load range that have not asked for their image, and prefetches
     /// rows in range that GTK has not bound (stopping the prefetches of rows that left it).
     func updateLoads() {
-        guard let range = loadRange else { return }
+        guard !modelChanging, let range = loadRange else { return }
         scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
         var bound: Set<Int> = []
         for (key, cell) in cells {

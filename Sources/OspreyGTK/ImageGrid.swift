@@ -66,6 +66,10 @@ public final class ImageGrid {
     var prefetcher: (scale: Int, prefetcher: ImagePrefetcher)?
     var prefetching: Set<URL> = []
     var lastScrollValue = 0.0
+    /// Whether an items-changed is being followed (loads wait for its idle callback).
+    var modelChanging = false
+    /// Pictures unbound while showing their image, with its URL: bound again to that URL, they keep it.
+    var shownWhenUnbound: [ObjectIdentifier: URL] = [:]
     var scrollsDown = true
     var scale = 1
     /// The item count `onApproachingEnd` was called at.
@@ -218,6 +222,7 @@ public final class ImageGrid {
         connected = []
         for cell in cells.values { cell.picture.osprey.cancelDownloadTask() }
         cells = [:]
+        shownWhenUnbound = [:]
         prefetcher?.prefetcher.stopPrefetching()
         prefetcher = nil
     }

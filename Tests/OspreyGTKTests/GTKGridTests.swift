@@ -113,7 +113,7 @@ struct GTKGridTests {
             if !shown {
                 let adjustment = grid.vadjustment
                 print(
-                    "DEBUG visible \(grid.visibleCells.keys.sorted()) requested \(grid.requestedPositions.sorted().suffix(40)) value \(gtk_adjustment_get_value(adjustment)) upper \(gtk_adjustment_get_upper(adjustment)) page \(gtk_adjustment_get_page_size(adjustment)) columns \(grid.columns) rowHeight \(grid.rowHeight)"
+                    "after the jump: visible \(grid.visibleCells.keys.sorted()) requested \(grid.requestedPositions.sorted().suffix(40)) value \(gtk_adjustment_get_value(adjustment)) upper \(gtk_adjustment_get_upper(adjustment)) page \(gtk_adjustment_get_page_size(adjustment)) columns \(grid.columns) rowHeight \(grid.rowHeight)"
                 )
             }
             let afterJump = Self.requestedItems(origin)
@@ -146,6 +146,51 @@ struct GTKGridTests {
             #expect(pages >= 4, "the grid asked for the next page as it neared the end: \(pages) pages")
             let repeated = origin.allHits.filter { $0.value > 1 }
             #expect(repeated.isEmpty, "downloaded more than once: \(repeated)")
+        }
+    }
+
+    @Test("a removal and a splice in the model keep the cells of unchanged items as they are; other items map to URLs through url:")
+    func spliceKeepsCells() async throws {
+        try await withOrigin { origin, pipeline in
+            // Items are item numbers as strings; `url` maps them to the origin's URLs.
+            let list = gtk_string_list_new(nil)!
+            for item in 0..<60 { gtk_string_list_append(list, "\(item)") }
+            defer { g_object_unref(UnsafeMutableRawPointer(list)) }
+            let number = { (item: OpaquePointer) -> Int? in Int(String(cString: gtk_string_object_get_string(item))) }
+            let grid = ImageGrid(model: list, url: { number($0).map(origin.itemURL) }, cellWidth: 80, cellHeight: 60, pipeline: pipeline)
+            let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            let itemAt = { (position: Int) -> Int? in
+                guard let object = g_list_model_get_item(list, guint(position)) else { return nil }
+                defer { g_object_unref(object) }
+                return number(OpaquePointer(object))
+            }
+            let colour = { (position: Int) in itemAt(position).map(ColorOrigin.color) }
+            await GTKHarness.pump("the first cells to show their images") {
+                Self.cellsShowTheirImages(grid, in: window, colour: colour) && grid.isIdle
+            }
+            // The texture each visible item shows, by item.
+            let textures = {
+                Dictionary(grid.visibleCells.compactMap { position, picture in itemAt(position).map { ($0, picture.texture) } }) { a, _ in a }
+            }
+            let before = textures()
+            gtk_string_list_remove(list, 0)
+            let added: [String] = ["100", "101"]
+            var pointers = added.map { strdup($0) } + [nil]
+            defer { pointers.forEach { free($0) } }
+            pointers.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                    gtk_string_list_splice(list, 3, 1, $0)
+                }
+            }
+            await GTKHarness.pump("the cells to show their (new) items' images") {
+                Self.cellsShowTheirImages(grid, in: window, colour: colour) && grid.isIdle
+            }
+            let after = textures()
+            let kept = before.keys.filter { $0 != 0 && $0 != 4 && after[$0] != nil }
+            #expect(kept.count >= 8)
+            for item in kept { #expect(after[item]! === before[item]!, "item \(item) kept its texture: not loaded again") }
+            #expect(origin.allHits.filter { $0.value > 1 }.isEmpty)
         }
     }
 
