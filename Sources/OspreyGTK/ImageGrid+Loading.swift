@@ -43,12 +43,12 @@ extension ImageGrid {
         Set(cells.values.filter { $0.requested != nil }.compactMap(Self.position(of:)))
     }
 
-    /// Whether nothing is loading: no bound cell and no prefetch has a request running.
+    /// Whether nothing is loading: no bound cell has a request running.
     package var isIdle: Bool {
-        !(prefetcher?.prefetcher.isPrefetching ?? false) && !cells.values.contains { $0.picture.osprey.isLoading }
+        !cells.values.contains { $0.picture.osprey.isLoading }
     }
 
-    /// The options every cell and prefetch loads with: a downsample to the cell's pixel size first.
+    /// The options every cell loads with: a downsample to the cell's pixel size first.
     package var cellOptions: [RequestOption] {
         let downsample = ImageProcessors.Downsample(width: cellWidth * scale, height: cellHeight * scale)
         let given = options.reversed().lazy.compactMap { option -> (any ImageProcessing)? in
@@ -115,7 +115,6 @@ extension ImageGrid {
 
     func setup(_ item: OpaquePointer) {
         let picture = OspreyPicture()
-        shownWhenUnbound[ObjectIdentifier(picture)] = nil  // an identifier a finalised picture had
         // Sized before any image arrives: GTK lays out (and binds) only what fits.
         gtk_widget_set_size_request(picture.widget, Int32(cellWidth), Int32(cellHeight))
         gtk_list_item_set_child(item, picture.widget)
@@ -132,8 +131,8 @@ extension ImageGrid {
         cell.url = cell.listItemURL(self)
         // GTK may rebind a cell to the item it shows (GTK 4.8 unbinds and binds again every item
         // an items-changed moved): keep its image.
-        if let shown = shownWhenUnbound.removeValue(forKey: key), shown == cell.url, picture.texture != nil {
-            cell.requested = shown
+        if let kept = unbound.removeValue(forKey: key), kept.url == cell.url {
+            cell.requested = kept.url
         } else if let previous = cells[key], previous.requested != nil, previous.requested == cell.url {
             cell.requested = previous.requested
             cell.task = previous.task
@@ -148,14 +147,38 @@ extension ImageGrid {
     func unbind(_ item: OpaquePointer) {
         guard let picture = picture(of: item) else { return }
         let key = ObjectIdentifier(picture)
-        // A picture showing its image keeps it, in case GTK binds it to the same item again.
-        if let requested = cells.removeValue(forKey: key)?.requested, !picture.osprey.isLoading, picture.texture != nil {
-            shownWhenUnbound[key] = requested
+        // GTK 4.8 unbinds and binds again every item an items-changed moved: the picture keeps its
+        // image, or its load, until an idle callback after the unbind finds it still unbound.
+        if let requested = cells.removeValue(forKey: key)?.requested {
+            unbound[key] = (picture, requested)
+            scheduleSweep()
             return
         }
-        shownWhenUnbound[key] = nil
         picture.osprey.cancelDownloadTask()
         picture.display(nil)
+    }
+
+    /// Cancels the loads of pictures still unbound after the unbinds of this turn; those showing
+    /// their image keep it for a later bind to the same URL.
+    private func scheduleSweep() {
+        guard !sweepScheduled else { return }
+        sweepScheduled = true
+        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT_IDLE,
+            { data in
+                MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.sweepUnbound() }
+                return 0  // G_SOURCE_REMOVE
+            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+    }
+
+    private func sweepUnbound() {
+        sweepScheduled = false
+        for (key, kept) in unbound where !kept.picture.isAlive || kept.picture.osprey.isLoading {
+            unbound[key] = nil
+            kept.picture.osprey.cancelDownloadTask()
+            kept.picture.display(nil)
+        }
     }
 
     func scrolled() {
@@ -187,20 +210,18 @@ extension ImageGrid {
 
     // MARK: - Loading
 
-    /// Starts the cells in the load range that have not asked for their image, and prefetches
-    /// rows in range that GTK has not bound (stopping the prefetches of rows that left it).
+    /// Starts the cells in the load range that have not asked for their image. Rows ahead need no
+    /// prefetcher: GTK binds their cells well before they show (a prefetch of a row not bound yet,
+    /// racing the cell bound a moment later, downloaded its images twice).
     func updateLoads() {
         guard !modelChanging, let range = loadRange else { return }
         scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
-        var bound: Set<Int> = []
         for (key, cell) in cells {
             guard let position = Self.position(of: cell) else { continue }
-            bound.insert(position)
             // A cell that asked goes on until GTK unbinds it: cancelling it as it leaves the range
             // and asking again as it comes back downloaded some images twice while scrolling fast.
             if range.load.contains(position), cell.requested == nil { start(key, cell) }
         }
-        prefetch(Set(range.load.filter { !bound.contains($0) }.compactMap { url(at: $0) }))
     }
 
     private func start(_ key: ObjectIdentifier, _ cell: Cell) {
@@ -217,27 +238,6 @@ extension ImageGrid {
                 self.onCellFailure?(position, OpaquePointer(item), error)
             })
         cells[key]?.task = task
-    }
-
-    /// Prefetches `wanted` (rows to load that GTK has not bound) and stops the rest.
-    private func prefetch(_ wanted: Set<URL>) {
-        guard wanted != prefetching else { return }
-        let current: ImagePrefetcher
-        if let prefetcher, prefetcher.scale == scale {
-            current = prefetcher.prefetcher
-        } else {
-            prefetcher?.prefetcher.stopPrefetching()
-            // A row about to show is a memory hit when it binds: disk hits are read into memory.
-            // The cells' own options (as OspreyPicture's setImage makes them), so that a cell bound
-            // while its prefetch runs joins it.
-            let options = [RequestOption.animationFramesOnDemand(true)] + cellOptions
-            current = ImagePrefetcher(options: options, pipeline: pipeline, promotesDiskHitsToMemory: true)
-            prefetcher = (scale, current)
-            prefetching = []
-        }
-        current.stopPrefetching(with: Array(prefetching.subtracting(wanted)))
-        current.startPrefetching(with: Array(wanted.subtracting(prefetching)))
-        prefetching = wanted
     }
 }
 

@@ -15,7 +15,7 @@ import Osprey
 ///
 /// The widget owns the grid, as it owns an ``OspreyPicture``: the grid lives as long as ``widget``
 /// whether or not the program keeps it, and when the widget is finalised its handlers are
-/// disconnected and its loads and prefetches cancelled. The grid follows the model's
+/// disconnected and its loads cancelled. The grid follows the model's
 /// `items-changed` (append a page, remove, splice): GTK keeps the cells of unchanged items, and
 /// their images stay as they are.
 ///
@@ -29,8 +29,7 @@ import Osprey
 /// ``onCellFailure``.
 ///
 /// Every cell decodes at the cell size times the scale factor (a downsample first in the chain,
-/// so a 4000×3000 photo shrinks on load), the same size for cells and prefetches, so a prefetch is
-/// a memory hit for its cell.
+/// so a 4000×3000 photo shrinks on load).
 @MainActor
 public final class ImageGrid {
     /// The `GListModel` shown, one cell per item.
@@ -62,14 +61,13 @@ public final class ImageGrid {
     let itemURL: @MainActor (OpaquePointer) -> URL?
     /// The bound cells, by picture.
     var cells: [ObjectIdentifier: Cell] = [:]
-    /// The prefetcher for rows to load that GTK has not bound, at the current scale factor.
-    var prefetcher: (scale: Int, prefetcher: ImagePrefetcher)?
-    var prefetching: Set<URL> = []
     var lastScrollValue = 0.0
     /// Whether an items-changed is being followed (loads wait for its idle callback).
     var modelChanging = false
-    /// Pictures unbound while showing their image, with its URL: bound again to that URL, they keep it.
-    var shownWhenUnbound: [ObjectIdentifier: URL] = [:]
+    /// Pictures unbound with their image shown or loading, and its URL: bound again to that URL,
+    /// they keep it (held here, so their identifiers are not reused).
+    var unbound: [ObjectIdentifier: (picture: OspreyPicture, url: URL)] = [:]
+    var sweepScheduled = false
     var scrollsDown = true
     var scale = 1
     /// The item count `onApproachingEnd` was called at.
@@ -222,8 +220,7 @@ public final class ImageGrid {
         connected = []
         for cell in cells.values { cell.picture.osprey.cancelDownloadTask() }
         cells = [:]
-        shownWhenUnbound = [:]
-        prefetcher?.prefetcher.stopPrefetching()
-        prefetcher = nil
+        for kept in unbound.values { kept.picture.osprey.cancelDownloadTask() }
+        unbound = [:]
     }
 }
