@@ -58,6 +58,7 @@ public final class OspreyPicture: ImageTarget {
     /// A new `GtkOverlay` with a `GtkPicture` (or `GtkImage`, `kind` default `.picture`) inside.
     /// The overlay is floating, as new GTK widgets are: adding it to a container takes it.
     public init(kind: Kind = .picture) {
+        GLibMainActor.install()  // first: it stops with a message when GTK is not initialised
         self.kind = kind
         let overlay = gtk_overlay_new()!
         picture = kind == .picture ? gtk_picture_new()! : gtk_image_new()!
