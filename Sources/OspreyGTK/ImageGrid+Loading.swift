@@ -185,7 +185,22 @@ extension ImageGrid {
         let value = gtk_adjustment_get_value(vadjustment)
         if value != lastScrollValue { scrollsDown = value > lastScrollValue }
         lastScrollValue = value
+        reanchorAfterJump()
         updateLoads()
+    }
+
+    /// After a jump past every bound cell (a scrollbar dragged far: GTK 4.8 then binds nothing
+    /// and the grid stays blank), moves GTK's anchor to the first visible item with its own
+    /// `list.scroll-to-item`, which binds the cells there; the scroll position stays.
+    private func reanchorAfterJump() {
+        guard !reanchoring, let range = loadRange, !range.visible.isEmpty else { return }
+        let bound = cells.values.contains { Self.position(of: $0).map(range.visible.contains) ?? false }
+        guard !bound, !cells.isEmpty else { return }
+        reanchoring = true
+        defer { reanchoring = false }
+        let value = gtk_adjustment_get_value(vadjustment)
+        gtk_widget_activate_action_variant(gridView, "list.scroll-to-item", g_variant_new_uint32(guint32(range.visible.lowerBound)))
+        gtk_adjustment_set_value(vadjustment, value)
     }
 
     /// The model changed: GTK 4.8 unbinds and binds again every item it moved, now or at its next

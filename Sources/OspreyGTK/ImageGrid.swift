@@ -25,7 +25,7 @@ import Osprey
 /// without loading until they scroll near. A load goes on until GTK unbinds its cell (then a
 /// running download finishes into the cache at low priority, so coming back costs no download).
 /// ``scroll(toItem:)`` moves GTK's own anchor, so the cells at the new position are bound and load
-/// at once. A failed cell shows a failure image (by default a grey-red tile) and is reported to
+/// at once; so does a scrollbar dragged past every bound cell. A failed cell shows a failure image (by default a grey-red tile) and is reported to
 /// ``onCellFailure``.
 ///
 /// Every cell decodes at the cell size times the scale factor (a downsample first in the chain,
@@ -62,6 +62,8 @@ public final class ImageGrid {
     /// The bound cells, by picture.
     var cells: [ObjectIdentifier: Cell] = [:]
     var lastScrollValue = 0.0
+    /// Whether a jump is being re-anchored (its own scrolls are not jumps).
+    var reanchoring = false
     /// Whether an items-changed is being followed (loads wait for its idle callback).
     var modelChanging = false
     /// Pictures unbound with their image shown or loading, and its URL: bound again to that URL,
