@@ -83,12 +83,14 @@ func originRequests() -> Int {
     return log.components(separatedBy: "\"GET ").count - 1
 }
 var scheduleAtStart = (cpu: 0.0, waiting: 0.0)
+// The log is the origin's for the whole script: requests before this run are not its own.
+let requestsBeforeRun = originRequests()
 var downloadsBeforeScroll = -1
 let recorder = FrameRecorder(
     scroller: scroller, speed: speed,
     started: {
         scheduleAtStart = mainThreadSchedule()
-        downloadsBeforeScroll = originRequests()
+        downloadsBeforeScroll = originRequests() - requestsBeforeRun
     }
 ) {
     let deltas = $0.sorted()
