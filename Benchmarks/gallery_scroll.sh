@@ -18,6 +18,9 @@
 # GALLERY_NAIVE (1: run naive once after them, ~5 min; 0: skip), GALLERY_SPEED (pixels per frame,
 # 60), GALLERY_ORIGIN_NICE (10), GALLERY_PLAIN (1: also osprey without spinner and fade, once; all: also
 # with the fade only and with the spinner only),
+# GALLERY_ITEMS (items in the grid, default 1000; 10000 to check that loading and memory follow
+# the screen, not the item count: each result line has the origin's requests before the first
+# scroll, `downloads_before_scroll`),
 # GALLERY_BASELINE (an earlier build of GalleryScrollBench: its osprey mode runs in every round too,
 # labelled osprey-base, for an A/B in the same conditions).
 set -euo pipefail
@@ -37,6 +40,7 @@ SPEED="${GALLERY_SPEED:-60}"
 ORIGIN_NICE="${GALLERY_ORIGIN_NICE:-10}"
 PLAIN="${GALLERY_PLAIN:-0}"
 BASELINE="${GALLERY_BASELINE:-}"
+ITEMS="${GALLERY_ITEMS:-1000}"
 WORK="$ROOT/Benchmarks/.work/gallery"
 IMAGES="$WORK/images"
 
@@ -65,12 +69,13 @@ server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$run_dir"; }
 trap cleanup EXIT
 start_origin "$IMAGES" "$run_dir/server.log" "$ORIGIN_NICE"
-for i in $(seq 0 999); do
+for i in $(seq 0 $((ITEMS - 1))); do
     if [ $((i % 10)) -eq 0 ]; then name="L$(((i / 10) % 60)).jpg"; else name="s$((i % 20)).jpg"; fi
     printf 'http://127.0.0.1:%s/%s?item=%d\n' "$port" "$name" "$i"
 done >"$run_dir/urls.txt"
 
 export GDK_BACKEND=x11 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1
+export GALLERY_ORIGIN_LOG="$run_dir/server.log"  # the bench counts its requests at the first scroll
 results="$run_dir/results.jsonl"
 run() {  # MODE [LABEL [BINARY]]
     local before after line
@@ -94,11 +99,11 @@ if [ "$NAIVE" = 1 ]; then run naive; fi
 python3 - "$results" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-print(f"\n  {'mode':<13} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'RSS MB':>7} {'main cpu s':>10} {'main waiting s':>14} {'total s':>8} {'load':>10}")
+print(f"\n  {'mode':<13} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'RSS MB':>7} {'main cpu s':>10} {'main waiting s':>14} {'total s':>8} {'load':>10} {'GETs before scroll':>18}")
 for r in rows:
     print(f"  {r['label']:<13} {r['p50_ms']:7.1f} {r['p99_ms']:7.1f} {r['max_ms']:7.1f} {r['peak_rss_mb']:7.1f} "
           f"{r['main_cpu_ms'] / 1000:10.2f} {r['main_waiting_ms'] / 1000:14.2f} {r['total_ms'] / 1000:8.1f} "
-          f"{r['load_before']:4.1f}-{r['load_after']:<4.1f}")
+          f"{r['load_before']:4.1f}-{r['load_after']:<4.1f} {r.get('downloads_before_scroll', -1):18d}")
 def p99(label): return [r["p99_ms"] for r in rows if r["label"] == label]
 solid, osprey, decoded, naive, base = p99("solid"), p99("osprey"), p99("decoded"), p99("naive"), p99("osprey-base")
 pairs = list(zip(osprey, solid))

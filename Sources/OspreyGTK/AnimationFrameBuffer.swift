@@ -22,26 +22,26 @@ public final class AnimationFrameBuffer: Sendable {
     }
 
     /// The animation decoded whole, `nil` when its frames are decoded on demand.
-    public let image: Image?
+    package let image: Image?
     /// The decoder of the frames when they are decoded on demand, `nil` for a decoded image.
-    public let decoder: AnimationFrameDecoder?
+    package let decoder: AnimationFrameDecoder?
     /// The number of frames.
-    public let frameCount: Int
+    package let frameCount: Int
     /// Each frame's display time in milliseconds (``Osprey/Image/frameDelays``).
-    public let frameDelays: [Int]
+    package let frameDelays: [Int]
     /// The animation's own loop count (0: forever).
-    public let loopCount: Int
+    package let loopCount: Int
     /// Width of a frame, in pixels.
-    public let width: Int
+    package let width: Int
     /// Height of a frame, in pixels.
-    public let height: Int
+    package let height: Int
     /// The most frames held at once.
     public let capacity: Int
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "osprey.animation-frames", qos: .utility)
 
     /// A buffer for `image` (decoded whole) holding at most `capacity` frames (at least 1).
-    public init(image: Image, capacity: Int) {
+    package init(image: Image, capacity: Int) {
         self.image = image
         decoder = nil
         (frameCount, frameDelays, loopCount) = (image.frameCount, image.frameDelays, image.loopCount)
@@ -52,7 +52,7 @@ public final class AnimationFrameBuffer: Sendable {
     /// A buffer that decodes the frames of `decoder` as its window reaches them, holding at most
     /// `capacity` frames (at least 1). `first` (default `nil`), the texture of frame 0 made
     /// already (the one on screen), is buffered as it is instead of being decoded again.
-    public init(decoder: AnimationFrameDecoder, capacity: Int, first: Texture? = nil) {
+    package init(decoder: AnimationFrameDecoder, capacity: Int, first: Texture? = nil) {
         image = nil
         self.decoder = decoder
         (frameCount, frameDelays, loopCount) = (decoder.frameCount, decoder.frameDelays, decoder.loopCount)
@@ -69,18 +69,18 @@ public final class AnimationFrameBuffer: Sendable {
 
     /// Makes the texture of frame `index` now, on the calling thread (off the main thread: it may
     /// decode); `nil` when the frame cannot be made.
-    public func makeTexture(frame index: Int) -> Texture? {
+    package func makeTexture(frame index: Int) -> Texture? {
         if let decoder { return (try? decoder.frame(at: index)).flatMap { Texture(image: $0) } }
         return image.flatMap { Texture(image: $0, frame: index) }
     }
 
     /// The texture of frame `index` when it is buffered.
-    public func texture(at index: Int) -> Texture? {
+    package func texture(at index: Int) -> Texture? {
         state.withLock { $0.frames[index] }
     }
 
     /// Frames held now.
-    public var count: Int { state.withLock { $0.frames.count } }
+    package var count: Int { state.withLock { $0.frames.count } }
     /// The most frames held at any time so far (never more than ``capacity``).
     public var peakCount: Int { state.withLock { $0.peak } }
     /// Textures made so far (a frame made again after it left the window counts again).
@@ -88,7 +88,7 @@ public final class AnimationFrameBuffer: Sendable {
 
     /// Moves the window to start at frame `index`: releases the frames outside it and makes the
     /// missing ones in the background, nearest first.
-    public func prefetch(from index: Int) {
+    package func prefetch(from index: Int) {
         let frameCount = self.frameCount
         let window = (0..<capacity).map { (index + $0) % frameCount }
         let start = state.withLock { state -> Bool in

@@ -18,7 +18,7 @@ public final class AnimationPlayer {
     /// The frame shown (0-based).
     public private(set) var currentFrame = 0
     /// Full plays completed.
-    public private(set) var completedLoops = 0
+    package private(set) var completedLoops = 0
     /// Whether the loop count was reached; the last frame stays on screen.
     public private(set) var isFinished = false
     /// Whether the animation is playing (not paused and not finished).
@@ -26,7 +26,7 @@ public final class AnimationPlayer {
     /// Frames skipped because their time passed before a tick could show them.
     private(set) var skippedFrames = 0
     /// The frame clock's time (microseconds) of the first tick, and of the last frame change.
-    public private(set) var startTime: Int64?
+    package private(set) var startTime: Int64?
     /// The frame clock's time (microseconds) when ``currentFrame`` was put on screen.
     public private(set) var lastChangeTime: Int64?
 
@@ -106,12 +106,10 @@ public final class AnimationPlayer {
     /// again starts counting afresh.
     private func watchUnmap() {
         let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
-            let player = Unmanaged<AnimationPlayer>.fromOpaque(data!).takeUnretainedValue()
-            MainActor.assumeIsolated { player.lastTick = nil }
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: AnimationPlayer.self)?.lastTick = nil }
         }
-        // Unretained: stop() disconnects before the picture lets the player go.
-        unmapHandler = GObjectSupport.connect(
-            picture.picture, "unmap", unsafeBitCast(handler, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque())
+        // A weak reference: stop() disconnects, and a handler run after the player went finds nil.
+        unmapHandler = GObjectSupport.connect(picture.picture, "unmap", unsafeBitCast(handler, to: GCallback.self), weakly: self)
     }
 
     private func startTicking() {

@@ -1,4 +1,5 @@
 import CGtk
+import Foundation
 import Glibc
 
 /// Runs Swift's main actor inside GLib's main loop.
@@ -9,18 +10,31 @@ import Glibc
 /// GLib source that wakes when libdispatch signals work on its main queue (the eventfd returned by
 /// `_dispatch_get_main_queue_handle_4CF`) and drains it there (`_dispatch_main_queue_callback_4CF`),
 /// as swift-corelibs-foundation's `RunLoop` does. No polling timer: the loop sleeps until work comes.
+///
+/// No program has to call it: the first ``OspreyPicture`` or ``ImageGrid`` installs it.
 public enum GLibMainActor {
     /// The GLib source id, 0 until installed.
     @MainActor private static var sourceID: guint = 0
 
-    /// Whether ``install()`` ran.
-    @MainActor public static var isInstalled: Bool { sourceID != 0 }
+    /// Whether the source is installed, or not needed (see ``install()``).
+    @MainActor package static var isInstalled: Bool { sourceID != 0 }
 
-    /// Makes the main actor's jobs run on the default GLib main context. Call once, on the main
-    /// thread, before running the loop (top-level code of `main.swift` is on it); later calls do
-    /// nothing. ``OspreyApplication/initialize()`` calls it for you.
+    /// Makes the main actor's jobs run on the default GLib main context; later calls do nothing.
+    ///
+    /// Needs GTK initialised (`gtk_init`, or inside `g_application_run`'s `activate`): without it,
+    /// it stops the program with a message saying so, rather than leave every image undelivered.
+    /// Off the process's main thread (the main queue is then drained by libdispatch itself, after
+    /// `dispatchMain()`, as in an `async` main or a test runner) it installs nothing.
     @MainActor public static func install() {
         guard sourceID == 0 else { return }
+        guard gtk_is_initialized() != 0 else {
+            fatalError(
+                "OspreyGTK: GTK is not initialised. Make Osprey widgets after gtk_init(), or inside the `activate` "
+                    + "handler of a GtkApplication run by g_application_run (which initialises GTK).")
+        }
+        // The main queue belongs to the main thread until dispatchMain(); after it, libdispatch
+        // drains it on its own threads and draining it from GLib would crash.
+        guard Thread.isMainThread else { return }
         let handle = _dispatch_get_main_queue_handle_4CF()
         sourceID = g_unix_fd_add(
             handle, G_IO_IN,

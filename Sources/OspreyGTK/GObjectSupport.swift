@@ -17,6 +17,33 @@ enum GObjectSupport {
     static func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: GCallback, _ data: UnsafeMutableRawPointer?) -> gulong {
         g_signal_connect_data(instance, signal, handler, data, nil, GConnectFlags(rawValue: 0))
     }
+
+    /// Connects `handler` to `signal` of `instance` with a ``WeakReference`` to `owner` as its data:
+    /// the handler's closure holds the box (released with the closure), never `owner` itself, so a
+    /// handler that runs after `owner` is gone finds `nil`. Returns the handler id.
+    @discardableResult
+    static func connect<Owner: AnyObject>(
+        _ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: GCallback, weakly owner: Owner
+    ) -> gulong {
+        let box = Unmanaged.passRetained(WeakReference(owner)).toOpaque()
+        return g_signal_connect_data(
+            instance, signal, handler, box, { data, _ in Unmanaged<AnyObject>.fromOpaque(data!).release() }, GConnectFlags(rawValue: 0))
+    }
+
+    /// The owner behind the data of a handler connected by ``connect(_:_:_:weakly:)``, `nil` once released.
+    static func owner<Owner: AnyObject>(_ data: UnsafeMutableRawPointer?, as: Owner.Type) -> Owner? {
+        guard let data else { return nil }
+        return (Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? WeakReference<Owner>)?.value
+    }
+}
+
+/// A weak reference to a main-actor object, the data GLib handlers of OspreyGTK's widgets hold.
+final class WeakReference<Owner: AnyObject> {
+    weak var value: Owner?
+
+    init(_ value: Owner) {
+        self.value = value
+    }
 }
 
 /// `GTK_WINDOW(widget)`: a window made by `gtk_window_new` as the `GtkWindow *` its functions take.

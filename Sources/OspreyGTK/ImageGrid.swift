@@ -2,231 +2,227 @@ import CGtk
 import Foundation
 import Osprey
 
-/// A scrolling `GtkGridView` of remote images with recycled cells, Osprey's answer to a
-/// collection view with `kf.setImage` in `cellForItemAt`.
+/// A scrolling `GtkGridView` of remote images over any `GListModel`, with recycled cells: Osprey's
+/// answer to a collection view with `kf.setImage` in `cellForItemAt`.
 ///
-/// Its `GtkSignalListItemFactory` makes one ``OspreyPicture`` per cell; **bind** starts the item's
-/// load (a memory hit is on screen in the same turn), **unbind** cancels it: nothing more is shown
-/// and its result is dropped, while a download already running finishes into the cache at low
-/// priority, so scrolling back never downloads it again. A cell rebound to another item shows that
-/// item's placeholder or image, never the previous item's. While scrolling, the images of the rows
-/// about to come into view (in the scroll direction, ``prefetchRows`` rows) are prefetched at low
-/// priority (an ``Osprey/ImagePrefetcher``); prefetches of rows that scrolled away are stopped.
+/// ```swift
+/// let urls = gtk_string_list_new(nil)!          // a GListModel of URL strings
+/// gtk_string_list_append(urls, "https://example.com/1.jpg")
+/// let grid = ImageGrid(model: urls)
+/// grid.onApproachingEnd = { gtk_string_list_append(urls, "https://example.com/next.jpg") }
+/// gtk_window_set_child(GtkWindowPointer(window), grid.widget)
+/// ```
+///
+/// The widget owns the grid, as it owns an ``OspreyPicture``: the grid lives as long as ``widget``
+/// whether or not the program keeps it, and when the widget is finalised its handlers are
+/// disconnected and its loads cancelled. The grid follows the model's
+/// `items-changed` (append a page, remove, splice): GTK keeps the cells of unchanged items, and
+/// their images stay as they are.
+///
+/// Every cell has its size (``cellWidth``×``cellHeight`` points) before any image arrives, and
+/// only the cells on screen and ``prefetchRows`` rows ahead in the scroll direction start
+/// loading, whatever the item count: GTK binds many more cells than it shows, and those wait
+/// without loading until they scroll near. A load goes on until GTK unbinds its cell (then a
+/// running download finishes into the cache at low priority, so coming back costs no download).
+/// ``scroll(toItem:)`` moves GTK's own anchor, so the cells at the new position are bound and load
+/// at once; so does a scrollbar dragged past every bound cell. A failed cell shows a failure image (by default a grey-red tile) and is reported to
+/// ``onCellFailure``.
 ///
 /// Every cell decodes at the cell size times the scale factor (a downsample first in the chain,
-/// so a 4000×3000 photo shrinks on load), the same size for bound cells and prefetches, so a
-/// prefetch is a memory hit for its cell. Keep the grid object alive as long as ``widget``.
+/// so a 4000×3000 photo shrinks on load).
 @MainActor
 public final class ImageGrid {
-    /// The images, one per item.
-    public let urls: [URL]
+    /// The `GListModel` shown, one cell per item.
+    public let model: OpaquePointer
     /// The cell size in points. Default 200×150.
     public let cellWidth: Int
     /// The cell height in points.
     public let cellHeight: Int
-    /// Rows ahead of the visible ones to prefetch in the scroll direction. Default 2.
+    /// Rows ahead of the visible ones that load, in the scroll direction (down before any
+    /// scroll). Default 2.
     public var prefetchRows = 2
     /// The `GtkScrolledWindow` holding the grid view; put it in a window.
     public let widget: UnsafeMutablePointer<GtkWidget>
+    /// Called when the last visible row comes within ``prefetchRows`` + 2 rows of the end (once
+    /// per item count), to append the next page to the model. Default `nil`.
+    public var onApproachingEnd: (@MainActor () -> Void)?
+    /// Called when a cell's load fails (not when it is cancelled), with the cell's position, its
+    /// model item (a `GObject *`) and the error, e.g. to offer a retry (``retryItem(at:)``).
+    /// Default `nil`.
+    public var onCellFailure: (@MainActor (_ position: Int, _ item: OpaquePointer, _ error: OspreyError) -> Void)?
+
     /// The `GtkGridView`.
-    public let gridView: UnsafeMutablePointer<GtkWidget>
-    /// The cells bound now, by item index.
-    public private(set) var boundCells: [Int: OspreyPicture] = [:]
-    /// The bound cells GTK shows now (mapped): the grid keeps some cells bound off screen.
-    public var visibleCells: [Int: OspreyPicture] {
-        boundCells.filter { gtk_widget_get_mapped($0.value.widget) != 0 && gtk_widget_get_child_visible($0.value.widget) != 0 }
+    let gridView: UnsafeMutablePointer<GtkWidget>
+    let pipeline: ImagePipeline
+    let options: [RequestOption]
+    let settings: TargetSettings<OspreyPicture>
+    let placeholder: Image?
+    /// The URL of an item (a `GObject *`).
+    let itemURL: @MainActor (OpaquePointer) -> URL?
+    /// The bound cells, by picture.
+    var cells: [ObjectIdentifier: Cell] = [:]
+    var lastScrollValue = 0.0
+    /// Whether a jump is being re-anchored (its own scrolls are not jumps).
+    var reanchoring = false
+    /// Whether an items-changed is being followed (loads wait for its idle callback).
+    var modelChanging = false
+    /// Pictures unbound with their image shown or loading, and its URL: bound again to that URL,
+    /// they keep it (held here, so their identifiers are not reused).
+    var unbound: [ObjectIdentifier: (picture: OspreyPicture, url: URL)] = [:]
+    var sweepScheduled = false
+    var scrollsDown = true
+    var scale = 1
+    /// The item count `onApproachingEnd` was called at.
+    var approachedAt: Int?
+    /// The columns counted from a bound cell, and the grid width they were counted at.
+    var countedColumns: (width: Int32, columns: Int)?
+    /// Objects this grid connected handlers to, referenced until the widget is finalised.
+    private var connected: [(instance: UnsafeMutableRawPointer, handler: gulong)] = []
+    private static let dataKey = "osprey-image-grid"
+
+    /// One bound cell: its picture, GTK's list item, its item's URL, the URL it asked for
+    /// (`nil` until it loads) and its task.
+    struct Cell {
+        let picture: OspreyPicture
+        let listItem: OpaquePointer
+        var url: URL?
+        var requested: URL?
+        var task: ImageTask?
     }
-    /// The item each bound cell shows.
-    private var boundIndex: [ObjectIdentifier: Int] = [:]
 
-    private let pipeline: ImagePipeline
-    private let options: [RequestOption]
-    private let settings: TargetSettings<OspreyPicture>
-    private let placeholder: Image?
-    /// The prefetcher for the current scale factor (its options are the cells').
-    private var prefetcher: (scale: Int, prefetcher: ImagePrefetcher)?
-    /// The items being prefetched.
-    private var prefetching: Set<Int> = []
-    private var lastScrollValue = 0.0
-    private var scale = 1
-
-    /// A grid of `urls` with cells of `cellWidth`×`cellHeight` points (default 200×150), loading
-    /// through `pipeline` (default ``Osprey/ImagePipeline/shared``) with `options` (default none;
-    /// a processor given here runs after the downsample to the cell). `settings` default: the
-    /// spinner indicator, a fade, no failure image; `placeholder` default `nil` (an empty cell).
+    /// A grid showing `model` (a `GListModel *`; the grid takes a reference): `url` maps an item
+    /// (a `GObject *`) to its image URL (default `nil`: the items are `GtkStringObject`s of URL
+    /// strings, as in a `GtkStringList`). Cells are `cellWidth`×`cellHeight` points (default
+    /// 200×150) and load through `pipeline` (default ``Osprey/ImagePipeline/shared``) with
+    /// `options` (default none; a processor given here runs after the downsample to the cell).
+    /// `settings` default `nil`: the spinner, a fade, and a grey-red failure image.
+    /// `placeholder` default `nil` (an empty cell). Needs GTK initialised.
     public init(
-        urls: [URL], cellWidth: Int = 200, cellHeight: Int = 150, pipeline: ImagePipeline = .shared, options: [RequestOption] = [],
-        settings: TargetSettings<OspreyPicture> = TargetSettings(indicator: OspreyPicture.spinner, transition: .fade()),
+        model: OpaquePointer, url: (@MainActor (OpaquePointer) -> URL?)? = nil, cellWidth: Int = 200, cellHeight: Int = 150,
+        pipeline: ImagePipeline = .shared, options: [RequestOption] = [], settings: TargetSettings<OspreyPicture>? = nil,
         placeholder: Image? = nil
     ) {
-        self.urls = urls
+        GLibMainActor.install()
+        self.model = model
+        self.itemURL = url ?? Self.stringURL
         self.cellWidth = max(1, cellWidth)
         self.cellHeight = max(1, cellHeight)
         self.pipeline = pipeline
         self.options = options
-        var settings = settings
+        var settings = settings ?? TargetSettings(failureImage: Self.failureImage, indicator: OspreyPicture.spinner, transition: .fade())
         settings.sizedToTarget = false  // the grid sizes every request itself, identically
         self.settings = settings
         self.placeholder = placeholder
-        let strings = GtkStringListBuilder.make(urls.map(\.absoluteString))
-        let selection = gtk_no_selection_new(strings)
+        let selection = gtk_no_selection_new(OpaquePointer(g_object_ref(UnsafeMutableRawPointer(model))))
         let factory = gtk_signal_list_item_factory_new()!
         gridView = gtk_grid_view_new(selection, factory)!
-        gtk_grid_view_set_max_columns(OpaquePointer(gridView), 64)
+        // Enough for a wide window of small cells: GTK binds a number of cells proportional to it.
+        gtk_grid_view_set_max_columns(OpaquePointer(gridView), 16)
         widget = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_child(OpaquePointer(widget), gridView)
         gtk_widget_set_vexpand(widget, 1)
         gtk_widget_set_hexpand(widget, 1)
-        connectFactory(UnsafeMutableRawPointer(factory))
-        let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(widget))!
-        let handler: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
-            let grid = Unmanaged<ImageGrid>.fromOpaque(data!).takeUnretainedValue()
-            MainActor.assumeIsolated { grid.scrolled() }
-        }
-        GObjectSupport.connect(UnsafeMutableRawPointer(adjustment), "value-changed", unsafeBitCast(handler, to: GCallback.self), selfPointer)
+        connectHandlers(factory: UnsafeMutableRawPointer(factory))
+        // The widget owns the grid; finalising it disconnects and cancels everything.
+        g_object_set_data_full(
+            GObjectSupport.object(widget), Self.dataKey, Unmanaged.passRetained(self).toOpaque(),
+            { data in
+                let grid = Unmanaged<ImageGrid>.fromOpaque(data!)
+                MainActor.assumeIsolated { grid.takeUnretainedValue().widgetFinalised() }
+                grid.release()
+            })
     }
 
-    private var selfPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-
-    /// The options every cell and prefetch loads with: a downsample to the cell's pixel size first.
-    public var cellOptions: [RequestOption] {
-        let downsample = ImageProcessors.Downsample(width: cellWidth * scale, height: cellHeight * scale)
-        let given = options.reversed().lazy.compactMap { option -> (any ImageProcessing)? in
-            if case .processor(let processor) = option { processor } else { nil }
-        }.first
-        guard let given, !given.identifier.isEmpty else { return options + [.processor(downsample)] }
-        return options + [.processor(downsample.append(given))]
+    /// A grid of `urls` (a `GtkStringList` of them); the other arguments as in
+    /// ``init(model:url:cellWidth:cellHeight:pipeline:options:settings:placeholder:)``.
+    public convenience init(
+        urls: [URL], cellWidth: Int = 200, cellHeight: Int = 150, pipeline: ImagePipeline = .shared, options: [RequestOption] = [],
+        settings: TargetSettings<OspreyPicture>? = nil, placeholder: Image? = nil
+    ) {
+        let list = gtk_string_list_new(nil)!
+        for url in urls { gtk_string_list_append(list, url.absoluteString) }
+        self.init(
+            model: list, cellWidth: cellWidth, cellHeight: cellHeight, pipeline: pipeline, options: options, settings: settings,
+            placeholder: placeholder)
+        g_object_unref(UnsafeMutableRawPointer(list))
     }
 
-    /// Whether nothing is loading: no bound cell and no prefetch has a request running.
-    public var isIdle: Bool {
-        !(prefetcher?.prefetcher.isPrefetching ?? false) && !boundCells.values.contains { $0.osprey.isLoading }
+    /// The grid of `widget` (its ``widget``), if any.
+    public static func of(_ widget: UnsafeMutablePointer<GtkWidget>) -> ImageGrid? {
+        guard let data = g_object_get_data(GObjectSupport.object(widget), dataKey) else { return nil }
+        return Unmanaged<ImageGrid>.fromOpaque(data).takeUnretainedValue()
     }
 
-    /// Scrolls so that item `index` is in the top row (or as far as the grid scrolls).
-    public func scroll(toItem index: Int) {
-        let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(widget))!
-        let columns = self.columns
-        let rowHeight = self.rowHeight(adjustment, columns: columns)
-        let target = Double(max(0, min(index, urls.count - 1)) / columns) * rowHeight
-        gtk_adjustment_set_value(adjustment, min(target, gtk_adjustment_get_upper(adjustment) - gtk_adjustment_get_page_size(adjustment)))
+    /// The URL of a `GtkStringObject` item.
+    private static func stringURL(_ item: OpaquePointer) -> URL? {
+        let instance = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GTypeInstance.self)
+        guard g_type_check_instance_is_a(instance, gtk_string_object_get_type()) != 0,
+            let string = gtk_string_object_get_string(item)
+        else { return nil }
+        return URL(string: String(cString: string))
     }
 
-    /// Items per row: the bound cells in the first bound row (the grid binds whole rows), else
-    /// the grid's width over the cell width. Counted once per grid width: counting reads the
-    /// bounds of every bound cell, too much to do on every scroll step.
-    public var columns: Int {
-        let width = gtk_widget_get_width(gridView)
-        if let counted = countedColumns, counted.width == width { return counted.columns }
-        let top = { (picture: OspreyPicture) in WidgetSnapshot.bounds(of: picture.widget, in: self.gridView)?.y }
-        if let first = boundCells.keys.min(), let firstTop = boundCells[first].flatMap(top) {
-            let tops = boundCells.values.map(top)
-            let inRow = tops.filter { $0 == firstTop }.count
-            if inRow > 0 {
-                // Kept only when a row follows: a last row may be short.
-                if tops.contains(where: { ($0 ?? firstTop) > firstTop }) { countedColumns = (width, inRow) }
-                return inRow
-            }
-        }
-        return max(1, Int(width) / cellWidth)
-    }
-    /// The columns counted from the bound cells, and the grid width they were counted at.
-    private var countedColumns: (width: Int32, columns: Int)?
+    /// A 4×3 grey-red tile, (150, 60, 60): the default failure image.
+    static let failureImage: Image? = try? Image(rgba: (0..<12).flatMap { _ -> [UInt8] in [150, 60, 60, 255] }, width: 4, height: 3)
 
-    private func rowHeight(_ adjustment: UnsafeMutablePointer<GtkAdjustment>, columns: Int) -> Double {
-        let rows = max(1, (urls.count + columns - 1) / columns)
-        let upper = gtk_adjustment_get_upper(adjustment)
-        return upper > 0 ? upper / Double(rows) : Double(cellHeight)
+    /// The item count of the model.
+    var itemCount: Int { Int(g_list_model_get_n_items(model)) }
+
+    /// The URL of the item at `position`, `nil` past the end or for an item without one.
+    package func url(at position: Int) -> URL? {
+        guard position >= 0, position < itemCount, let item = g_list_model_get_item(model, guint(position)) else { return nil }
+        defer { g_object_unref(item) }
+        return itemURL(OpaquePointer(item))
     }
 
-    // MARK: - Factory
+    package var vadjustment: UnsafeMutablePointer<GtkAdjustment> { gtk_scrolled_window_get_vadjustment(OpaquePointer(widget))! }
 
-    private func connectFactory(_ factory: UnsafeMutableRawPointer) {
+    // MARK: - Handlers
+
+    private func connectHandlers(factory: UnsafeMutableRawPointer) {
         typealias ItemHandler = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void
         let setup: ItemHandler = { _, item, data in
-            let grid = Unmanaged<ImageGrid>.fromOpaque(data!).takeUnretainedValue()
-            MainActor.assumeIsolated { grid.setup(item!) }
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.setup(item!) }
         }
         let bind: ItemHandler = { _, item, data in
-            let grid = Unmanaged<ImageGrid>.fromOpaque(data!).takeUnretainedValue()
-            MainActor.assumeIsolated { grid.bind(item!) }
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.bind(item!) }
         }
         let unbind: ItemHandler = { _, item, data in
-            let grid = Unmanaged<ImageGrid>.fromOpaque(data!).takeUnretainedValue()
-            MainActor.assumeIsolated { grid.unbind(item!) }
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.unbind(item!) }
         }
-        GObjectSupport.connect(factory, "setup", unsafeBitCast(setup, to: GCallback.self), selfPointer)
-        GObjectSupport.connect(factory, "bind", unsafeBitCast(bind, to: GCallback.self), selfPointer)
-        GObjectSupport.connect(factory, "unbind", unsafeBitCast(unbind, to: GCallback.self), selfPointer)
+        let scrolled: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.scrolled() }
+        }
+        let itemsChanged: @convention(c) (OpaquePointer?, guint, guint, guint, UnsafeMutableRawPointer?) -> Void = { _, _, _, _, data in
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.itemsChanged() }
+        }
+        let adjustment = UnsafeMutableRawPointer(vadjustment)
+        let modelObject = UnsafeMutableRawPointer(model)
+        let handlers: [(UnsafeMutableRawPointer, String, GCallback)] = [
+            (factory, "setup", unsafeBitCast(setup, to: GCallback.self)),
+            (factory, "bind", unsafeBitCast(bind, to: GCallback.self)),
+            (factory, "unbind", unsafeBitCast(unbind, to: GCallback.self)),
+            (adjustment, "value-changed", unsafeBitCast(scrolled, to: GCallback.self)),
+            (adjustment, "changed", unsafeBitCast(scrolled, to: GCallback.self)),
+            (modelObject, "items-changed", unsafeBitCast(itemsChanged, to: GCallback.self))
+        ]
+        for (instance, signal, handler) in handlers {
+            if !connected.contains(where: { $0.instance == instance }) { g_object_ref(instance) }
+            connected.append((instance, GObjectSupport.connect(instance, signal, handler, weakly: self)))
+        }
     }
 
-    private func setup(_ item: OpaquePointer) {
-        let picture = OspreyPicture()
-        gtk_widget_set_size_request(picture.widget, Int32(cellWidth), Int32(cellHeight))
-        gtk_list_item_set_child(item, picture.widget)
-    }
-
-    private func picture(of item: OpaquePointer) -> OspreyPicture? {
-        gtk_list_item_get_child(item).flatMap { OspreyPicture.of($0) }
-    }
-
-    private func bind(_ item: OpaquePointer) {
-        guard let picture = picture(of: item) else { return }
-        let index = Int(gtk_list_item_get_position(item))
-        guard index < urls.count else { return }
-        scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
-        // GTK may rebind a cell to another item without an unbind first.
-        if let previous = boundIndex[ObjectIdentifier(picture)] { boundCells[previous] = nil }
-        boundIndex[ObjectIdentifier(picture)] = index
-        boundCells[index] = picture
-        picture.osprey.setImage(with: .url(urls[index]), placeholder: placeholder, options: cellOptions, settings: settings, pipeline: pipeline)
-    }
-
-    private func unbind(_ item: OpaquePointer) {
-        guard let picture = picture(of: item) else { return }
-        if let index = boundIndex.removeValue(forKey: ObjectIdentifier(picture)) { boundCells[index] = nil }
-        picture.osprey.cancelDownloadTask()
-        picture.display(nil)
-    }
-
-    // MARK: - Prefetching
-
-    private func scrolled() {
-        let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(widget))!
-        let value = gtk_adjustment_get_value(adjustment)
-        let direction = value - lastScrollValue
-        lastScrollValue = value
-        guard direction != 0 else { return }
-        // Measured once: `columns` reads the bounds of every bound cell.
-        let columns = self.columns
-        let rowHeight = self.rowHeight(adjustment, columns: columns)
-        let firstRow = Int(value / rowHeight)
-        let lastRow = Int((value + gtk_adjustment_get_page_size(adjustment)) / rowHeight)
-        let rows = direction > 0 ? (lastRow + 1)...(lastRow + prefetchRows) : max(0, firstRow - prefetchRows)...max(0, firstRow - 1)
-        let wanted = Set(rows.flatMap { row in min(urls.count, row * columns)..<min(urls.count, (row + 1) * columns) })
-        let prefetcher = currentPrefetcher()
-        prefetcher.stopPrefetching(with: prefetching.subtracting(wanted).map { urls[$0] })
-        let new = wanted.filter { boundCells[$0] == nil }.sorted()
-        prefetcher.startPrefetching(with: new.map { urls[$0] })
-        prefetching = Set(new)
-    }
-
-    /// The prefetcher loading with the cells' options at the current scale factor.
-    private func currentPrefetcher() -> ImagePrefetcher {
-        if let prefetcher, prefetcher.scale == scale { return prefetcher.prefetcher }
-        prefetcher?.prefetcher.stopPrefetching()
-        // A row about to show is a memory hit when it binds: disk hits are read into memory.
-        let made = ImagePrefetcher(options: cellOptions, pipeline: pipeline, promotesDiskHitsToMemory: true)
-        prefetcher = (scale, made)
-        return made
-    }
-}
-
-/// Builds a `GtkStringList` (a `GListModel *`) from Swift strings.
-enum GtkStringListBuilder {
-    static func make(_ strings: [String]) -> OpaquePointer {
-        let list = gtk_string_list_new(nil)!
-        for string in strings { gtk_string_list_append(list, string) }
-        return list
+    private func widgetFinalised() {
+        for (instance, handler) in connected { g_signal_handler_disconnect(instance, handler) }
+        var released: [UnsafeMutableRawPointer] = []
+        for (instance, _) in connected where !released.contains(instance) {
+            released.append(instance)
+            g_object_unref(instance)
+        }
+        connected = []
+        for cell in cells.values { cell.picture.osprey.cancelDownloadTask() }
+        cells = [:]
+        for kept in unbound.values { kept.picture.osprey.cancelDownloadTask() }
+        unbound = [:]
     }
 }

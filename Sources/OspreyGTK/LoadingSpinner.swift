@@ -43,7 +43,7 @@ final class LoadingSpinner {
                     let time = Double(gdk_frame_clock_get_frame_time(clock)) / 1_000_000
                     MainActor.assumeIsolated { spinner.turn(to: time) }
                     return 1
-                }, Unmanaged.passUnretained(self).toOpaque(), nil)
+                }, Unmanaged.passRetained(self).toOpaque(), { data in Unmanaged<LoadingSpinner>.fromOpaque(data!).release() })
         } else if !spinning, tick != 0 {
             gtk_widget_remove_tick_callback(widget, tick)
             tick = 0

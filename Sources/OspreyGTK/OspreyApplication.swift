@@ -1,9 +1,10 @@
 import CGtk
 import Osprey
 
-/// The few lines every GTK program using Osprey starts with: GTK initialised, the main actor on
+/// A shorter start for a GTK program without a `GtkApplication`: GTK initialised, the main actor on
 /// GLib's loop (``GLibMainActor/install()``), pipelines that decode below the main thread's
-/// priority, and the loop run until ``quit()``.
+/// priority, and the loop run until ``quit()``. Not needed under `g_application_run`: Osprey's
+/// widgets install the main actor themselves.
 ///
 /// ```swift
 /// OspreyApplication.initialize()

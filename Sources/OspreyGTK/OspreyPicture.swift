@@ -1,19 +1,24 @@
 import CGtk
 import Osprey
 
-/// A GTK widget that shows images loaded by Osprey: a `GtkPicture` (default) or a `GtkImage`,
-/// with a spinner overlaid while loading. Use it like any ``Osprey/ImageTarget``:
+/// A GTK widget that shows images loaded by Osprey: a `GtkOverlay` holding a `GtkPicture`
+/// (default) or a `GtkImage`, with a spinner overlaid while loading. Use it like any
+/// ``Osprey/ImageTarget``:
 ///
 /// ```swift
 /// let picture = OspreyPicture()
-/// gtk_box_append(box, picture.widget)
-/// picture.osprey.setImage(with: .url(url), placeholder: placeholder,
-///                         settings: .init(failureImage: broken, indicator: OspreyPicture.spinner, transition: .fade()))
+/// gtk_window_set_child(GtkWindowPointer(window), picture.widget)
+/// picture.osprey.setImage(with: URL(string: "https://example.com/photo.jpg"),
+///                         settings: .init(indicator: OspreyPicture.spinner, transition: .fade()))
 /// ```
 ///
 /// The GTK widget owns this object: it lives as long as ``widget`` (the widget's data holds it),
 /// and when the widget is finalised its load is cancelled. Make one per widget: ``init(kind:)``
-/// for a new widget, ``attached(to:)`` for a `GtkPicture` or `GtkImage` you already have.
+/// for a new widget, ``attached(to:)`` for a `GtkPicture` or `GtkImage` you already have. The
+/// first one made installs the main actor on GLib's loop (``GLibMainActor/install()``): no set-up
+/// call is needed under `g_application_run`. A picture made by ``init(kind:)`` that is allocated
+/// larger than the size its image was decoded for (set before layout, at its size request) loads
+/// that larger size from the cached original.
 @MainActor
 public final class OspreyPicture: ImageTarget {
     /// Which GTK widget shows the image.
@@ -53,12 +58,39 @@ public final class OspreyPicture: ImageTarget {
     /// A new `GtkOverlay` with a `GtkPicture` (or `GtkImage`, `kind` default `.picture`) inside.
     /// The overlay is floating, as new GTK widgets are: adding it to a container takes it.
     public init(kind: Kind = .picture) {
+        GLibMainActor.install()  // first: it stops with a message when GTK is not initialised
         self.kind = kind
         let overlay = gtk_overlay_new()!
         picture = kind == .picture ? gtk_picture_new()! : gtk_image_new()!
         gtk_overlay_set_child(OpaquePointer(overlay), picture)
         widget = overlay
         configure()
+        watchSize()
+    }
+
+    /// An empty `GtkDrawingArea` over the picture, allocated the overlay's size: its `resize`
+    /// signal is the allocation change GTK 4 gives no other widget a signal for.
+    private func watchSize() {
+        let area = gtk_drawing_area_new()!
+        gtk_widget_set_can_target(area, 0)
+        gtk_overlay_add_overlay(OpaquePointer(widget), area)
+        let resized: @convention(c) (OpaquePointer?, Int32, Int32, UnsafeMutableRawPointer?) -> Void = { _, _, _, data in
+            MainActor.assumeIsolated { GObjectSupport.owner(data, as: OspreyPicture.self)?.allocationChanged() }
+        }
+        GObjectSupport.connect(UnsafeMutableRawPointer(area), "resize", unsafeBitCast(resized, to: GCallback.self), weakly: self)
+    }
+
+    /// Loads the image again when the widget grew past the size its image was decoded for (the
+    /// request made before layout decoded at the size request): from the original in the disk
+    /// cache, keeping the image shown meanwhile.
+    private func allocationChanged() {
+        // An animation's frames are full size already; an image smaller than the box it was
+        // decoded for is its original, which a larger box does not sharpen.
+        guard isAlive, animation == nil, let sized = ospreyController.sizedRequest, let now = ospreyPixelSize,
+            now.width > sized.width || now.height > sized.height,
+            texture.map({ $0.width >= sized.width || $0.height >= sized.height }) ?? true
+        else { return }
+        sized.reload()
     }
 
     private init(existing: UnsafeMutablePointer<GtkWidget>, kind: Kind) {
@@ -84,6 +116,7 @@ public final class OspreyPicture: ImageTarget {
     }
 
     private func configure() {
+        GLibMainActor.install()
         if kind == .picture {
             gtk_picture_set_content_fit(OpaquePointer(picture), GTK_CONTENT_FIT_CONTAIN)
             gtk_picture_set_can_shrink(OpaquePointer(picture), 1)

@@ -1,6 +1,3 @@
-import CGtk
-import Foundation
-import Osprey
 import OspreyGTK
 
 /// The gallery's window: an ``ImageGrid`` filling it, and the script runner, which takes one
@@ -15,21 +12,21 @@ final class GalleryWindow {
     /// How long a `wait` lets the grid be idle before going on: the fade's length and a little more.
     private let settleMicroseconds: Int64 = 350_000
 
-    init(urls: [URL], cell: (width: Int, height: Int), size: (width: Int, height: Int), pipeline: ImagePipeline, script: [GalleryScript.Command]?) {
+    init(
+        application: UnsafeMutablePointer<GtkApplication>, urls: [URL], cell: (width: Int, height: Int), size: (width: Int, height: Int),
+        pipeline: ImagePipeline,
+        script: [GalleryScript.Command]?
+    ) {
         // Progressive JPEGs show their previews while they download (off by default in the library).
         grid = ImageGrid(urls: urls, cellWidth: cell.width, cellHeight: cell.height, pipeline: pipeline, options: [.progressiveJPEG()])
-        window = gtk_window_new()!
+        // The application quits when its last window closes.
+        window = gtk_application_window_new(application)!
         steps = script ?? []
         gtk_window_set_title(GtkWindowPointer(window), "Osprey gallery")
         gtk_window_set_default_size(GtkWindowPointer(window), Int32(size.width), Int32(size.height))
         // Scripted runs take screenshots of the grid alone, with no title bar.
         if script != nil { gtk_window_set_decorated(GtkWindowPointer(window), 0) }
         gtk_window_set_child(GtkWindowPointer(window), grid.widget)
-        let closed: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> gboolean = { _, _ in
-            MainActor.assumeIsolated { OspreyApplication.quit() }
-            return 0
-        }
-        g_signal_connect_data(window, "close-request", unsafeBitCast(closed, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
         if script != nil {
             gtk_widget_add_tick_callback(
                 window,
@@ -38,6 +35,21 @@ final class GalleryWindow {
                     return MainActor.assumeIsolated { gallery.tick(Int64(gdk_frame_clock_get_frame_time(clock))) ? 1 : 0 }
                 }, Unmanaged.passRetained(self).toOpaque(), { data in Unmanaged<GalleryWindow>.fromOpaque(data!).release() })
         }
+    }
+
+    /// What the application's `activate` makes the window of.
+    static var pending:
+        (urls: [URL], cell: (width: Int, height: Int), size: (width: Int, height: Int), pipeline: ImagePipeline, script: [GalleryScript.Command]?)?
+    /// The window, once activated.
+    private static var shown: GalleryWindow?
+
+    /// The application's `activate`: makes and presents the window of ``pending`` (once).
+    static func activate(_ application: UnsafeMutablePointer<GtkApplication>) {
+        guard shown == nil, let pending else { return }
+        let gallery = GalleryWindow(
+            application: application, urls: pending.urls, cell: pending.cell, size: pending.size, pipeline: pending.pipeline, script: pending.script)
+        shown = gallery
+        gallery.present()
     }
 
     func present() {
@@ -64,7 +76,7 @@ final class GalleryWindow {
             print(screenshotLine(path: path))
             fflush(nil)
         case .quit:
-            OspreyApplication.quit()
+            gtk_window_destroy(GtkWindowPointer(window))
             return false
         }
         steps.removeFirst()
@@ -84,7 +96,7 @@ final class GalleryWindow {
             let bottom = min(cell.y + cell.height, viewport.y + viewport.height)
             guard right - left >= 1, bottom - top >= 1 else { continue }
             cells.append(
-                "{\"item\": \(index), \"url\": \(Self.quoted(grid.urls[index].absoluteString)), \"x\": \(Int(left.rounded())), "
+                "{\"item\": \(index), \"url\": \(Self.quoted(grid.url(at: index)?.absoluteString ?? "")), \"x\": \(Int(left.rounded())), "
                     + "\"y\": \(Int(top.rounded())), \"width\": \(Int((right - left).rounded())), \"height\": \(Int((bottom - top).rounded()))}")
         }
         return "{\"screenshot\": \(Self.quoted(path)), \"cells\": [\(cells.joined(separator: ", "))]}"

@@ -1,6 +1,3 @@
-import CGtk
-import Foundation
-import Osprey
 import OspreyGTK
 
 // osprey-gallery: a GtkGridView of remote images loaded by Osprey (the example of the DocC
@@ -24,9 +21,18 @@ let cache =
             diskStorage: DiskStorage.Backend(
                 config: DiskStorage.Config(name: "gallery", directory: URL(fileURLWithPath: directory, isDirectory: true))))
     } ?? ImageCache.default
-// First: the pipeline made after it decodes on threads below the main thread's priority.
-OspreyApplication.initialize()
+// Decode below the main thread's priority (pipelines made after this).
+ImagePipeline.Configuration.defaultProcessingThreadNice = 10
 let pipeline = ImagePipeline(cache: cache)
-let gallery = GalleryWindow(urls: urls, cell: cell, size: size, pipeline: pipeline, script: script)
-gallery.present()
-OspreyApplication.run()
+
+// GTK's own application loop and no Osprey set-up call: the grid installs the main actor on it.
+GalleryWindow.pending = (urls, cell, size, pipeline, script)
+let application = gtk_application_new("org.osprey.Gallery", G_APPLICATION_NON_UNIQUE)!
+let activate: @convention(c) (UnsafeMutablePointer<GtkApplication>?, UnsafeMutableRawPointer?) -> Void = { application, _ in
+    MainActor.assumeIsolated { GalleryWindow.activate(application!) }
+}
+g_signal_connect_data(application, "activate", unsafeBitCast(activate, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
+// No arguments for GApplication: the options were parsed above.
+let status = g_application_run(UnsafeMutableRawPointer(application).assumingMemoryBound(to: GApplication.self), 0, nil)
+g_object_unref(UnsafeMutableRawPointer(application))
+exit(status)

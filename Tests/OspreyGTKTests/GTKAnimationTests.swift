@@ -165,3 +165,33 @@ extension GTKTargetTests {
         #expect(decoder.decodedCount > 42, "the first frames were decoded again in the second loop (\(decoder.decodedCount) decodes)")
     }
 }
+
+/// An animation as a `GdkPaintable` in a plain `GtkPicture`.
+extension GTKTargetTests {
+    @Test("an animation is a GdkPaintable a plain GtkPicture plays: frame 1, then frame 2; finalised with its picture")
+    func animatedPaintable() async throws {
+        try GTKHarness.start()
+        let image = try Image(data: Self.twoFrameGIF)
+        let texture = try #require(Texture(image: image))
+        let paintable = try #require(texture.makeAnimatedPaintable(settings: AnimationSettings(loopCount: 1)))
+        #expect(Texture(image: try Self.red()).flatMap { $0.makeAnimatedPaintable() } == nil, "a still image is no animation")
+        let picture = gtk_picture_new_for_paintable(paintable)!
+        gtk_widget_set_size_request(picture, 80, 60)
+        let finalised = UnsafeMutablePointer<gpointer?>.allocate(capacity: 1)
+        defer { finalised.deallocate() }
+        finalised.pointee = UnsafeMutableRawPointer(paintable)
+        g_object_add_weak_pointer(GObjectPointer(paintable), finalised)
+        g_object_unref(UnsafeMutableRawPointer(paintable))  // the picture holds it now
+        let window = await GTKHarness.window(picture, width: 80, height: 60)
+        #expect(await GTKHarness.pump("frame 1 (red) on screen") { GTKHarness.close(GTKHarness.centrePixel(of: picture, in: window), (220, 20, 20)) })
+        #expect(
+            await GTKHarness.pump("frame 2 (blue) on screen") { GTKHarness.close(GTKHarness.centrePixel(of: picture, in: window), (20, 40, 220)) })
+        gtk_window_destroy(GtkWindowPointer(window))
+        #expect(await GTKHarness.pump("the paintable to be finalised with its picture") { finalised.pointee == nil })
+    }
+
+    /// `G_OBJECT(pointer)` for an opaque GObject pointer.
+    private func GObjectPointer(_ pointer: OpaquePointer) -> UnsafeMutablePointer<GObject> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GObject.self)
+    }
+}

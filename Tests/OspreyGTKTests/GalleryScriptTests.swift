@@ -4,7 +4,9 @@ import OspreyTestSupport
 import Testing
 
 /// The `osprey-gallery` executable run as a process in its scripted mode (`--script`), over a
-/// colour origin: the JSON lines it prints and the screenshots they name.
+/// colour origin: the JSON lines it prints and the screenshots they name. The gallery is a
+/// `GtkApplication` run by `g_application_run` with no Osprey set-up call: its cells showing their
+/// images proves the grid installed the main actor on GLib's loop itself.
 @Suite("Gallery script", .serialized, .timeLimit(.minutes(5)))
 struct GalleryScriptTests {
     /// One `{"screenshot": …, "cells": […]}` line.
@@ -22,7 +24,9 @@ struct GalleryScriptTests {
         var cells: [Cell]
     }
 
-    @Test("scrolled down and back, every visible cell shows its own item's image and each URL is downloaded once")
+    @Test(
+        "under g_application_run with no set-up call, scrolled down and back, every visible cell shows its own item's image and each URL is downloaded once"
+    )
     func scriptedScrolling() async throws {
         let gallery = try #require(
             OspreyBinary.product("osprey-gallery", environment: ["OSPREY_GALLERY"]), "osprey-gallery is not built (swift build)")

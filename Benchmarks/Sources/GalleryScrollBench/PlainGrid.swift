@@ -64,7 +64,7 @@ enum PlainGrid {
                 UnsafeMutableRawPointer(factory), name, unsafeBitCast(handler, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
         }
         let gridView = gtk_grid_view_new(gtk_no_selection_new(strings), factory)!
-        gtk_grid_view_set_max_columns(OpaquePointer(gridView), 64)
+        gtk_grid_view_set_max_columns(OpaquePointer(gridView), 16)
         let scroller = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_child(OpaquePointer(scroller), gridView)
         return scroller

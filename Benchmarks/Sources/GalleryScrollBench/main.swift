@@ -75,8 +75,24 @@ func mainThreadSchedule() -> (cpu: Double, waiting: Double) {
     guard fields.count >= 2, let cpu = Double(fields[0]), let waiting = Double(fields[1]) else { return (0, 0) }
     return (cpu / 1e6, waiting / 1e6)
 }
+/// The origin's GET requests so far, from its log (`GALLERY_ORIGIN_LOG`), -1 without one.
+func originRequests() -> Int {
+    guard let path = ProcessInfo.processInfo.environment["GALLERY_ORIGIN_LOG"],
+        let log = try? String(contentsOfFile: path, encoding: .utf8)
+    else { return -1 }
+    return log.components(separatedBy: "\"GET ").count - 1
+}
 var scheduleAtStart = (cpu: 0.0, waiting: 0.0)
-let recorder = FrameRecorder(scroller: scroller, speed: speed, started: { scheduleAtStart = mainThreadSchedule() }) {
+// The log is the origin's for the whole script: requests before this run are not its own.
+let requestsBeforeRun = originRequests()
+var downloadsBeforeScroll = -1
+let recorder = FrameRecorder(
+    scroller: scroller, speed: speed,
+    started: {
+        scheduleAtStart = mainThreadSchedule()
+        downloadsBeforeScroll = originRequests() - requestsBeforeRun
+    }
+) {
     let deltas = $0.sorted()
     let p = { (q: Double) in deltas.isEmpty ? 0 : deltas[min(deltas.count - 1, Int(Double(deltas.count) * q))] }
     let schedule = mainThreadSchedule()
@@ -86,7 +102,7 @@ let recorder = FrameRecorder(scroller: scroller, speed: speed, started: { schedu
         "{\"mode\": \"\(mode)\", \"images\": \(urls.count), \"frames\": \(deltas.count), \"p50_ms\": \(p(0.5)), \"p99_ms\": \(p(0.99)), "
         + "\"max_ms\": \(deltas.last ?? 0), \"peak_rss_mb\": \(Double(usage.ru_maxrss) / 1024), "
         + "\"main_cpu_ms\": \(Int(schedule.cpu - scheduleAtStart.cpu)), \"main_waiting_ms\": \(Int(schedule.waiting - scheduleAtStart.waiting)), "
-        + "\"total_ms\": \(Int($0.reduce(0, +)))}"
+        + "\"total_ms\": \(Int($0.reduce(0, +))), \"downloads_before_scroll\": \(downloadsBeforeScroll)}"
     print(line)
     fflush(nil)
     try? FileManager.default.removeItem(at: cacheDirectory)

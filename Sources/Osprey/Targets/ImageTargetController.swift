@@ -16,6 +16,10 @@ public final class ImageTargetController {
     private var indicator: (any ImageIndicator)?
     /// Keeps the running download going at low priority when the request is cancelled.
     private var keepDownload: (@Sendable () -> Void)?
+    /// The pixel size the latest request was decoded for (``TargetSettings/sizedToTarget``) and
+    /// how to load it again at the widget's new size (same source, options and pipeline, keeping
+    /// the image shown meanwhile): OspreyGTK's picture calls it when its allocation grows past it.
+    package var sizedRequest: (width: Int, height: Int, reload: @MainActor () -> Void)?
 
     /// An idle controller.
     public nonisolated init() {}
@@ -57,6 +61,7 @@ public final class ImageTargetController {
     package func cancel(finishingDownload: Bool? = nil) {
         generation &+= 1
         source = nil
+        sizedRequest = nil
         let running = task.withLock { task in
             defer { task = nil }
             return task

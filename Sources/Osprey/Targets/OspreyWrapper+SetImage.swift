@@ -90,6 +90,20 @@ extension OspreyWrapper {
         // A target that plays frame decoders asks for them first, so the caller's options win.
         let requested = Base.ospreyDecodesFramesOnDemand ? [RequestOption.animationFramesOnDemand(true)] + options : options
         let items = sizedOptions(requested, settings: settings, pipeline: pipeline)
+        if settings.sizedToTarget, let size = base.ospreyPixelSize {
+            var again = settings
+            again.keepCurrentImageWhileLoading = true
+            again.transition = nil
+            controller.sizedRequest = (
+                size.width, size.height,
+                { [weak target] in
+                    guard let target else { return }
+                    OspreyWrapper(target).load(
+                        source, placeholder: placeholder, options: options, settings: again, pipeline: pipeline, progress: nil,
+                        completion: nil)
+                }
+            )
+        }
         let resolved = pipeline.resolvedOptions(items)
         if let hit = pipeline.synchronousCachedImage(for: source, options: resolved) {
             let content = Base.makeContent(hit.image)
@@ -176,7 +190,9 @@ extension OspreyWrapper {
         let downsample = ImageProcessors.Downsample(width: size.width, height: size.height)
         let current = pipeline.resolvedOptions(options).processor
         let processor: any ImageProcessing = current.identifier.isEmpty ? downsample : downsample.append(current)
-        return options + [.processor(processor)]
+        // The original bytes are kept on disk too (unless the options say otherwise), so a widget
+        // allocated larger later decodes its new size without a download.
+        return [.originalStorage(.disk)] + options + [.processor(processor)]
     }
 }
 

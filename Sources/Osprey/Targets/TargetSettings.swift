@@ -12,7 +12,9 @@ public struct TargetSettings<Target: ImageTarget>: Sendable {
     public var transition: ImageTransition<Target>?
     /// Decode at the widget's size (``ImageTarget/ospreyPixelSize``): a downsample to that
     /// box runs first in the processor chain, so decode planning shrinks on load and a 4000×3000
-    /// photo in a 200×150 cell costs a 200×150 image. Default `true`.
+    /// photo in a 200×150 cell costs a 200×150 image; the original bytes are kept on the disk
+    /// cache too (``RequestOption/originalStorage(_:)`` `.disk`, unless the options set it), so
+    /// that a larger size later costs no download. Default `true`.
     public var sizedToTarget: Bool
     /// On cancel or rebind, let a download already running finish into the cache at low
     /// priority (its result is never shown), so that coming back to the image does not download it
