@@ -83,9 +83,9 @@ func scenario4(reps: Int) async throws -> [Figure] {
         await filler.waitForPendingWork()
         let trimmer = DiskStorage.Backend(config: DiskStorage.Config(name: "s4trim", directory: trimDir, sizeLimit: 1, cleansOnOpen: false))
         await trimmer.waitForPendingWork()
-        var removed = 0
-        tO.append(await time { removed = await trimmer.removeSizeExceeded().removed.count })
-        precondition(removed == trimEntries, "trim removed \(removed) of \(trimEntries)")
+        var remaining = -1
+        tO.append(await time { remaining = await trimmer.removeSizeExceeded().remainingCount })
+        precondition(remaining == 0, "trim left \(remaining) of \(trimEntries) entries")
         let plainTrimDir = makeTempDir("s4plaintrim")
         for i in 0..<trimEntries { try posixWrite(kilo, to: plainTrimDir.path + "/k\(i)") }
         tP.append(

@@ -14,8 +14,10 @@ public final class ImageTargetController {
     /// shown only before any preview or result, and a preview only before the result.
     var shown: Shown = .nothing
     private var indicator: (any ImageIndicator)?
-    /// Keeps the running download going at low priority when the request is cancelled.
-    private var keepDownload: (@Sendable () -> Void)?
+    /// Whether a cancelled request's download goes on into the cache (``TargetSettings/finishesDownloadOnCancel``).
+    private var finishesDownload = false
+    /// Tells the running request's caller that it is no longer current, when it goes on.
+    private var superseded: (() -> Void)?
     /// The pixel size the latest request was decoded for (``TargetSettings/sizedToTarget``) and
     /// how to load it again at the widget's new size (same source, options and pipeline, keeping
     /// the image shown meanwhile): OspreyGTK's picture calls it when its allocation grows past it.
@@ -38,12 +40,14 @@ public final class ImageTargetController {
 
     /// Records the running request of generation `number` and its indicator.
     func attach(
-        _ running: ImageTask, number: UInt64, indicator: (any ImageIndicator)?, keepDownload: (@Sendable () -> Void)?
+        _ running: ImageTask, number: UInt64, indicator: (any ImageIndicator)?, finishesDownload: Bool,
+        superseded: @escaping () -> Void
     ) {
         guard number == generation else { return running.cancel() }
         task.withLock { $0 = running }
         self.indicator = indicator
-        self.keepDownload = keepDownload
+        self.finishesDownload = finishesDownload
+        self.superseded = superseded
     }
 
     /// Whether generation `number` is still the latest request; when it is and `finish` is set,
@@ -56,7 +60,7 @@ public final class ImageTargetController {
 
     /// Cancels the latest request: its result is never shown, its indicator stops, and its
     /// completion gets ``OspreyError/PipelineReason/notCurrentSourceTask(source:)``. A download it
-    /// started goes on into the cache at low priority when `finishingDownload` is `nil` (the
+    /// started goes on into the cache at the lowest priority when `finishingDownload` is `nil` (the
     /// request's ``TargetSettings/finishesDownloadOnCancel``, default `true`) or `true`.
     package func cancel(finishingDownload: Bool? = nil) {
         generation &+= 1
@@ -67,8 +71,15 @@ public final class ImageTargetController {
             return task
         }
         if let running, !running.isCompleted {
-            if finishingDownload ?? true { keepDownload?() }
-            running.cancel()
+            // The request itself goes on at the lowest priority (its result is no longer current,
+            // so it is not shown): a second request joining its download would come too late
+            // (after a disk lookup) and download again.
+            if finishingDownload ?? finishesDownload {
+                running.priority = .veryLow
+                superseded?()
+            } else {
+                running.cancel()
+            }
         }
         end()
     }
@@ -91,7 +102,8 @@ public final class ImageTargetController {
         task.withLock { $0 = nil }
         indicator?.stopAnimating()
         indicator = nil
-        keepDownload = nil
+        finishesDownload = false
+        superseded = nil
     }
 
     deinit {

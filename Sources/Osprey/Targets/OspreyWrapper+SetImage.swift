@@ -140,6 +140,9 @@ extension OspreyWrapper {
                 }
             }
         }
+        // Told once that the request is not current: when it is superseded (its download may go on
+        // into the cache), or when its result comes for a widget showing something else.
+        let superseded = Superseded()
         let task = pipeline.loadImage(with: source, options: items, progress: onProgress, preview: onPreview) { [weak target] result in
             // Off the main actor: the pixels become the widget's content here.
             let value = try? result.get()
@@ -152,7 +155,7 @@ extension OspreyWrapper {
             let widget = target
             Task { @MainActor in
                 guard let target = widget, target.ospreyController.isCurrent(number, finish: finish) else {
-                    completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description))))
+                    if superseded.tell() { completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description)))) }
                     return
                 }
                 // After a preview the image replaces it plainly (a fade would flash the widget empty).
@@ -166,12 +169,9 @@ extension OspreyWrapper {
                 completion?(result)
             }
         }
-        var keep: (@Sendable () -> Void)?
-        if settings.finishesDownloadOnCancel {
-            let lowPriority = items + [.downloadPriority(.low), .callbackQueue(.immediate)]
-            keep = { @Sendable in _ = pipeline.loadImage(with: source, options: lowPriority) { _ in } }
+        controller.attach(task, number: number, indicator: indicator, finishesDownload: settings.finishesDownloadOnCancel) {
+            if superseded.tell() { completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description)))) }
         }
-        controller.attach(task, number: number, indicator: indicator, keepDownload: keep)
         return task
     }
 
@@ -214,5 +214,17 @@ extension ImagePipeline {
             image, forKey: ImageCache.computedKey(key, processorIdentifier: identifier), cost: image.cost,
             expiration: options.memoryCacheExpiration)
         return (options.imageModifier?(image) ?? image, .disk)
+    }
+}
+
+/// Whether a target's request was told it is no longer current (its completion is called once).
+@MainActor
+private final class Superseded {
+    private var told = false
+
+    /// `true` the first time only.
+    func tell() -> Bool {
+        defer { told = true }
+        return !told
     }
 }
