@@ -8,18 +8,7 @@ import Testing
 struct GTKGridTests {
     /// A pipeline over a fresh cache directory and a colour origin, torn down afterwards.
     func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
-        try GTKHarness.start()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-grid-\(UUID().uuidString)")
-        let origin = try await ColorOrigin.start()
-        let pipeline = ImagePipeline(cache: ImageCache(name: "grid-test", diskConfig: DiskStorage.Config(name: "grid-test", directory: directory)))
-        do {
-            try await body(origin, pipeline)
-        } catch {
-            await origin.stop()
-            throw error
-        }
-        await origin.stop()
-        try? FileManager.default.removeItem(at: directory)
+        try await GTKHarness.withOrigin("grid-test", body)
     }
 
     /// A `GtkStringList` of the colour origin's items `items`.

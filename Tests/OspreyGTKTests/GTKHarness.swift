@@ -11,6 +11,23 @@ import Testing
 enum GTKHarness {
     private static var started = false
 
+    /// Starts GTK, then runs `body` with a colour origin and a pipeline over a fresh cache
+    /// directory (cache `name`), both torn down afterwards.
+    static func withOrigin(_ name: String, _ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
+        try start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-\(name)-\(UUID().uuidString)")
+        let origin = try await ColorOrigin.start()
+        let pipeline = ImagePipeline(cache: ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: directory)))
+        do {
+            try await body(origin, pipeline)
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        await origin.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     /// Starts the display and GTK once; throws when neither a display nor Xvfb is available.
     static func start() throws {
         guard !started else { return }

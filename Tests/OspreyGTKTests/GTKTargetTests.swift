@@ -10,18 +10,7 @@ import Testing
 struct GTKTargetTests {
     /// A pipeline over a fresh cache directory and a colour origin, torn down afterwards.
     func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
-        try GTKHarness.start()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-gtk-\(UUID().uuidString)")
-        let origin = try await ColorOrigin.start()
-        let pipeline = ImagePipeline(cache: ImageCache(name: "gtk-test", diskConfig: DiskStorage.Config(name: "gtk-test", directory: directory)))
-        do {
-            try await body(origin, pipeline)
-        } catch {
-            await origin.stop()
-            throw error
-        }
-        await origin.stop()
-        try? FileManager.default.removeItem(at: directory)
+        try await GTKHarness.withOrigin("gtk-test", body)
     }
 
     @Test("a memory hit is on screen in the same main-loop turn as setImage")

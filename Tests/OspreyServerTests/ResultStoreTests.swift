@@ -57,20 +57,7 @@ struct ResultStoreTests {
         var s3 = moto.configuration()
         s3.timeout = .seconds(2)
         await moto.stop()
-        let origin = try await TestOrigin.start()
-        origin.set("/photo.jpg", body: TestImages.photo)
-        let server = try await ServerHarness.start {
-            $0.s3 = s3
-            $0.resultStore = S3Path("s3://results")
-        }
-        let reply = try await server.get("/unsafe/50x50/\(origin.url("/photo.jpg"))")
-        #expect(reply.status == 200 && reply.image?.width == 50)
-        await server.server.flushCaches()
-        let metrics = try await server.get("/metrics").text
-        #expect(metrics.contains("osprey_result_store_total{outcome=\"lookup_failed\"} 1"), "\(metrics)")
-        #expect(metrics.contains("osprey_result_store_total{outcome=\"write_failed\"} 1"))
-        await server.stop()
-        await origin.stop()
+        try await expectServedWithoutStore(s3, side: 50)
     }
 
     @Test("A store that accepts connections and never answers costs its timeout, never the request")
@@ -90,17 +77,23 @@ struct ResultStoreTests {
         s3.endpoint = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
         s3.pathStyle = true
         s3.timeout = .seconds(1)
+        try await expectServedWithoutStore(s3, side: 40)
+    }
+
+    /// A variant served with `s3` as a result store that cannot answer: 200 at `side` pixels wide,
+    /// one failed lookup and one failed write counted.
+    private func expectServedWithoutStore(_ s3: S3Configuration, side: Int) async throws {
         let origin = try await TestOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start {
             $0.s3 = s3
             $0.resultStore = S3Path("s3://results")
         }
-        let reply = try await server.get("/unsafe/40x40/\(origin.url("/photo.jpg"))")
-        #expect(reply.status == 200 && reply.image?.width == 40)
+        let reply = try await server.get("/unsafe/\(side)x\(side)/\(origin.url("/photo.jpg"))")
+        #expect(reply.status == 200 && reply.image?.width == side)
         await server.server.flushCaches()
         let metrics = try await server.get("/metrics").text
-        #expect(metrics.contains("osprey_result_store_total{outcome=\"lookup_failed\"} 1"))
+        #expect(metrics.contains("osprey_result_store_total{outcome=\"lookup_failed\"} 1"), "\(metrics)")
         #expect(metrics.contains("osprey_result_store_total{outcome=\"write_failed\"} 1"))
         await server.stop()
         await origin.stop()
