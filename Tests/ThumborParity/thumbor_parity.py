@@ -18,17 +18,17 @@ import http.server
 import io
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 from PIL import Image, ImageChops, ImageStat
+
+from parity_support import free_port, wait_ready
 
 CURVE = ("[(0,0),(40,59),(255,255)],"
          "[(32,59),(64,80),(92,111),(128,153),(140,169),(164,201),(192,214),(224,215),(240,214),(255,212)],"
@@ -94,25 +94,6 @@ CASES = [
     ("autojpg(false) on a PNG", "/unsafe/200x150/filters:autojpg(false)/{png}"),
     ("PNG without autojpg", "/unsafe/200x150/{png}"),
 ]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(url, process, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"thumbor_parity.py: {url}: the server exited ({process.returncode})")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.2)
-    sys.exit(f"thumbor_parity.py: {url} not ready after {seconds} s")
 
 
 def nine_patch(path):

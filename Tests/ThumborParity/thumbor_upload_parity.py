@@ -17,25 +17,19 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 import uuid
+
+from parity_support import free_port, wait_ready
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 LIMIT = 200_000
 ID = re.compile(r"[0-9a-f]{32}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ensure_thumbor(venv):
@@ -45,19 +39,6 @@ def ensure_thumbor(venv):
         subprocess.check_call([os.path.join(venv, "bin", "pip"), "install", "-q", "-r",
                                os.path.join(ROOT, "Benchmarks", "server", "thumbor-requirements.txt")])
     return thumbor
-
-
-def wait_ready(url, process, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"thumbor_upload_parity.py: {url}: the server exited ({process.returncode})")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.2)
-    sys.exit(f"thumbor_upload_parity.py: {url} not ready after {seconds} s")
 
 
 def send(port, method, path, body=None, headers=None):
