@@ -22,12 +22,22 @@ public enum ImageProcessors {
 
         /// A composition of `processors`, run first to last.
         public init(_ processors: [any ImageProcessing]) {
-            let flat = processors.flatMap { processor -> [any ImageProcessing] in
-                if let nested = processor as? Composition { return nested.processors }
-                return processor.identifier.isEmpty ? [] : [processor]
+            // Each part's identifier is read once (a computed string): to skip the identity, and for the join.
+            var flat: [any ImageProcessing] = []
+            var identifiers: [String] = []
+            for processor in processors {
+                if let nested = processor as? Composition {
+                    flat += nested.processors
+                    if !nested.identifier.isEmpty { identifiers.append(nested.identifier) }
+                } else {
+                    let identifier = processor.identifier
+                    guard !identifier.isEmpty else { continue }
+                    flat.append(processor)
+                    identifiers.append(identifier)
+                }
             }
             self.processors = flat
-            identifier = flat.count == 1 ? flat[0].identifier : flat.map(\.identifier).joined(separator: ",")
+            identifier = identifiers.joined(separator: ",")
         }
 
         /// The parts' identifiers joined by `,`, made once; see ``ImageProcessing/identifier``.

@@ -140,9 +140,7 @@ extension OspreyWrapper {
                 }
             }
         }
-        // Told once that the request is not current: when it is superseded (its download may go on
-        // into the cache), or when its result comes for a widget showing something else.
-        let superseded = Superseded()
+        let superseded = Superseded { completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description)))) }
         let task = pipeline.loadImage(with: source, options: items, progress: onProgress, preview: onPreview) { [weak target] result in
             // Off the main actor: the pixels become the widget's content here.
             let value = try? result.get()
@@ -155,7 +153,7 @@ extension OspreyWrapper {
             let widget = target
             Task { @MainActor in
                 guard let target = widget, target.ospreyController.isCurrent(number, finish: finish) else {
-                    if superseded.tell() { completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description)))) }
+                    superseded.tell()
                     return
                 }
                 // After a preview the image replaces it plainly (a fade would flash the widget empty).
@@ -169,9 +167,8 @@ extension OspreyWrapper {
                 completion?(result)
             }
         }
-        controller.attach(task, number: number, indicator: indicator, finishesDownload: settings.finishesDownloadOnCancel) {
-            if superseded.tell() { completion?(.failure(.pipeline(.notCurrentSourceTask(source: source.description)))) }
-        }
+        controller.attach(
+            task, number: number, indicator: indicator, finishesDownload: settings.finishesDownloadOnCancel, superseded: superseded.tell)
         return task
     }
 
@@ -217,14 +214,21 @@ extension ImagePipeline {
     }
 }
 
-/// Whether a target's request was told it is no longer current (its completion is called once).
+/// Tells a target's caller once that its request is no longer current: when the request is
+/// superseded (its download may go on into the cache), or when its result comes for a widget that
+/// shows something else by then.
 @MainActor
 private final class Superseded {
-    private var told = false
+    private var tellCaller: (() -> Void)?
 
-    /// `true` the first time only.
-    func tell() -> Bool {
-        defer { told = true }
-        return !told
+    init(_ tellCaller: @escaping () -> Void) {
+        self.tellCaller = tellCaller
+    }
+
+    /// Tells the caller, the first time only.
+    func tell() {
+        let caller = tellCaller
+        tellCaller = nil
+        caller?()
     }
 }
