@@ -43,9 +43,9 @@ extension ImageGrid {
         Set(cells.values.filter { $0.requested != nil }.compactMap(Self.position(of:)))
     }
 
-    /// Whether nothing is loading: no bound cell has a request running.
+    /// Whether nothing is loading: no bound cell has a request running and nothing is prefetching.
     package var isIdle: Bool {
-        !cells.values.contains { $0.picture.osprey.isLoading }
+        !cells.values.contains { $0.picture.osprey.isLoading } && !(prefetcher?.isPrefetching ?? false)
     }
 
     /// The options every cell loads with: a downsample to the cell's pixel size first.
@@ -85,7 +85,7 @@ extension ImageGrid {
 
     /// The positions on screen and the positions to load (those and the prefetch rows); `nil`
     /// before layout, when nothing loads.
-    private var loadRange: (visible: Range<Int>, load: Range<Int>)? {
+    package var loadRange: (visible: Range<Int>, load: Range<Int>)? {
         let adjustment = vadjustment
         let page = gtk_adjustment_get_page_size(adjustment)
         let count = itemCount
@@ -225,25 +225,56 @@ extension ImageGrid {
 
     // MARK: - Loading
 
-    /// Starts the cells in the load range that have not asked for their image. Rows ahead need no
-    /// prefetcher: GTK binds their cells well before they show (a prefetch of a row not bound yet,
-    /// racing the cell bound a moment later, downloaded its images twice).
+    /// Starts the bound cells in the load range that have not asked for their image and
+    /// prefetches the positions there GTK has not bound (``ImagePrefetcher``). A cell on screen
+    /// loads at ``DownloadPriority/normal`` priority, one in the rows ahead at
+    /// ``DownloadPriority/low``; a cell's priority follows it as it scrolls into view.
     func updateLoads() {
         guard !modelChanging, let range = loadRange else { return }
         scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
+        let options = cellOptions
+        var bound = Set<Int>()
         for (key, cell) in cells {
             guard let position = Self.position(of: cell) else { continue }
+            bound.insert(position)
+            guard range.load.contains(position) else { continue }
+            let priority: DownloadPriority = range.visible.contains(position) ? .normal : .low
             // A cell that asked goes on until GTK unbinds it: cancelling it as it leaves the range
             // and asking again as it comes back downloaded some images twice while scrolling fast.
-            if range.load.contains(position), cell.requested == nil { start(key, cell) }
+            if cell.requested == nil {
+                start(key, cell, options: options + [.downloadPriority(priority)])
+            } else if let task = cell.task, !task.isCompleted {
+                task.priority = priority
+            }
         }
+        // After the cells: a prefetch they now share goes on for them when it is stopped.
+        prefetch(range.load.filter { !bound.contains($0) }.compactMap(url(at:)), options: options)
     }
 
-    private func start(_ key: ObjectIdentifier, _ cell: Cell) {
+    /// Prefetches `urls` (in order) with the cells' `options`, and stops the prefetches of URLs
+    /// no longer among them (scrolled away, or bound to a cell that now loads it itself).
+    private func prefetch(_ urls: [URL], options: [RequestOption]) {
+        let size = (width: cellWidth * scale, height: cellHeight * scale)
+        if prefetcher == nil || prefetchSize.map({ $0 != size }) ?? true {
+            prefetcher?.stopPrefetching()
+            prefetcher = ImagePrefetcher(options: options, pipeline: pipeline)
+            prefetchSize = size
+            prefetched = []
+        }
+        guard let prefetcher else { return }
+        let wanted = Set(urls)
+        let stale = prefetched.subtracting(wanted)
+        if !stale.isEmpty { prefetcher.stopPrefetching(with: Array(stale)) }
+        let new = urls.filter { !prefetched.contains($0) }
+        if !new.isEmpty { prefetcher.startPrefetching(with: new) }
+        prefetched = wanted
+    }
+
+    private func start(_ key: ObjectIdentifier, _ cell: Cell, options: [RequestOption]) {
         let url = cell.url
         cells[key]?.requested = url ?? URL(fileURLWithPath: "/")  // asked, even with no URL
         let task = cell.picture.osprey.setImage(
-            with: url, placeholder: placeholder, options: cellOptions, settings: settings, pipeline: pipeline,
+            with: url, placeholder: placeholder, options: options, settings: settings, pipeline: pipeline,
             completion: { [weak self, weak picture = cell.picture] result in
                 guard case .failure(let error) = result, !error.isCancellation else { return }
                 if case .pipeline(.notCurrentSourceTask) = error { return }

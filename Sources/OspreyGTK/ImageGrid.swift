@@ -20,10 +20,13 @@ import Osprey
 /// their images stay as they are.
 ///
 /// Every cell has its size (``cellWidth``×``cellHeight`` points) before any image arrives, and
-/// only the cells on screen and ``prefetchRows`` rows ahead in the scroll direction start
-/// loading, whatever the item count: GTK binds many more cells than it shows, and those wait
-/// without loading until they scroll near. A load goes on until GTK unbinds its cell (then a
-/// running download finishes into the cache at low priority, so coming back costs no download).
+/// only the items on screen and ``prefetchRows`` rows ahead in the scroll direction load,
+/// whatever the item count: the cells on screen at normal priority, the rows ahead at low
+/// priority (their bound cells, and an ``Osprey/ImagePrefetcher`` for the items GTK has not
+/// bound yet), a cell's priority following it into view. GTK binds many more cells than it
+/// shows; those wait without loading until they scroll near. A load goes on until GTK unbinds
+/// its cell (then a running download finishes into the cache at low priority, so coming back
+/// costs no download).
 /// ``scroll(toItem:)`` moves GTK's own anchor, so the cells at the new position are bound and load
 /// at once; so does a scrollbar dragged past every bound cell. A failed cell shows a failure image (by default a grey-red tile) and is reported to
 /// ``onCellFailure``.
@@ -76,6 +79,11 @@ public final class ImageGrid {
     var approachedAt: Int?
     /// The columns counted from a bound cell, and the grid width they were counted at.
     var countedColumns: (width: Int32, columns: Int)?
+    /// Loads the positions ahead that GTK has not bound, at the cell size it was made for.
+    var prefetcher: ImagePrefetcher?
+    var prefetchSize: (width: Int, height: Int)?
+    /// The URLs given to the prefetcher and not taken back.
+    var prefetched: Set<URL> = []
     /// Objects this grid connected handlers to, referenced until the widget is finalised.
     private var connected: [(instance: UnsafeMutableRawPointer, handler: gulong)] = []
     private static let dataKey = "osprey-image-grid"
@@ -224,5 +232,7 @@ public final class ImageGrid {
         cells = [:]
         for kept in unbound.values { kept.picture.osprey.cancelDownloadTask() }
         unbound = [:]
+        prefetcher?.stopPrefetching()
+        prefetcher = nil
     }
 }

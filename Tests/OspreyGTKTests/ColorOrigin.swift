@@ -7,10 +7,13 @@ import Synchronization
 /// A real HTTP origin on loopback (Hummingbird) serving solid-colour 4:3 PNGs, one colour per
 /// item (`/color/<item>.png`), a slow answer (`/slow/<name>`, after 5 s), a gated body
 /// (`/gated/<name>`: the body set by ``setBody(_:_:cut:)`` up to its cut, the rest when the test
-/// opens gate `name`) and 404s for anything else; it counts the requests per path.
+/// opens gate `name`), a held colour (`/held/<item>.png`: the colour once the test opens gate
+/// `held`) and 404s for anything else; it counts the requests per path and keeps the order of the
+/// held ones.
 final class ColorOrigin: Sendable {
     private struct State {
         var hits: [String: Int] = [:]
+        var heldOrder: [Int] = []
         var task: Task<Void, any Error>?
         var port = 0
         var bodies: [String: (body: Data, cut: Int)] = [:]
@@ -25,6 +28,9 @@ final class ColorOrigin: Sendable {
     func itemURL(_ item: Int) -> URL { url("/color/\(item).png") }
 
     func hits(_ path: String) -> Int { state.withLock { $0.hits[path, default: 0] } }
+
+    /// The items of the `/held/` requests, in the order they arrived.
+    var heldOrder: [Int] { state.withLock { $0.heldOrder } }
 
     /// Every path requested, with its count.
     var allHits: [String: Int] { state.withLock { $0.hits } }
@@ -83,6 +89,13 @@ final class ColorOrigin: Sendable {
                 return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: body)
             } else if path.hasPrefix("/slow/") {
                 try await Task.sleep(for: .seconds(5))
+            } else if path.hasPrefix("/held/"), let item = Int(path.dropFirst("/held/".count).dropLast(".png".count)) {
+                origin.state.withLock { $0.heldOrder.append(item) }
+                await origin.waitForGate("held")
+                let color = color(item)
+                return Response(
+                    status: .ok, headers: [.contentType: "image/png"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: try png(red: color.red, green: color.green, blue: color.blue))))
             } else if path.hasPrefix("/color/"), let item = Int(path.dropFirst("/color/".count).dropLast(".png".count)) {
                 let color = color(item)
                 let body = try png(red: color.red, green: color.green, blue: color.blue)

@@ -1,3 +1,4 @@
+import Foundation
 import OspreyGTK
 import Testing
 
@@ -187,6 +188,53 @@ struct GTKGridTests {
             #expect(kept.count >= 8)
             for item in kept { #expect(after[item]! === before[item]!, "item \(item) kept its texture: not loaded again") }
             #expect(origin.allHits.filter { $0.value > 1 }.isEmpty)
+        }
+    }
+
+    @Test("cells on screen download before the rows ahead; the rows ahead load once and show without a download when scrolled to")
+    func prioritiesAndPrefetch() async throws {
+        try await withOrigin { origin, _ in
+            // One download at a time: every load after the first queues, in priority order.
+            var configuration = ImageDownloader.Configuration()
+            configuration.maximumConcurrentDownloads = 1
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-grid-priority-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let pipeline = ImagePipeline(
+                cache: ImageCache(name: "grid-priority", diskConfig: DiskStorage.Config(name: "grid-priority", directory: directory)),
+                downloader: ImageDownloader(configuration: configuration))
+            let list = gtk_string_list_new(nil)!
+            defer { g_object_unref(UnsafeMutableRawPointer(list)) }
+            for item in 0..<400 { gtk_string_list_append(list, origin.url("/held/\(item).png").absoluteString) }
+            let grid = ImageGrid(model: list, cellWidth: 80, cellHeight: 60, pipeline: pipeline)
+            grid.prefetchRows = 6
+            let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
+            defer { gtk_window_destroy(GtkWindowPointer(window)) }
+            // The first download waits at the origin until the gate opens.
+            await GTKHarness.pump("the first download to reach the origin and every cell on screen to ask") {
+                guard let range = grid.loadRange, origin.heldOrder.count == 1 else { return false }
+                return range.visible.allSatisfy(grid.requestedPositions.contains)
+            }
+            let range = try #require(grid.loadRange, "a load range after layout")
+            origin.openGate("held")
+            let colour = { (item: Int) in ColorOrigin.color(item) }
+            await GTKHarness.pump("the cells on screen to show their images and the rows ahead to load") {
+                grid.isIdle && Self.cellsShowTheirImages(grid, in: window, colour: colour)
+            }
+            let order = Array(origin.heldOrder.dropFirst())
+            let lastOnScreen = order.lastIndex(where: range.visible.contains) ?? -1
+            let firstAhead = order.firstIndex { !range.visible.contains($0) } ?? order.count
+            #expect(lastOnScreen < firstAhead, "downloads after the first: \(order), on screen \(range.visible)")
+            #expect(range.load.allSatisfy { origin.hits("/held/\($0).png") == 1 }, "each item of \(range.load) downloaded once")
+            #expect(range.load.upperBound > range.visible.upperBound + 4 * grid.columns, "six rows ahead: \(range)")
+
+            // Four rows down, the cells show what was loaded ahead, without a new download.
+            let item = range.visible.lowerBound + 4 * grid.columns
+            grid.scroll(toItem: item)
+            await GTKHarness.pump("the cells four rows down to show their images") {
+                grid.visibleCells.keys.contains(item) && Self.cellsShowTheirImages(grid, in: window, colour: colour)
+            }
+            let shown = grid.visibleCells.keys.filter(range.load.contains)
+            #expect(!shown.isEmpty && shown.allSatisfy { origin.hits("/held/\($0).png") == 1 })
         }
     }
 

@@ -100,18 +100,9 @@ extension ImagePipeline {
         return result
     }
 
-    /// Downloads a network source (conditionally with `validator`) or reads a provider.
+    /// Loads the request's source (conditionally with `validator`).
     private func load(_ request: DataRequest, validator: CacheValidator?) async throws(OspreyError) -> DownloadResult {
-        do {
-            switch request.source {
-            case .network(let resource):
-                return try await request.downloader.download(resource.url, options: request.options.downloadOptions(validator: validator))
-            case .provider(let provider):
-                return try await request.downloader.download(provider: provider, options: request.options.downloadOptions())
-            }
-        } catch {
-            throw OspreyError.wrapping(error, source: request.source)
-        }
+        try await load(request.source, downloader: request.downloader, options: request.options.downloadOptions(validator: validator))
     }
 
     /// Writes `data` to the original cache's disk with what is known of its origin.
@@ -141,36 +132,6 @@ struct DataRequest: Sendable {
     func freshLimit(originMaxAge: Int?) -> Duration {
         guard honoringOriginMaxAge, let originMaxAge else { return freshness }
         return min(freshness, .seconds(originMaxAge))
-    }
-}
-
-/// The key under which data jobs are shared: everything that changes the bytes or how they are
-/// looked up.
-struct DataJobKey: Hashable, Sendable {
-    var cacheKey: String
-    var url: String?
-    var cache: ObjectIdentifier
-    var downloader: ObjectIdentifier
-    var policy: CachePolicy
-    var freshness: Duration
-    var honoringOriginMaxAge: Bool
-    var headers: [String: String]
-    var user: String?
-    /// Non-zero for requests with closures (which cannot be compared): they share nothing.
-    var unshared: UInt64
-
-    init(_ request: DataRequest) {
-        let options = request.options
-        cacheKey = request.key
-        url = request.source.url?.absoluteString
-        cache = ObjectIdentifier(request.cache)
-        downloader = ObjectIdentifier(request.downloader)
-        policy = options.cachePolicy
-        freshness = request.freshness
-        honoringOriginMaxAge = request.honoringOriginMaxAge
-        headers = options.requestHeaders
-        user = options.credentials?.user
-        unshared = FetchJobKey.unshared(options)
     }
 }
 

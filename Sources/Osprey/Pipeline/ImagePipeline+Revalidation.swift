@@ -17,12 +17,16 @@ extension ImagePipeline {
     }
 
     private func revalidate(_ request: ResolvedRequest) async -> ImageResult? {
-        let source = request.source, options = request.options, cache = request.cache
+        let source = request.source, cache = request.cache
         let key = request.key, identifier = request.processorIdentifier, computed = request.computedKey
         let validator =
             cache.storedValidator(forKey: key, processorIdentifier: identifier)
             ?? request.originalCache.storedValidator(forKey: key, processorIdentifier: "")
-        guard let download = try? await load(request, validator: validator, progress: { _, _ in }) else {
+        let options = request.options
+        guard
+            let download = try? await load(
+                source, downloader: request.downloader, options: options.downloadOptions(validator: validator))
+        else {
             return nil
         }
         if download.isNotModified {

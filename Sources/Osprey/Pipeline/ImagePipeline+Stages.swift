@@ -17,19 +17,14 @@ extension ImagePipeline {
     /// request shares it. Returns the subscription, or `nil` when `completion` was already called.
     /// `memoryMiss`: the request's miss of the target memory cache (`nil`: it did not look); a
     /// stage this request starts looks again only if anything was stored since.
-    /// `fetchKey`: the request's fetch key when the caller made it (to attach previews to it), else `nil`.
+    /// `fetchKey`: the request's fetch key (``FetchJobKey``), made once per request by the caller.
     func subscribeDelivery(
         _ request: ResolvedRequest, memoryMiss: MemoryMiss?, progress: JobProgressHandler?,
-        fetchKey: HashedKey<FetchJobKey>? = nil,
+        fetchKey: HashedKey<FetchJobKey>,
         completion: @escaping DeliverJob.Completion
     ) -> (job: DeliverJob, id: Int)? {
         let context = StageContext(request, memoryMiss: memoryMiss, reportsProgress: progress != nil, fetchKey: fetchKey)
-        let options = request.options
-        let jobKey = DeliverJobKey(
-            fetch: context.fetchKey, processor: request.processorIdentifier, cache: ObjectIdentifier(request.cache),
-            originalCache: ObjectIdentifier(request.originalCache), storage: options.storage,
-            cacheWrites: options.cacheWrites, originalStorage: options.originalStorage,
-            framesOnDemand: context.framesOnDemand)
+        let jobKey = DeliverJobKey(request, fetch: context.fetchKey, framesOnDemand: context.framesOnDemand)
         return deliverJobs.subscribe(HashedKey(jobKey), priority: context.options.downloadPriority, progress: progress, completion: completion) {
             job in deliver(job, context)
         }
@@ -58,11 +53,7 @@ extension ImagePipeline {
                 case .success(let fetched): self.process(fetched, for: job, context)
                 }
             },
-            work: { fetch in
-                // Unprocessed, from the same cache: the original's memory entry is the one just missed.
-                let sameEntry = request.processorIdentifier.isEmpty && request.originalCache === request.cache
-                self.fetch(fetch, context, originalMemoryLookedUp: sameEntry)
-            })
+            work: { fetch in self.fetch(fetch, context, request.step(after: .share)) })
         if let (fetch, id) = subscription { job.setStep(.subscription(fetch, id: id), madeAt: subscribedAt) }
     }
 
@@ -171,44 +162,41 @@ extension ImagePipeline {
         }
     }
 
-    /// The fetch stage's work: the original image, from the original cache (when a processor is
-    /// set) or loaded and decoded. `originalMemoryLookedUp`: the original's memory entry is the
-    /// one the deliver stage starting this one has just looked up, and missed.
-    private func fetch(_ job: FetchJob, _ context: StageContext, originalMemoryLookedUp: Bool) {
-        // Shared by every processor: the original may already be cached (step 3 of the flow).
-        if context.options.cachePolicy.readsCache {
-            if !originalMemoryLookedUp, let image = context.originalCache.memoryStorage.value(forKey: context.key) {
-                configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(context.key)"])
+    /// The fetch stage's work from `step` on (``ResolvedRequest/step(after:)``): the original image from the
+    /// original cache's memory, its bytes from the original cache's disk, or loaded.
+    private func fetch(_ job: FetchJob, _ context: StageContext, _ step: RetrieveStep) {
+        let request = context.request, key = context.key
+        switch step {
+        case .originalMemory:
+            if let image = context.originalCache.memoryStorage.value(forKey: key) {
+                configuration.logger.debug("original from memory", metadata: ["osprey.key": "\(key)"])
                 return job.finishFetch(.success(FetchedSource(image: image, data: nil, cacheType: .memory, validator: nil)))
             }
-            if context.options.cachePolicy.readsDisk {
-                // The lookup may start the download, a step of its own, recorded after this one.
-                return job.setStep(
-                    .startingTask {
-                        // Bytes that are not an image (a foreign file) are a miss; they are decoded
-                        // later, by the stage that knows the size each request needs.
-                        if let data = await context.originalCache.diskStorage.value(forKey: context.key), ImageFormat(sniffing: data) != nil {
-                            self.configuration.logger.debug(
-                                "original from disk",
-                                metadata: ["osprey.key": "\(context.key)", "osprey.bytes": "\(data.count)"])
-                            return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
-                        }
-                        if !Task.isCancelled { self.load(job, context) }
-                    })
-            }
+            fetch(job, context, request.step(after: .originalMemory))
+        case .originalDisk:
+            // The lookup may start the download, a step of its own, recorded after this one.
+            job.setStep(
+                .startingTask {
+                    // Bytes that are not an image (a foreign file) are a miss; they are decoded
+                    // later, by the stage that knows the size each request needs.
+                    if let data = await context.originalCache.diskStorage.value(forKey: key), ImageFormat(sniffing: data) != nil {
+                        self.configuration.logger.debug("original from disk", metadata: ["osprey.key": "\(key)", "osprey.bytes": "\(data.count)"])
+                        return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
+                    }
+                    if !Task.isCancelled { self.fetch(job, context, request.step(after: .originalDisk)) }
+                })
+        case .load:
+            load(job, context)
+        case .fail, .memory, .disk, .share:
+            job.finish(.failure(.pipeline(.imageNotExisting(key: request.computedKey))))
         }
-        load(job, context)
     }
 
-    /// Downloads (or reads the provider of) the source, unless only caches may be used. With
+    /// Downloads (or reads the provider of) the source. With
     /// ``OriginalStorage/disk`` the bytes are written to the original cache before the
     /// job finishes: a request for another size that comes after the job has left the registry then
     /// finds them on disk instead of downloading them again.
     private func load(_ job: FetchJob, _ context: StageContext) {
-        if context.options.cachePolicy == .cacheOnly {
-            return job.finish(.failure(.pipeline(.imageNotExisting(key: context.request.computedKey))))
-        }
-        let downloader = context.request.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
         let logger = configuration.logger
         logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
@@ -236,34 +224,21 @@ extension ImagePipeline {
                 }
             }
         }
-        switch context.source {
-        case .network(let resource):
-            var options = context.options.downloadOptions()
-            // Progressive previews, when a request listens for them (ImagePipeline+Previews.swift).
-            let fetchKey = context.fetchKey
-            guard options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) else {
-                let download = downloader.download(
-                    resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil, completion: decoded)
-                return job.setStep(.download(download), madeAt: options.priority)
-            }
+        var options = context.options.downloadOptions()
+        var completion = decoded
+        // Progressive previews, when a request listens for them (ImagePipeline+Previews.swift).
+        let fetchKey = context.fetchKey
+        if case .network = context.source, options.responseDataModifier == nil, let previewer = previews.download(for: fetchKey) {
             options.bodyObserver = { body, expected in previewer.receive(body, expected: expected) }
-            let download = downloader.download(
-                resource.url, options: options, progress: context.reportsProgress ? job.reportProgress : nil,
-                completion: { result in
-                    self.previews.downloadEnded(fetchKey, previewer)
-                    decoded(result)
-                })
-            job.setStep(.download(download), madeAt: options.priority)
-        case .provider(let provider):
-            job.setStep(
-                .startingTask {
-                    do {
-                        decoded(.success(try await downloader.download(provider: provider, options: context.options.downloadOptions())))
-                    } catch {
-                        decoded(.failure(OspreyError.wrapping(error, source: context.source)))
-                    }
-                })
+            completion = { result in
+                self.previews.downloadEnded(fetchKey, previewer)
+                decoded(result)
+            }
         }
+        let step = load(
+            context.source, downloader: context.request.downloader, options: options,
+            progress: context.reportsProgress ? job.reportProgress : nil, completion: completion)
+        job.setStep(step, madeAt: options.priority)
     }
 
     /// Decodes the fetched bytes (in full, or with `plan` folded in) on the processing queue and
@@ -297,24 +272,6 @@ extension ImagePipeline {
     /// the pipeline's own place (``defaultPlace``).
     func processingPlace(_ options: ResolvedOptions) -> ProcessingPlace {
         options.processingQueue.map { ProcessingPlace.queue($0) } ?? defaultPlace
-    }
-
-    /// Downloads a network source or reads a provider (for revalidation).
-    func load(
-        _ request: ResolvedRequest, validator: CacheValidator?,
-        progress: @escaping @Sendable (Int, Int?) -> Void
-    ) async throws(OspreyError) -> DownloadResult {
-        let source = request.source, options = request.options, downloader = request.downloader
-        do {
-            switch source {
-            case .network(let resource):
-                return try await downloader.download(resource.url, options: options.downloadOptions(validator: validator), progress: progress)
-            case .provider(let provider):
-                return try await downloader.download(provider: provider, options: options.downloadOptions())
-            }
-        } catch {
-            throw OspreyError.wrapping(error, source: source)
-        }
     }
 
     // MARK: - Helpers

@@ -164,7 +164,7 @@ public final class ImagePipeline: Sendable {
         return try await retrieve(request, progress: nil, refresh: nil)
     }
 
-    /// Steps 2-5 of the retrieve flow (``PipelineRequest``) for a resolved request, awaited.
+    /// The lookup order (``ResolvedRequest/step(after:)``, run by ``PipelineRequest``) for a resolved request, awaited.
     /// Cancelling the calling task cancels the request.
     /// `preview` (default `nil`) gets each progressive preview, on the thread that made it.
     func retrieve(

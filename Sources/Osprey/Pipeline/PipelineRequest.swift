@@ -1,7 +1,7 @@
 import Logging
 
-/// One request of the pipeline after its memory lookup missed: steps 2-5 of the retrieve flow for
-/// its source, then for its alternative sources in order, driven by callbacks.
+/// One request of the pipeline after its resolution: the lookup order (``ResolvedRequest/step(after:)``)
+/// for its source, then for its alternative sources in order, driven by callbacks.
 ///
 /// The request holds its options once (they are large) and delivers one result through
 /// `completion`, unless its ``ImageTask`` is cancelled first: then it delivers
@@ -100,46 +100,53 @@ final class PipelineRequest: Sendable {
         callbackQueue.deliver(result, to: completion)
     }
 
-    /// Steps 2-5 of the retrieve flow for one source.
+    /// One try of the request, from its first step (``ResolvedRequest/step(after:)``): the memory
+    /// step is skipped when the resolution has just missed the memory cache (``ResolvedRequest/memoryMiss``).
     private func retrieveOne(_ attempt: Attempt) {
         let request = attempt.request
-        guard options.cachePolicy.readsCache else { return deliver(memoryMiss: nil, attempt) }
-        var memoryMiss = request.memoryMiss
-        if memoryMiss == nil {
-            switch pipeline.memoryLookup(request.computedKey, options: options) {
-            case .hit(let image): return hit(image, .memory, attempt)
-            case .miss(let token): memoryMiss = token
-            }
-        }
-        let logger = pipeline.configuration.logger
-        let key = request.key, identifier = request.processorIdentifier, cache = request.cache
-        logger.trace("memory miss", metadata: ["osprey.key": "\(key)", "osprey.processor": "\(identifier)"])
-        guard options.cachePolicy.readsDisk, !readsBytesForFrames(request) else { return deliver(memoryMiss: memoryMiss, attempt) }
-        let cacheOptions = options.cacheOptions
-        logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
-        // The disk lookup reads a file: a task of its own, which may record the next step (the
-        // delivery's subscription), after this one.
-        task.setStep(
-            .startingTask { [self] in
-                // A disk entry that cannot be read counts as a miss (the cache removes it).
-                let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
-                if Task.isCancelled { return }
-                logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
-                if let image = found.image {
-                    hit(image, found.cacheType, attempt)
-                } else {
-                    // No miss token: the last stage looks memory up again after the disk lookup.
-                    deliver(memoryMiss: nil, attempt)
-                }
-            })
+        guard let memoryMiss = request.memoryMiss else { return retrieve(request.step(after: nil), attempt, memoryMiss: nil) }
+        missedMemory(request)
+        retrieve(request.step(after: .memory), attempt, memoryMiss: memoryMiss)
     }
 
-    /// Whether the target disk entry is the original's and the request decodes an animation's
-    /// frames on demand: then the fetch stage reads the entry's bytes instead of this lookup
-    /// decoding every frame.
-    private func readsBytesForFrames(_ request: ResolvedRequest) -> Bool {
-        request.processorIdentifier.isEmpty && request.originalCache === request.cache
-            && request.options.cachePolicy != .revalidate && ImagePipeline.decodesFramesOnDemand(request.options)
+    private func missedMemory(_ request: ResolvedRequest) {
+        pipeline.configuration.logger.trace(
+            "memory miss", metadata: ["osprey.key": "\(request.key)", "osprey.processor": "\(request.processorIdentifier)"])
+    }
+
+    /// Runs `step` for one try: the steps of this request (memory, disk), then the work it shares
+    /// with others (``deliver(memoryMiss:_:)``). `memoryMiss`: the target memory cache's token for
+    /// this try's miss (`nil`: the shared work looks memory up again).
+    private func retrieve(_ step: RetrieveStep, _ attempt: Attempt, memoryMiss: MemoryMiss?) {
+        let request = attempt.request
+        let key = request.key, identifier = request.processorIdentifier, cache = request.cache
+        let logger = pipeline.configuration.logger
+        switch step {
+        case .memory:
+            switch pipeline.memoryLookup(request.computedKey, options: options) {
+            case .hit(let image): hit(image, .memory, attempt)
+            case .miss(let token):
+                missedMemory(request)
+                retrieve(request.step(after: .memory), attempt, memoryMiss: token)
+            }
+        case .disk:
+            logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
+            let cacheOptions = options.cacheOptions
+            // The disk lookup reads a file: a task of its own, which may record the next step (the
+            // delivery's subscription), after this one.
+            task.setStep(
+                .startingTask { [self] in
+                    // A disk entry that cannot be read counts as a miss (the cache removes it).
+                    let found = (try? await cache.retrieveImage(forKey: key, processorIdentifier: identifier, options: cacheOptions)) ?? .none
+                    if Task.isCancelled { return }
+                    logger.trace(found.image == nil ? "disk miss" : "disk hit", metadata: ["osprey.key": "\(key)"])
+                    if let image = found.image { return hit(image, found.cacheType, attempt) }
+                    // No miss token: the shared work looks memory up again after the disk lookup.
+                    retrieve(request.step(after: .disk), attempt, memoryMiss: nil)
+                })
+        case .share, .originalMemory, .originalDisk, .load, .fail:
+            deliver(memoryMiss: memoryMiss, attempt)
+        }
     }
 
     private func hit(_ image: Image, _ cacheType: CacheType, _ attempt: Attempt) {

@@ -21,13 +21,13 @@ final class StageContext: Sendable {
     /// (``ImagePipeline/decodesFramesOnDemand(_:)``), worked out once for its stages.
     let framesOnDemand: Bool
 
-    /// `fetchKey`: the request's key when the caller made it already (a key is made once per
-    /// request: requests that cannot share work get a fresh one each time), else `nil`.
-    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool, fetchKey: HashedKey<FetchJobKey>? = nil) {
+    /// `fetchKey`: the request's key, made once per request (requests that cannot share work get
+    /// a fresh one each time).
+    init(_ request: ResolvedRequest, memoryMiss: MemoryMiss?, reportsProgress: Bool, fetchKey: HashedKey<FetchJobKey>) {
         self.request = request
         options = request.options
         self.memoryMiss = memoryMiss
-        self.fetchKey = fetchKey ?? HashedKey(FetchJobKey(request))
+        self.fetchKey = fetchKey
         self.reportsProgress = reportsProgress
         framesOnDemand = ImagePipeline.decodesFramesOnDemand(request.options)
     }

@@ -6,6 +6,29 @@ import Testing
 
 @Suite("Pipeline retrieve flow", .timeLimit(.minutes(5)))
 struct RetrieveFlowTests {
+    @Test("the lookup order by cache policy: memory, disk, share, original memory, original disk, then load (or fail)")
+    func lookupOrder() {
+        let pipeline = ImagePipeline(cache: ImageCache(name: "order-\(UUID().uuidString)"))
+        func steps(_ items: [RequestOption]) -> [RetrieveStep] {
+            var miss: ResolvedRequest?
+            _ = pipeline.resolve(.url(URL(string: "http://127.0.0.1:1/order")!), items: items, miss: &miss)
+            guard let request = miss else { return [] }
+            var steps: [RetrieveStep] = [request.step(after: nil)]
+            while steps.count < 10, steps.last != .load, steps.last != .fail { steps.append(request.step(after: steps.last)) }
+            return steps
+        }
+        let grey = RequestOption.processor(ImageProcessors.Grayscale())
+        #expect(steps([grey]) == [.memory, .disk, .share, .originalMemory, .originalDisk, .load])
+        #expect(steps([grey, .cachePolicy(.revalidate)]) == [.memory, .disk, .share, .originalMemory, .originalDisk, .load])
+        #expect(steps([grey, .cachePolicy(.memoryOrLoad)]) == [.memory, .share, .originalMemory, .load])
+        #expect(steps([grey, .cachePolicy(.reload)]) == [.share, .load])
+        #expect(steps([grey, .cachePolicy(.cacheOnly)]) == [.memory, .disk, .share, .originalMemory, .originalDisk, .fail])
+        // Unprocessed, the original's memory entry is the processed one, looked up already.
+        #expect(steps([]) == [.memory, .disk, .share, .originalDisk, .load])
+        // An animation decoded frame by frame reads the original's bytes in the fetch, not the processed entry.
+        #expect(steps([.animationFramesOnDemand(true)]) == [.memory, .share, .originalDisk, .load])
+    }
+
     @Test("load, then memory, then disk, then force refresh")
     func cacheTypes() async throws {
         try await PipelineFixture.run { f in
