@@ -212,8 +212,8 @@ struct FetchCommand: AsyncParsableCommand {
                     printPreview(Line(previewOf: argument, result, milliseconds: elapsed()))
                 }
             } else {
-                for try await event in pipeline.imageEvents(for: source, options: options) {
-                    if case .finished(let result) = event { last = result }
+                for await event in pipeline.imageTask(for: source, options: options).events {
+                    if case .finished(let result) = event { last = try result.get() }
                 }
             }
             guard let result = last else { throw OspreyError.pipeline(.unexpected(message: "no result")) }

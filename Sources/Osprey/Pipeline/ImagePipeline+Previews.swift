@@ -8,9 +8,9 @@ extension ImagePipeline {
     /// source that is not a progressive JPEG, or without ``RequestOption/progressiveJPEG(_:)`` in
     /// `items` or the pipeline's default options). Each preview has ``ImageResult/isPreview`` set
     /// and the final image's size; the stream ends after the final image, or throws the
-    /// request's ``OspreyError``. No preview follows the final image. Ending the iteration (or
-    /// cancelling its task) cancels the request and its previews. The images of
-    /// ``imageEvents(for:options:)`` (with ``CachePolicy/revalidate``, a newer image may follow).
+    /// request's ``OspreyError``. No preview follows the final image. Cancelling the task that
+    /// reads it cancels the request and its previews. The images of
+    /// ``imageTask(for:options:)``'s ``ImageTask/events`` (with ``CachePolicy/revalidate``, a newer image may follow).
     ///
     /// ```swift
     /// for try await result in pipeline.images(for: .url(url), options: [.progressiveJPEG()]) {
@@ -18,20 +18,17 @@ extension ImagePipeline {
     /// }
     /// ```
     public func images(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageResult, any Error> {
-        let events = imageEvents(for: source, options: items)
+        let events = imageTask(for: source, options: items).events
         return AsyncThrowingStream { continuation in
             let task = Task {
-                do {
-                    for try await event in events {
-                        switch event {
-                        case .preview(let result), .finished(let result): continuation.yield(result)
-                        case .progress: continue
-                        }
+                for await event in events {
+                    switch event {
+                    case .preview(let result), .finished(.success(let result)): continuation.yield(result)
+                    case .finished(.failure(let error)): return continuation.finish(throwing: error)
+                    case .progress: continue
                     }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
                 }
+                continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }

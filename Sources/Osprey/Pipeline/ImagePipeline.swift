@@ -142,8 +142,8 @@ public final class ImagePipeline: Sendable {
     /// goes on while other requests need it).
     ///
     /// With ``CachePolicy/revalidate`` this returns the cached image; the revalidation runs in
-    /// the background and updates the cache (use ``imageEvents(for:options:)`` or the
-    /// completion-handler form to receive the second result).
+    /// the background and updates the cache (use ``imageTask(for:options:)``'s events or a
+    /// target's `setImage` to receive the second result).
     ///
     /// A memory-cache hit is answered on the caller's executor without suspending: the function is
     /// `nonisolated(nonsending)` and inlinable, so the lookup runs inline in the caller (no hop to
@@ -205,57 +205,54 @@ public final class ImagePipeline: Sendable {
         return cache.imageCachedType(forKey: cacheKey(for: source), processorIdentifier: options.processor.identifier)
     }
 
-    /// The one stream of a request's events for `source`: progress, progressive previews (never
-    /// after the result), then one ``ImageEvent/finished(_:)``, or two with
-    /// ``CachePolicy/revalidate`` when the server had a new image; or the request's
-    /// ``OspreyError``. A cache hit is its result alone. Ending the iteration (or cancelling its
-    /// task) cancels the request and its previews. ``images(for:options:)`` is this stream's images.
-    public func imageEvents(for source: ImageSource, options items: [RequestOption] = []) -> AsyncThrowingStream<ImageEvent, any Error> {
+    /// Starts a request for `source` and returns its task: its ``ImageTask/events`` (progress,
+    /// progressive previews, the result), its ``ImageTask/priority`` to change while it runs,
+    /// ``ImageTask/cancel()``. A memory hit is a task already finished with its result.
+    ///
+    /// ```swift
+    /// let task = pipeline.imageTask(for: .url(url), options: [.progressiveJPEG()])
+    /// for await event in task.events {
+    ///     if case .preview(let preview) = event { show(preview.image) }
+    ///     if case .finished(let result) = event { show(try result.get().image) }
+    /// }
+    /// ```
+    public func imageTask(for source: ImageSource, options items: [RequestOption] = []) -> ImageTask {
+        let options = resolvedOptions(items)
+        let (events, continuation) = AsyncStream<ImageTask.Event>.makeStream()
         var miss: ResolvedRequest?
-        let hit = resolve(source, items: items, miss: &miss)
-        let request = miss
-        return AsyncThrowingStream { continuation in
-            guard let request else {
-                if let hit { continuation.yield(.finished(hit)) }
-                return continuation.finish()
-            }
-            // Previews arrive on the processing threads, the result on the request's task: the
-            // flag, set with the result under the same lock, keeps every preview before it.
-            let finalSent = SharedLocked(false)
-            let task = Task {
-                do throws(OspreyError) {
-                    // The revalidation's result is passed on by this task, after the first one:
-                    // it can arrive before this task resumes from `retrieve`.
-                    let refreshed = AsyncStream<ImageResult?>.makeStream()
-                    let result = try await self.retrieve(
-                        request,
-                        progress: { received, expected in
-                            continuation.yield(.progress(received: received, expected: expected))
-                        },
-                        preview: { preview in
-                            finalSent.withLock { sent in if !sent { continuation.yield(.preview(preview)) } }
-                        },
-                        refresh: { result in
-                            refreshed.continuation.yield(result)
-                            refreshed.continuation.finish()
-                        })
-                    finalSent.withLock { sent in
-                        sent = true
-                        continuation.yield(.finished(result))
-                    }
-                    if request.options.cachePolicy == .revalidate && result.cacheType != .none {
-                        for await new in refreshed.stream {
-                            if let new { continuation.yield(.finished(new)) }
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    finalSent.withLock { $0 = true }
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        if let hit = resolve(source, options: options, miss: &miss) {
+            continuation.yield(.finished(.success(hit)))
+            continuation.finish()
+            return ImageTask(completed: true, events: events)
         }
+        guard let request = miss else { preconditionFailure("a miss always carries its resolved request") }
+        let task = ImageTask(completed: false, priority: options.downloadPriority, events: events)
+        // Previews arrive on the processing threads, the result on a download's or the disk's: the
+        // flag, set with the result under the same lock, keeps every preview and progress report before it.
+        let resultSent = SharedLocked(false)
+        let send = { @Sendable (event: ImageTask.Event) in
+            resultSent.withLock { sent in if !sent { continuation.yield(event) } }
+        }
+        // With revalidation, a hit's result is followed by the new image, if any: the stream ends then.
+        let refreshFollows = options.cachePolicy == .revalidate
+        continuation.onTermination = { _ in task.cancel() }
+        PipelineRequest(
+            pipeline: self, request: request, task: task,
+            progress: { received, expected in send(.progress(received: received, expected: expected)) },
+            refresh: { refreshed in
+                if let refreshed { continuation.yield(.finished(.success(refreshed))) }
+                continuation.finish()
+            },
+            preview: { send(.preview($0)) }, callbackQueue: .immediate
+        ) { result in
+            resultSent.withLock { sent in
+                sent = true
+                continuation.yield(.finished(result))
+            }
+            if case .success(let image) = result, refreshFollows, image.cacheType != .none { return }
+            continuation.finish()
+        }.start()
+        return task
     }
 
     // MARK: - Completion handlers
@@ -280,7 +277,7 @@ public final class ImagePipeline: Sendable {
     /// - Returns: a task to cancel the request; a cancelled request completes with
     ///   ``OspreyError/PipelineReason/cancelled(source:)``.
     @discardableResult
-    public func loadImage(
+    package func loadImage(
         with source: ImageSource, options items: [RequestOption] = [],
         progress: (@Sendable (_ received: Int, _ expected: Int?) -> Void)? = nil,
         preview: (@Sendable (ImageResult) -> Void)? = nil,

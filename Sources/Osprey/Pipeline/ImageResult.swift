@@ -77,15 +77,3 @@ package struct DecodeInfo: Sendable, Hashable {
         self.shrunkOnLoad = shrunkOnLoad
     }
 }
-
-/// What ``ImagePipeline/imageEvents(for:options:)`` reports while a request runs, in order:
-/// progress and previews while it loads, then its result.
-public enum ImageEvent: Sendable {
-    /// Bytes received so far and the expected total (`nil` when the server did not say).
-    case progress(received: Int, expected: Int?)
-    /// A progressive preview (``RequestOption/progressiveJPEG(_:)``; ``ImageResult/isPreview``
-    /// set): never after the result.
-    case preview(ImageResult)
-    /// A result: once, or twice with ``CachePolicy/revalidate`` when the server had a new image.
-    case finished(ImageResult)
-}

@@ -1,14 +1,38 @@
-/// A running request of the completion-handler API; cancel it to stop waiting. Work shared with
-/// other requests continues for them.
+/// A running request: made by ``ImagePipeline/imageTask(for:options:)`` (with its ``events``), or
+/// by a target's `setImage` and an ``ImagePrefetcher``. Cancel it to stop waiting; work shared
+/// with other requests continues for them.
 ///
 /// A request delivers its result exactly once (the argument is written beside the task's
 /// internal state machine, `ImageTask+StateMachine.swift`).
 public final class ImageTask: Sendable {
     private let machine: Locked<StateMachine>
+    /// The events of a task made by ``ImagePipeline/imageTask(for:options:)``.
+    private let stream: AsyncStream<Event>?
 
-    init(completed: Bool, priority: DownloadPriority = .normal) {
-        machine = Locked(StateMachine(completed: completed, priority: priority))
+    /// What a task reports while it runs, in order: progress and previews while it loads, then
+    /// its result.
+    public enum Event: Sendable {
+        /// Bytes received so far and the expected total (`nil` when the server did not say).
+        case progress(received: Int, expected: Int?)
+        /// A progressive preview (``RequestOption/progressiveJPEG(_:)``; ``ImageResult/isPreview``
+        /// set): never after the result.
+        case preview(ImageResult)
+        /// The result: once, or a second time with ``CachePolicy/revalidate`` when the server had
+        /// a new image (``ImageResult/isRefresh``).
+        case finished(Result<ImageResult, OspreyError>)
     }
+
+    init(completed: Bool, priority: DownloadPriority = .normal, events: AsyncStream<Event>? = nil) {
+        machine = Locked(StateMachine(completed: completed, priority: priority))
+        stream = events
+    }
+
+    /// The task's events, for one reader: progress, progressive previews (never after the
+    /// result), then ``Event/finished(_:)``, once or (with ``CachePolicy/revalidate``, when the
+    /// server had a new image) twice; then the stream ends. A cache hit is its result alone.
+    /// Cancelling the Swift task that reads it (or ``cancel()``) cancels the request. A target's
+    /// or a prefetcher's task reports through their callbacks: its stream ends at once.
+    public var events: AsyncStream<Event> { stream ?? AsyncStream { $0.finish() } }
 
     /// Binds the request that cancelling answers. Returns `false` when the task was already
     /// cancelled (the request should deliver its cancellation and do nothing else).

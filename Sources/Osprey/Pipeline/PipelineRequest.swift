@@ -173,7 +173,6 @@ final class PipelineRequest: Sendable {
             [self] result in
             switch result {
             case .success(let delivered):
-                refresh?(nil)
                 var result = ImageResult(
                     image: options.imageModifier?(delivered.image) ?? delivered.image,
                     cacheType: delivered.cacheType, source: candidate,
@@ -181,6 +180,7 @@ final class PipelineRequest: Sendable {
                 result.decoded = delivered.decoded
                 result.frameDecoder = delivered.frames
                 finished(attempt, .success(result))
+                refresh?(nil)
             case .failure(let error):
                 finished(attempt, .failure(error))
             }

@@ -1,5 +1,5 @@
 /// One request after resolution, made in one place (``ImagePipeline/resolve(_:options:miss:)``)
-/// for all three entry points (`image(for:)`, `imageEvents(for:)`, `loadImage(with:)`), and
+/// for all three entry points (`image(for:)`, `imageTask(for:)`, `loadImage(with:)`), and
 /// handed unchanged to ``PipelineRequest``, its stages (``StageContext``) and the revalidation:
 /// nothing downstream looks the options, caches, keys or downloader up again.
 ///

@@ -26,11 +26,11 @@ struct ProgressivePreviewTests {
         try await PipelineFixture.run { f in
             let (data, cuts) = try Self.pacedBody()
             f.server.setBody("events", data, cuts: cuts)
-            var iterator = f.pipeline.imageEvents(for: f.source("/paced/events/a"), options: Self.previews).makeAsyncIterator()
+            var iterator = f.pipeline.imageTask(for: f.source("/paced/events/a"), options: Self.previews).events.makeAsyncIterator()
             f.server.openGate("events-0")
             var kinds: [String] = []
             var gate = 0
-            while let event = try await iterator.next() {
+            while let event = await iterator.next() {
                 switch event {
                 case .progress(let received, let expected):
                     #expect(expected == data.count && received <= data.count)
@@ -41,7 +41,7 @@ struct ProgressivePreviewTests {
                     gate += 1
                     f.server.openGate("events-\(gate)")
                 case .finished(let result):
-                    #expect(!result.isPreview)
+                    #expect(try !result.get().isPreview)
                     kinds.append("finished")
                 }
             }

@@ -8,8 +8,8 @@ struct RefreshCachedTests {
     /// Collects every event of a request.
     static func events(_ pipeline: ImagePipeline, _ source: ImageSource, _ options: [RequestOption]) async throws -> [ImageResult] {
         var results: [ImageResult] = []
-        for try await event in pipeline.imageEvents(for: source, options: options) {
-            if case .finished(let result) = event { results.append(result) }
+        for await event in pipeline.imageTask(for: source, options: options).events {
+            if case .finished(let result) = event { results.append(try result.get()) }
         }
         return results
     }

@@ -177,7 +177,7 @@ struct SharedWorkTests {
     func progress() async throws {
         try await PipelineFixture.run { f in
             var received: [Int] = []
-            for try await event in f.pipeline.imageEvents(for: f.source("/chunked/progress")) {
+            for await event in f.pipeline.imageTask(for: f.source("/chunked/progress")).events {
                 if case .progress(let bytes, _) = event { received.append(bytes) }
             }
             #expect(!received.isEmpty)
