@@ -113,6 +113,8 @@ public final class ImagePipeline: Sendable {
     let previews = PreviewRegistry()
     /// The level of ``handleMemoryPressure(_:)`` and the prefetchers that pause on it.
     let memoryPressureState = MemoryPressureState()
+    /// The variants targets were given, for ``TargetSettings/showsCachedVariantFirst``.
+    let variants = VariantIndex()
     /// ``Configuration/defaultOptions``, resolved once.
     package let defaultOptions: ResolvedOptions
     /// Where stages run when the options name no queue: the pipeline's own threads with
@@ -320,6 +322,12 @@ public final class ImagePipeline: Sendable {
             return filter(resource.url)
         }
         return source.cacheKey
+    }
+
+    /// The memory-cache key of `source` processed by `items` (default none): the key a target's
+    /// ``TargetSettings/placeholderMemoryKey`` names to show that image while another loads.
+    public func memoryCacheKey(for source: ImageSource, options items: [RequestOption] = []) -> String {
+        ImageCache.computedKey(cacheKey(for: source), processorIdentifier: resolvedOptions(items).processor.identifier)
     }
 
     /// The processed image in the target memory cache, through the image modifier, or `nil`.

@@ -119,8 +119,6 @@ final class PipelineRequest: Sendable {
     /// this try's miss (`nil`: the shared work looks memory up again).
     private func retrieve(_ step: RetrieveStep, _ attempt: Attempt, memoryMiss: MemoryMiss?) {
         let request = attempt.request
-        let key = request.key, identifier = request.processorIdentifier, cache = request.cache
-        let logger = pipeline.configuration.logger
         switch step {
         case .memory:
             switch pipeline.memoryLookup(request.computedKey, options: options) {
@@ -130,6 +128,8 @@ final class PipelineRequest: Sendable {
                 retrieve(request.step(after: .memory), attempt, memoryMiss: token)
             }
         case .disk:
+            let key = request.key, identifier = request.processorIdentifier, cache = request.cache
+            let logger = pipeline.configuration.logger
             logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
             let cacheOptions = options.cacheOptions
             // The disk lookup reads a file: a task of its own, which may record the next step (the

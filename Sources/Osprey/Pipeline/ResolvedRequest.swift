@@ -28,6 +28,8 @@ final class ResolvedRequest: Sendable {
     /// was not looked up (``CachePolicy/reload``, ``CachePolicy/revalidate``,
     /// alternative sources): ``PipelineRequest`` then looks up itself.
     let memoryMiss: MemoryMiss?
+    /// The steps of the lookup order this request takes (``RetrievePlan/init(_:originalIsTarget:)``).
+    let plan: RetrievePlan
 
     init(
         source: ImageSource, options: ResolvedOptions, cache: ImageCache, key: String, processorIdentifier: String,
@@ -36,12 +38,14 @@ final class ResolvedRequest: Sendable {
         self.source = source
         self.options = options
         self.cache = cache
-        self.originalCache = options.originalCache ?? cache
+        let originalCache = options.originalCache ?? cache
+        self.originalCache = originalCache
         self.downloader = options.downloader ?? pipeline.configuration.downloader
         self.key = key
         self.processorIdentifier = processorIdentifier
         self.computedKey = computedKey
         self.memoryMiss = memoryMiss
+        plan = RetrievePlan(options, originalIsTarget: processorIdentifier.isEmpty && originalCache === cache)
     }
 
     /// Whether the original bytes are written to the original cache apart from the processed

@@ -113,10 +113,18 @@ extension OspreyWrapper {
             } else {
                 target.display(content)
             }
+            if hit.cacheType == .disk {
+                pipeline.variants.record(pipeline.memoryCacheKey(source, options: resolved), of: pipeline.cacheKey(for: source))
+            }
             completion?(.success(ImageResult(image: hit.image, cacheType: hit.cacheType, source: source, originalSource: source)))
             return ImageTask(completed: true)
         }
-        if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {
+        let keys = (source: pipeline.cacheKey(for: source), computed: pipeline.memoryCacheKey(source, options: resolved))
+        if let variant = cachedVariant(keys, options: resolved, settings: settings, pipeline: pipeline), let content = Base.makeContent(variant) {
+            // Like a preview: the image replaces it plainly.
+            controller.shown = .preview
+            target.display(content)
+        } else if !(settings.keepCurrentImageWhileLoading && target.ospreyHasContent) {
             showPlaceholder(placeholder, number: number)
         }
         let indicator = settings.indicator?(target)
@@ -149,6 +157,7 @@ extension OspreyWrapper {
             case .success(let value): content = Base.makeContent(for: value)
             case .failure(let error): content = error.isCancellation ? nil : failure.flatMap(Base.makeContent)
             }
+            if value != nil { pipeline.variants.record(keys.computed, of: keys.source) }
             let finish = !(awaitsRefreshes && value != nil && value?.cacheType != CacheType.none && value?.isRefresh == false)
             let widget = target
             Task { @MainActor in
@@ -193,7 +202,25 @@ extension OspreyWrapper {
     }
 }
 
+extension OspreyWrapper {
+    /// The image ``TargetSettings/placeholderMemoryKey`` names, else (with
+    /// ``TargetSettings/showsCachedVariantFirst``) the largest other variant of `source` in memory.
+    private func cachedVariant(
+        _ keys: (source: String, computed: String), options: ResolvedOptions, settings: TargetSettings<Base>, pipeline: ImagePipeline
+    ) -> Image? {
+        let memory = (options.targetCache ?? pipeline.configuration.cache).memoryStorage
+        if let key = settings.placeholderMemoryKey { return memory.value(forKey: key, extendingExpiration: ExpirationExtending.none) }
+        guard settings.showsCachedVariantFirst, options.cachePolicy.readsCache else { return nil }
+        return pipeline.variants.largestVariant(of: keys.source, except: keys.computed, in: memory)
+    }
+}
+
 extension ImagePipeline {
+    /// ``memoryCacheKey(for:options:)`` with resolved options.
+    func memoryCacheKey(_ source: ImageSource, options: ResolvedOptions) -> String {
+        ImageCache.computedKey(cacheKey(for: source), processorIdentifier: options.processor.identifier)
+    }
+
     /// The processed image from memory, else, with ``DiskLookup/synchronous``,
     /// read from the disk cache on this thread (decoded here, then put in memory); with the cache
     /// it came from.

@@ -20,12 +20,21 @@ public struct TargetSettings<Target: ImageTarget>: Sendable {
     /// priority (its result is never shown), so that coming back to the image does not download it
     /// again. Default `true`.
     public var finishesDownloadOnCancel: Bool
+    /// On a memory miss, show at once another decoded variant of the same source that is in the
+    /// memory cache (the largest: a grid's thumbnail when a detail view opens), scaled to the
+    /// widget, until the image asked for replaces it plainly (Coil's placeholder key, Glide's
+    /// `thumbnail()`); it takes the placeholder's place. Default `true`.
+    public var showsCachedVariantFirst: Bool
+    /// The memory-cache key of the image to show that way instead of looking for a variant
+    /// (``ImagePipeline/memoryCacheKey(for:options:)``); shown only when it is in memory. Default `nil`.
+    public var placeholderMemoryKey: String?
 
     /// Settings; every argument has the default documented on its property.
     public init(
         keepCurrentImageWhileLoading: Bool = false, failureImage: Image? = nil,
         indicator: (@MainActor @Sendable (Target) -> (any ImageIndicator)?)? = nil,
-        transition: ImageTransition<Target>? = nil, sizedToTarget: Bool = true, finishesDownloadOnCancel: Bool = true
+        transition: ImageTransition<Target>? = nil, sizedToTarget: Bool = true, finishesDownloadOnCancel: Bool = true,
+        showsCachedVariantFirst: Bool = true, placeholderMemoryKey: String? = nil
     ) {
         self.keepCurrentImageWhileLoading = keepCurrentImageWhileLoading
         self.failureImage = failureImage
@@ -33,5 +42,7 @@ public struct TargetSettings<Target: ImageTarget>: Sendable {
         self.transition = transition
         self.sizedToTarget = sizedToTarget
         self.finishesDownloadOnCancel = finishesDownloadOnCancel
+        self.showsCachedVariantFirst = showsCachedVariantFirst
+        self.placeholderMemoryKey = placeholderMemoryKey
     }
 }
