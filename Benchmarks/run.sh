@@ -81,20 +81,20 @@ if [ "$wants8" = 1 ] || { [ "$wants9" = 1 ] && [ -z "${OSPREY_BIN:-}" ]; }; then
 fi
 
 # Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh ext4 file
-# system per run (Benchmarks/scratchfs.py: on an ext4 without a journal, as these machines' root
+# system per run (`ab.py scratch`: on an ext4 without a journal, as these machines' root
 # file system is, files created in the minutes after a mass deletion cost 10-20x the CPU),
 # removed afterwards.
 if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
     SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
 else
-    SCRATCH="$(python3 "$ROOT/Benchmarks/scratchfs.py" up "${TMPDIR:-/var/tmp}")"
+    SCRATCH="$(python3 "$ROOT/Benchmarks/ab.py" scratch up "${TMPDIR:-/var/tmp}")"
 fi
 # Scenario 8's nginx is stopped by the harness; if the harness died, stop it here.
 cleanup() {
     for pidfile in "$SCRATCH"/osprey-bench-*/nginx-*/nginx.pid; do
         [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
     done
-    [ -n "${OSPREY_BENCH_TMP:-}" ] || python3 "$ROOT/Benchmarks/scratchfs.py" down "$SCRATCH"
+    [ -n "${OSPREY_BENCH_TMP:-}" ] || python3 "$ROOT/Benchmarks/ab.py" scratch down "$SCRATCH"
 }
 trap cleanup EXIT
 

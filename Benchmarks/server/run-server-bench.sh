@@ -10,7 +10,7 @@
 # Environment: OSPREY_BIN (release osprey), OSPREYBENCH_BIN (release OspreyBench, for the libvips
 # limit), OSPREY_TESTDATA (test images), OSPREY_LARGE_IMAGES (the photos), S9_REPS (3),
 # S9_DURATION (10 s per run), S9_DURATION_LARGE (15 s per miss run on the photos), S9_WARMUP (3 s),
-# S9_CONNECTIONS (8), S9_WRK_THREADS (2), S9_CASES (miss,hit), S9_ARGS (more server_bench.py flags).
+# S9_CONNECTIONS (8), S9_WRK_THREADS (2), S9_CASES (miss,hit), S9_ARGS (more `ab.py server` flags).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="${OSPREY_BENCH_WORK:-$ROOT/Benchmarks/.work}"
@@ -33,15 +33,14 @@ if [ ! -f "$VENV/.done" ] || ! cmp -s "$REQ" "$VENV/.done"; then
     "$VENV/bin/pip" install -q -r "$REQ"
     cp "$REQ" "$VENV/.done"
 fi
-THUMBOR_VERSION="$("$VENV/bin/python" -c 'import thumbor; print(thumbor.__version__)')"
 
 OUT="$ROOT/Benchmarks/results/$(date -u +%F)-scenario-9"
-echo "run-server-bench.sh: osprey $OSPREY_BIN, thumbor $THUMBOR_VERSION, results in $OUT.txt" >&2
+echo "run-server-bench.sh: osprey $OSPREY_BIN, results in $OUT.txt" >&2
 # shellcheck disable=SC2086
-python3 "$ROOT/Benchmarks/server/server_bench.py" \
-    --osprey "$OSPREY_BIN" --thumbor "$VENV/bin/thumbor" --thumbor-version "$THUMBOR_VERSION" \
-    --ospreybench "$OSPREYBENCH_BIN" --small "$TESTDATA" --large "$OSPREY_LARGE_IMAGES" \
-    --reps "${S9_REPS:-3}" --duration "${S9_DURATION:-10}" --duration-large "${S9_DURATION_LARGE:-15}" \
+python3 "$ROOT/Benchmarks/ab.py" server \
+    --osprey "$OSPREY_BIN" --thumbor "$VENV/bin/thumbor" --ospreybench "$OSPREYBENCH_BIN" \
+    --small "$TESTDATA" --large "$OSPREY_LARGE_IMAGES" \
+    --rounds "${S9_REPS:-3}" --duration "${S9_DURATION:-10}" --duration-large "${S9_DURATION_LARGE:-15}" \
     --warmup "${S9_WARMUP:-3}" --connections "${S9_CONNECTIONS:-8}" --wrk-threads "${S9_WRK_THREADS:-2}" \
     --cases "${S9_CASES:-miss,hit}" --scratch "${TMPDIR:-/var/tmp}" \
     --out-txt "$OUT.txt" --out-json "$OUT.json" ${S9_ARGS:-}
