@@ -9,9 +9,9 @@ the per-round ratio to its baseline (median [min..max]), so that machine drift c
       worktree under Benchmarks/.work/ab-REV), release builds, BENCH_REPS (3) each, with a 95%
       bootstrap interval of B/A. --a BIN / --b BIN: prebuilt binaries (B = a copy of A is an A/A
       run: the noise floor); --harness FILE... copies this tree's harness files into REV's worktree.
-  python3 Benchmarks/ab.py cli NAME=BIN... [--peer PYTHON] [--set small|large]
-      scenario 8's job as whole processes from an nginx origin: `osprey prefetch` of each binary
-      (and peer/peer.py run by PYTHON): rate, CPU per image, peak RSS.
+  python3 Benchmarks/ab.py cli NAME=BIN... [--peer PYTHON] [--limits OSPREYBENCH] [--floor] [--set small,large]
+      scenario 8 (`bash Benchmarks/run.sh 8` runs it): `osprey prefetch` of each binary as a whole
+      process from an nginx origin, against peer/peer.py and the in-process limits: rate, CPU, RSS.
   python3 Benchmarks/ab.py hits NAME=BIN... [--seconds 10]
       scenario 9's memory hits under wrk, each `osprey serve` against nginx serving the same bytes.
   python3 Benchmarks/ab.py miss-cpu --osprey "NAME=BIN [serve flags]"... [--thumbor THUMBOR]
@@ -22,6 +22,8 @@ the per-round ratio to its baseline (median [min..max]), so that machine drift c
       local sources, uploads and /info against the origin and thumbor (server/store.py).
   python3 Benchmarks/ab.py s3 --osprey BIN
       s3:// sources and the result store against the origin and the disk cache (server/s3.py).
+  python3 Benchmarks/ab.py gallery BENCH URLS [--naive] [--baseline BIN]
+      GTK grid scrolling, p99 frame times against solid cells (Benchmarks/gallery_scroll.sh runs it).
   python3 Benchmarks/ab.py scratch up PARENT | down DIR
       a fresh ext4 for a run's scratch files (what run.sh uses; see scratch_up).
 
@@ -135,18 +137,19 @@ def ratios(runs, case, subject, baseline, key="rate", invert=False):
     return out
 
 
-def report(title, runs, pairs, notes=(), out_txt=None, out_json=None, extra=()):
-    """The ratio table of `pairs` (case, subject, baseline, goal), the per-run figures and notes."""
+def report(title, runs, pairs, notes=(), out_txt=None, out_json=None, extra=(), key=None):
+    """The ratio table of `pairs` (case, subject, baseline, goal), the per-run figures and notes.
+    The ratio is of the rates (higher is better), or with `key` of that figure (lower is better)."""
     lines = [f"# {title} — {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}, {os.cpu_count()} cores, load at the end "
              + " ".join(f"{x:.2f}" for x in os.getloadavg()), "",
-             "| case | subject | baseline | rate ratio, median [min..max] | CPU per item, baseline / subject | goal | met |",
+             f"| case | subject | baseline | {key or 'rate'} ratio, median [min..max] | CPU per item, baseline / subject | goal | met |",
              "|---|---|---|---|---|---|---|"]
     for case, subject, baseline, goal in pairs:
-        rate = ratios(runs, case, subject, baseline)
+        rate = ratios(runs, case, subject, baseline, key or "rate")
         if rate:
-            met = "-" if goal is None else ("yes" if st.median(rate) >= goal else "**no**")
+            met = "-" if goal is None else ("yes" if (st.median(rate) <= goal if key else st.median(rate) >= goal) else "**no**")
             lines.append(f"| {case} | {subject} | {baseline} | {spread(rate)}× | {spread(ratios(runs, case, subject, baseline, 'cpu_ms', True))}× | "
-                         f"{'-' if goal is None else f'≥ {goal}×'} | {met} |")
+                         f"{'-' if goal is None else f'{chr(8804) if key else chr(8805)} {goal}×'} | {met} |")
     lines += ["", "Per run (rate per second; CPU ms per item; p50 / p99 ms):"]
     for r in runs:
         lat = f"  p50 {r['p50_us'] / 1000:.1f} p99 {r['p99_us'] / 1000:.1f}" if "p50_us" in r else ""
@@ -217,47 +220,90 @@ def harness(a):
         print(f"| {s} | {name} | {st.median(av):.4g} | {st.median(bv):.4g} | {unit} | {spread(ratio, '{:.3f}')} | {lo:.3f}..{hi:.3f} | {len(ratio)} |")
 
 
-# MARK: whole CLI processes (scenario 8's job)
+# MARK: whole CLI processes (scenario 8)
 
 def cli(a):
+    """`osprey prefetch` as a user runs it, a whole process, from an nginx origin, against the Python
+    peer as a whole process and (--limits) the same image work in process: the CLI's decoder and
+    serializer (the limit) and stock libvips, as imgproxy runs it. Every participant does the same
+    files (those stock libvips can thumbnail); --floor adds the CLI over as many URLs of the
+    smallest test image, whose peak RSS is the CLI's own floor."""
     sides = dict(b.split("=", 1) for b in a.binaries)
-    if a.peer:
-        sides["peer.py"] = None
-    count = a.urls or (420 if a.set == "small" else 96)
-    directory = SMALL if a.set == "small" else LARGE
-    names = images(directory, skip=())
-    scratch = scratch_up("/var/tmp", "osprey-cli-ab.")
+    first = list(sides)[0]
+    extra = (["peer.py"] if a.peer else []) + (["limit", "stock libvips"] if a.limits else []) + (["floor"] if a.floor else [])
+    sets = {name: (SMALL if name == "small" else LARGE) for name in a.set.split(",")}
+    files = {}
+    for name, directory in sets.items():
+        files[name] = images(directory, skip=())
+        if a.limits:
+            probe = subprocess.run([a.limits, "limit8", "stock", "1", "1", *(os.path.join(directory, f) for f in files[name])],
+                                   capture_output=True, text=True, check=True)
+            left_out = {os.path.basename(f) for f in json.loads(probe.stdout.splitlines()[-1])["failed"]}
+            files[name] = [f for f in files[name] if f not in left_out]
+    counts = {name: a.urls or (420 if name == "small" else 96) for name in sets}
+    smallest = min(images(SMALL), key=lambda n: os.path.getsize(os.path.join(SMALL, n)))
+    scratch = scratch_up(a.scratch, "osprey-cli-ab.")
     nginx = sv.Nginx(scratch, "nginx", f"        location /small/ {{ alias {SMALL}/; }}\n        location /large/ {{ alias {LARGE}/; }}",
-                     f"/{a.set}/{names[0]}")
-    spec = "thumbnail:256,format:jpeg:80"
+                     f"/small/{smallest}")
+    warmed = set()
 
-    def measure(case, name, r):
+    def run(case, name, tag, count):
+        if name in ("limit", "stock libvips"):
+            copies = str(-(-count // len(files[case])))
+            out = subprocess.run([a.limits, "limit8", "cli" if name == "limit" else "stock", str(os.cpu_count()), copies,
+                                  *(os.path.join(sets[case], f) for f in files[case])], capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, VIPS_CONCURRENCY="1"))
+            result = json.loads(out.stdout.splitlines()[-1])
+            return dict(rate=result["images_per_s"], cpu_ms=result["cpu_ms"])
         cache = tempfile.mkdtemp(dir=scratch)
-        urls = [f"http://127.0.0.1:{nginx.port}/{a.set}/{names[i % len(names)]}?r={name}-{r}-{i}" for i in range(count)]
+        names = [smallest] if name == "floor" else files[case]
+        where = "small" if name == "floor" else case
         listing = os.path.join(cache, "urls.txt")
         with open(listing, "w") as f:
-            f.write("\n".join(urls) + "\n")
-        if sides[name]:
-            argv = [sides[name], "prefetch", "--input", listing, "--concurrency", "4", "--process", spec, "--cache-dir", os.path.join(cache, "c")]
-        else:
+            f.write("".join(f"http://127.0.0.1:{nginx.port}/{where}/{names[i % len(names)]}?r={tag}-{i}\n" for i in range(count)))
+        if name == "peer.py":
             argv = [a.peer, os.path.join(ROOT, "Benchmarks", "peer", "peer.py"), "--urls", listing, "--out", os.path.join(cache, "c"), "--workers", "4"]
+        else:
+            argv = [sides.get(name, sides[first]), "prefetch", "--input", listing, "--concurrency", "4", "--process", "thumbnail:256,format:jpeg:80",
+                    "--cache-dir", os.path.join(cache, "c")]
+        env = dict(os.environ)
+        env.pop("VIPS_CONCURRENCY", None)  # a user's shell
         start = time.monotonic()
-        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.monotonic() - start
         shutil.rmtree(cache, ignore_errors=True)
         if status != 0:
             raise RuntimeError(f"{argv[0]} exited with status {status}")
         return dict(rate=count / seconds, cpu_ms=(usage.ru_utime + usage.ru_stime) / count * 1000, peak_rss_mb=usage.ru_maxrss / 1024)
+
+    def measure(case, name, r):
+        if (case, name) not in warmed:  # page cache, nginx, the binaries, the interpreter: not counted
+            warmed.add((case, name))
+            run(case, name, f"warm-{name}", counts[case] // 4 + 1)
+        os.sync()  # the previous participant's files written back, not charged to this one
+        return run(case, name, f"{name}-{r}", counts[case])
     try:
-        runs = interleave(a.rounds, [(a.set, list(sides))], measure)
+        runs = interleave(a.rounds, [(name, list(sides) + [x for x in extra if x != "floor" or name != "small"]) for name in sets], measure)
     finally:
         nginx.stop()
         scratch_down(scratch)
-    first = list(sides)[0]
-    report(f"osprey prefetch, {a.set}: {count} URLs, spec {spec}", runs, [(a.set, n, first, None) for n in list(sides)[1:]],
-           out_txt=a.out_txt, out_json=a.out_json,
-           extra=[f"peak RSS MB {n}: {spread([r['peak_rss_mb'] for r in runs if r['participant'] == n], '{:.0f}')}" for n in sides])
+    goals = {("small", "limit"): 0.85, ("large", "limit"): 0.85, ("small", "peer.py"): 1.0, ("large", "peer.py"): 2.5,
+             ("large", "stock libvips"): 0.85}
+    pairs = [(s, first, b, goals.get((s, b))) for s in sets for b in list(sides)[1:] + [x for x in extra if x != "floor"]]
+    rss = []
+    for s in sets:
+        for name in list(sides) + extra:
+            values = [r["peak_rss_mb"] for r in runs if r["case"] == s and r["participant"] == name and "peak_rss_mb" in r]
+            if values:
+                rss.append(f"{s}: peak RSS {name} {spread(values, '{:.0f}')} MB")
+        floor = {r["round"]: r["peak_rss_mb"] for r in runs if r["case"] == s and r["participant"] == "floor"}
+        over = [r["peak_rss_mb"] - floor[r["round"]] for r in runs if r["case"] == s and r["participant"] == first and r["round"] in floor]
+        if over:
+            rss.append(f"{s}: {first}'s peak RSS over the CLI's floor ({smallest} × {counts[s]}): {spread(over, '{:.1f}')} MB (goal < 48 MB)")
+    report(f"Scenario 8: osprey prefetch --concurrency 4 --process thumbnail:256,format:jpeg:80, whole processes; "
+           + ", ".join(f"{s}: {len(files[s])} files, {counts[s]} URLs" for s in sets), runs, pairs,
+           out_txt=a.out_txt, out_json=a.out_json, extra=rss)
 
 
 # MARK: server memory hits against nginx static
@@ -337,6 +383,43 @@ def miss_cpu(a):
            out_txt=a.out_txt, out_json=a.out_json, extra=by_thread)
 
 
+# MARK: GTK grid scrolling (frame times from the frame clock)
+
+def gallery(a):
+    """GalleryScrollBench's modes under Xvfb over the same URL list: Osprey against solid-colour cells
+    (the floor), cell-sized textures decoded beforehand (drawing alone) and, with --naive, the naive
+    way (`gdk_texture_new_from_bytes` in bind, minutes per run); p99 frame time ratios (lower is
+    better). --baseline BIN adds an earlier build's osprey mode; --plain the osprey mode without its
+    spinner and fade (GALLERY_BENCH_PLAIN=1). Benchmarks/gallery_scroll.sh makes the images, the URL
+    list and the origin, then calls this."""
+    modes = {"solid": (a.bench, "solid", ""), "osprey": (a.bench, "osprey", ""), "decoded": (a.bench, "decoded", "")}
+    if a.baseline:
+        modes["osprey-base"] = (a.baseline, "osprey", "")
+    if a.plain:
+        modes["osprey-plain"] = (a.bench, "osprey", "1")
+    if a.naive:
+        modes["naive"] = (a.bench, "naive", "")
+
+    def measure(case, label, r):
+        binary, mode, plain = modes[label]
+        env = dict(os.environ, GDK_BACKEND="x11", GSK_RENDERER="cairo", GSETTINGS_BACKEND="memory", NO_AT_BRIDGE="1", GALLERY_BENCH_PLAIN=plain)
+        out = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24 -nolisten tcp", binary, mode, a.urls, str(a.speed)],
+                             capture_output=True, text=True, env=env)
+        line = next((l for l in reversed(out.stdout.splitlines()) if l.startswith("{")), None)
+        if line is None:
+            raise RuntimeError(f"{label} printed no result: {out.stderr[-2000:]}")
+        result = json.loads(line)
+        return dict(result, rate=1000 / result["p99_ms"], cpu_ms=result["main_cpu_ms"])
+    runs = interleave(a.rounds, [("scrolling", list(modes))], measure)
+    report("Gallery scrolling: p99 frame time against solid-colour cells", runs,
+           [("scrolling", m, "solid", 1.25 if m == "osprey" else None) for m in modes if m != "solid"]
+           + ([("scrolling", "osprey", "naive", None)] if a.naive else []), out_txt=a.out_txt, out_json=a.out_json, key="p99_ms",
+           extra=[f"{r['participant']} round {r['round'] + 1}: p50 {r['p50_ms']:.1f} p99 {r['p99_ms']:.1f} max {r['max_ms']:.1f} ms, "
+                  f"peak RSS {r['peak_rss_mb']:.0f} MB, main thread CPU {r['main_cpu_ms'] / 1000:.2f} s (waiting "
+                  f"{r['main_waiting_ms'] / 1000:.2f} s), origin requests before the first scroll {r.get('downloads_before_scroll', -1)}"
+                  for r in runs])
+
+
 # MARK: scenario definitions in server/ (scenario 9, store, s3)
 
 def scenario(module):
@@ -376,7 +459,9 @@ def main():
     c = mode("cli", cli, 8)
     c.add_argument("binaries", nargs="+", help="NAME=BINARY")
     c.add_argument("--peer", help="the Python of the peer's virtualenv (adds peer/peer.py as a participant)")
-    c.add_argument("--set", choices=["small", "large"], default="small")
+    c.add_argument("--limits", help="the release OspreyBench (adds the in-process limit and stock libvips)")
+    c.add_argument("--floor", action="store_true", help="adds the first binary over the smallest test image (its RSS floor)")
+    c.add_argument("--set", default="small", help="small (the test images), large (the photos) or small,large")
     c.add_argument("--urls", type=int, help="URLs per run (default 420 small, 96 large)")
     s = mode("hits", hits, 5)
     s.add_argument("binaries", nargs="+", help="NAME=BINARY")
@@ -388,6 +473,13 @@ def main():
     m.add_argument("--seconds", type=int, default=8)
     m.add_argument("--warmup", type=int, default=3)
     m.add_argument("--connections", type=int, default=8)
+    g = mode("gallery", gallery, 2)
+    g.add_argument("bench", help="the GalleryScrollBench binary")
+    g.add_argument("urls", help="the URL list")
+    g.add_argument("--speed", type=int, default=60, help="pixels per frame")
+    g.add_argument("--naive", action="store_true")
+    g.add_argument("--plain", action="store_true")
+    g.add_argument("--baseline", help="an earlier GalleryScrollBench build (its osprey mode as osprey-base)")
     for name, module in (("server", "scenario9"), ("store", "store"), ("s3", "s3")):
         __import__(module).arguments(mode(name, scenario(module), 3))
     if len(sys.argv) > 2 and sys.argv[1] == "scratch":
