@@ -154,7 +154,7 @@ def report(title, runs, pairs, notes=(), out_txt=None, out_json=None, extra=(), 
     for r in runs:
         lat = f"  p50 {r['p50_us'] / 1000:.1f} p99 {r['p99_us'] / 1000:.1f}" if "p50_us" in r else ""
         lines.append(f"  round {r['round'] + 1} {r['case']} / {r['participant']}: {r['rate']:.1f}"
-                     + (f"  cpu {r['cpu_ms']:.2f}" if "cpu_ms" in r else "") + lat + ("  INVALID" if r.get("invalid") else ""))
+                     + (f"  cpu {r['cpu_ms']:.2f}" if "cpu_ms" in r else "") + lat + (f"  INVALID: {r.get('why', '')}" if r.get("invalid") else ""))
     lines += list(extra) + [f"note: {n}" for n in notes]
     text = "\n".join(lines) + "\n"
     print(text)

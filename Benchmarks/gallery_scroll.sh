@@ -11,9 +11,10 @@
 # Makes, under Benchmarks/.work/gallery (git-ignored, kept between runs): 20 640x480 JPEGs and 60
 # 4000x3000 JPEGs (~380 KB) of noise (`vips perlin`, apt: libvips-tools); every 10th item is a
 # 4000x3000 one, each item under its own URL (`?item=N`). Builds GalleryScrollBench in release from
-# this package (first build 20-40 min on 2 cores), starts the origin (`python3 -m http.server` on
-# 127.0.0.1, at nice 10: it stands in for a remote server, whose CPU is not the client's) and runs
-# every mode under Xvfb (xvfb-run, 1280x1024x24; GDK_BACKEND=x11 GSK_RENDERER=cairo).
+# this package (first build 20-40 min on 2 cores), starts the loopback origin the tests and the
+# harness use (`OspreyBench origin`, LoopbackOrigin, at nice 10: it stands in for a remote server,
+# whose CPU is not the client's) and runs every mode under Xvfb (xvfb-run, 1280x1024x24;
+# GDK_BACKEND=x11 GSK_RENDERER=cairo).
 #
 # Environment: GALLERY_REPS (rounds of solid, osprey, decoded, order rotating; default 2),
 # GALLERY_NAIVE (1: naive in every round too, ~5 min a run; default 0), GALLERY_SPEED (pixels per
@@ -25,7 +26,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-source scripts/origin.sh
 source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
 if ! command -v vips >/dev/null 2>&1; then
     sudo_cmd=""
@@ -59,15 +59,18 @@ if [ ! -f "$IMAGES/.done" ]; then
     touch "$IMAGES/.done"
 fi
 
-echo "gallery_scroll: building GalleryScrollBench (release)" >&2
-swift build -c release --package-path "$ROOT/Benchmarks" --product GalleryScrollBench >&2
-BENCH="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)/GalleryScrollBench"
+echo "gallery_scroll: building GalleryScrollBench and OspreyBench (release)" >&2
+for product in GalleryScrollBench OspreyBench; do swift build -c release --package-path "$ROOT/Benchmarks" --product $product >&2; done
+BINDIR="$(swift build -c release --package-path "$ROOT/Benchmarks" --show-bin-path)"
+BENCH="$BINDIR/GalleryScrollBench"
 
 run_dir="$(mktemp -d)"
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$run_dir"; }
 trap cleanup EXIT
-start_origin "$IMAGES" "$run_dir/server.log" "$ORIGIN_NICE"
+coproc ORIGIN { ORIGIN_LOG="$run_dir/server.log" exec nice -n "$ORIGIN_NICE" "$BINDIR/OspreyBench" origin "$IMAGES"; }
+server_pid=$ORIGIN_PID
+read -r _ port <&"${ORIGIN[0]}" || { echo "error: the loopback origin did not start" >&2; exit 1; }
 for i in $(seq 0 $((ITEMS - 1))); do
     if [ $((i % 10)) -eq 0 ]; then name="L$(((i / 10) % 60)).jpg"; else name="s$((i % 20)).jpg"; fi
     printf 'http://127.0.0.1:%s/%s?item=%d\n' "$port" "$name" "$i"

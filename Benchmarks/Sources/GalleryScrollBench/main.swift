@@ -80,7 +80,7 @@ func originRequests() -> Int {
     guard let path = ProcessInfo.processInfo.environment["GALLERY_ORIGIN_LOG"],
         let log = try? String(contentsOfFile: path, encoding: .utf8)
     else { return -1 }
-    return log.components(separatedBy: "\"GET ").count - 1
+    return log.split(separator: "\n").filter { $0.hasPrefix("GET ") }.count
 }
 var scheduleAtStart = (cpu: 0.0, waiting: 0.0)
 // The log is the origin's for the whole script: requests before this run are not its own.
