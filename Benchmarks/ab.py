@@ -148,7 +148,8 @@ def report(title, runs, pairs, notes=(), out_txt=None, out_json=None, extra=(), 
         rate = ratios(runs, case, subject, baseline, key or "rate")
         if rate:
             met = "-" if goal is None else ("yes" if (st.median(rate) <= goal if key else st.median(rate) >= goal) else "**no**")
-            lines.append(f"| {case} | {subject} | {baseline} | {spread(rate)}× | {spread(ratios(runs, case, subject, baseline, 'cpu_ms', True))}× | "
+            cpu = ratios(runs, case, subject, baseline, "cpu_ms", True)
+            lines.append(f"| {case} | {subject} | {baseline} | {spread(rate)}× | {spread(cpu) + '×' if cpu else '-'} | "
                          f"{'-' if goal is None else f'{chr(8804) if key else chr(8805)} {goal}×'} | {met} |")
     lines += ["", "Per run (rate per second; CPU ms per item; p50 / p99 ms):"]
     for r in runs:

@@ -73,7 +73,7 @@ class Scenario:
             for cls, directory in self.classes.items():
                 selected[cls] = []
                 for name in sorted(n for n in os.listdir(directory) if not n.startswith(".")):
-                    answers = [(s.argv[0], fmt, s.get(self.url(fmt, cls, name, "probe"))) for fmt in magic for s in servers]
+                    answers = [(os.path.basename(s.argv[0]), fmt, s.get(self.url(fmt, cls, name, "probe"))) for fmt in magic for s in servers]
                     bad = [f"{who} {fmt}: {st} {ct}" for who, fmt, (st, ct, body) in answers if st != 200 or ct != f"image/{fmt}" or not magic[fmt](body)]
                     if bad:
                         self.notes.append(f"{cls}: {name} left out ({'; '.join(bad)})")

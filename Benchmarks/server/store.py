@@ -75,7 +75,9 @@ class Scenario:
     def select(self, names):
         """The images every participant takes: image/jpeg by path and over the origin; 201 for an
         upload on both servers; the photos' sizes in /info and meta/."""
-        osprey, thumbor = self.start(UPLOAD), self.start(THUMBOR_UPLOAD)
+        osprey = sv.osprey(self.a.osprey, self.scratch, os.path.join(self.scratch, "probe"), "--local-root", self.tree,
+                           "--upload", "--upload-dir", os.path.join(self.scratch, "probe-uploads"))
+        thumbor = self.start(THUMBOR_UPLOAD)
         try:
             self.local_names, self.upload_names = [], []
             for name in names:
