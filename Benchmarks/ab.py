@@ -24,6 +24,8 @@ the per-round ratio to its baseline (median [min..max]), so that machine drift c
       s3:// sources and the result store against the origin and the disk cache (server/s3.py).
   python3 Benchmarks/ab.py gallery BENCH URLS [--naive] [--baseline BIN]
       GTK grid scrolling, p99 frame times against solid cells (Benchmarks/gallery_scroll.sh runs it).
+  python3 Benchmarks/ab.py playback BENCH FILE... [--seconds 10] [--buffer 8]
+      animated playback on a GTK target (Benchmarks/playback.sh runs it under its own Xvfb).
   python3 Benchmarks/ab.py scratch up PARENT | down DIR
       a fresh ext4 for a run's scratch files (what run.sh uses; see scratch_up).
 
@@ -421,6 +423,30 @@ def gallery(a):
                   for r in runs])
 
 
+# MARK: animated playback on a GTK target
+
+def playback(a):
+    """AnimationPlaybackBench in a fresh process per run (a display set, as playback.sh does): each file
+    played decoded whole with the bounded buffer (`bounded`), with every frame held (`all`) and decoded
+    on demand with the bounded buffer (`ondemand`); CPU per second of playback and peak RSS against
+    `all` (lower is better), and each run's frame-delay figures."""
+    modes = {"bounded": (str(a.buffer), "whole"), "all": ("all", "whole"), "ondemand": (str(a.buffer), "ondemand")}
+
+    def measure(case, mode, r):
+        out = subprocess.run([a.bench, case, str(a.seconds), *modes[mode]], capture_output=True, text=True, check=True)
+        result = json.loads(next(l for l in reversed(out.stdout.splitlines()) if l.startswith("{")))
+        return dict(result, rate=1 / max(result["cpu_per_s"], 1e-9))
+    runs = interleave(a.rounds, [(f, list(modes)) for f in a.files], measure)
+    keys = ("tick_ms", "frames_timed", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick", "cpu_per_s",
+            "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made")
+    report("Animated playback: CPU per second of playback against every frame held", runs,
+           [(f, m, "all", None) for f in a.files for m in ("bounded", "ondemand")], key="cpu_per_s", out_txt=a.out_txt, out_json=a.out_json,
+           extra=[f"{os.path.basename(f)} {m}/all peak RSS: {spread(ratios(runs, f, m, 'all', 'peak_rss_mb'), '{:.3f}')}"
+                  for f in a.files for m in ("bounded", "ondemand")]
+           + [f"{os.path.basename(r['case'])} {r['participant']} round {r['round'] + 1}: " + " ".join(f"{k} {r[k]}" for k in keys if k in r)
+              for r in runs])
+
+
 # MARK: scenario definitions in server/ (scenario 9, store, s3)
 
 def scenario(module):
@@ -481,6 +507,11 @@ def main():
     g.add_argument("--naive", action="store_true")
     g.add_argument("--plain", action="store_true")
     g.add_argument("--baseline", help="an earlier GalleryScrollBench build (its osprey mode as osprey-base)")
+    y = mode("playback", playback, 3)
+    y.add_argument("bench", help="the AnimationPlaybackBench binary")
+    y.add_argument("files", nargs="+", help="animated images")
+    y.add_argument("--seconds", type=int, default=10, help="frame-clock seconds per run")
+    y.add_argument("--buffer", type=int, default=8, help="frames of the bounded buffer")
     for name, module in (("server", "scenario9"), ("store", "store"), ("s3", "s3")):
         __import__(module).arguments(mode(name, scenario(module), 3))
     if len(sys.argv) > 2 and sys.argv[1] == "scratch":
