@@ -432,18 +432,20 @@ def playback(a):
     `all` (lower is better), and each run's frame-delay figures."""
     modes = {"bounded": (str(a.buffer), "whole"), "all": ("all", "whole"), "ondemand": (str(a.buffer), "ondemand")}
 
+    files = {os.path.basename(f): f for f in a.files}
+
     def measure(case, mode, r):
-        out = subprocess.run([a.bench, case, str(a.seconds), *modes[mode]], capture_output=True, text=True, check=True)
+        out = subprocess.run([a.bench, files[case], str(a.seconds), *modes[mode]], capture_output=True, text=True, check=True)
         result = json.loads(next(l for l in reversed(out.stdout.splitlines()) if l.startswith("{")))
         return dict(result, rate=1 / max(result["cpu_per_s"], 1e-9))
-    runs = interleave(a.rounds, [(f, list(modes)) for f in a.files], measure)
+    runs = interleave(a.rounds, [(f, list(modes)) for f in files], measure)
     keys = ("tick_ms", "frames_timed", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick", "cpu_per_s",
             "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made")
     report("Animated playback: CPU per second of playback against every frame held", runs,
-           [(f, m, "all", None) for f in a.files for m in ("bounded", "ondemand")], key="cpu_per_s", out_txt=a.out_txt, out_json=a.out_json,
-           extra=[f"{os.path.basename(f)} {m}/all peak RSS: {spread(ratios(runs, f, m, 'all', 'peak_rss_mb'), '{:.3f}')}"
-                  for f in a.files for m in ("bounded", "ondemand")]
-           + [f"{os.path.basename(r['case'])} {r['participant']} round {r['round'] + 1}: " + " ".join(f"{k} {r[k]}" for k in keys if k in r)
+           [(f, m, "all", None) for f in files for m in ("bounded", "ondemand")], key="cpu_per_s", out_txt=a.out_txt, out_json=a.out_json,
+           extra=[f"{f} {m}/all peak RSS: {spread(ratios(runs, f, m, 'all', 'peak_rss_mb'), '{:.3f}')}"
+                  for f in files for m in ("bounded", "ondemand")]
+           + [f"{r['case']} {r['participant']} round {r['round'] + 1}: " + " ".join(f"{k} {r[k]}" for k in keys if k in r)
               for r in runs])
 
 

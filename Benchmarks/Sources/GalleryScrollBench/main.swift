@@ -3,6 +3,11 @@ import Foundation
 import Osprey
 import OspreyGTK
 
+#if canImport(FoundationNetworking)
+    // `Data(contentsOf:)` of an http URL (the naive and decoded modes read the bytes before the clock).
+    import FoundationNetworking
+#endif
+
 // Scripted fast scrolling through a grid of images, measuring the main loop's frame times from
 // the frame clock. Modes: `osprey` (ImageGrid), `solid` (the same grid with solid-colour cells,
 // no loading), `naive` (the bytes already in memory, `gdk_texture_new_from_bytes` on the main
