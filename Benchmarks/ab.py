@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
-"""The one driver for interleaved A/B comparisons: two or more builds (or a build and a peer) run
-round after round on one machine, the order rotating every round, each figure reported per side
-and as the per-round ratio to the first side (median [min..max]), so that machine drift cancels.
+"""The one driver for every wall-time comparison: Osprey against itself at another commit, or
+against a peer (thumbor 7.8, nginx static, moto, the Pillow script, the libvips limit). Each
+participant runs once per round, the order rotating every round, and every figure is reported as
+the per-round ratio to its baseline (median [min..max]), so that machine drift cancels.
 
   python3 Benchmarks/ab.py harness REV [--rounds 6] [SCENARIO...]
       OspreyBench scenarios (default 1 2) of this tree (B) against commit REV (A, built in a
-      worktree under Benchmarks/.work/ab-REV), release builds, BENCH_REPS (3) each; the median
-      over rounds of each side's median and of B/A, with a 95% bootstrap interval. --a BIN / --b BIN
-      run prebuilt binaries instead (B = a copy of A is an A/A run: the noise floor); --harness
-      FILE... copies this tree's harness files into REV's worktree before building A. Scenario 2's
-      S2_* settings pass through the environment.
-  python3 Benchmarks/ab.py cli NAME=BIN NAME=BIN... [--rounds 8] [--set small|large] [--urls N]
-      whole `osprey prefetch` processes (scenario 8's job) from an nginx origin: rate and CPU per
-      image (wait4).
-  python3 Benchmarks/ab.py hits NAME=BIN... [--rounds 5] [--seconds 10] [--perf NAME]
-      scenario 9's memory hits under wrk, each `osprey serve` against nginx serving the same bytes:
-      rate, p50/p99, the server's CPU per request.
-  python3 Benchmarks/ab.py miss-cpu [--osprey "NAME=BIN [serve flags]"]... [--thumbor THUMBOR]
+      worktree under Benchmarks/.work/ab-REV), release builds, BENCH_REPS (3) each, with a 95%
+      bootstrap interval of B/A. --a BIN / --b BIN: prebuilt binaries (B = a copy of A is an A/A
+      run: the noise floor); --harness FILE... copies this tree's harness files into REV's worktree.
+  python3 Benchmarks/ab.py cli NAME=BIN... [--peer PYTHON] [--limits OSPREYBENCH] [--floor] [--set small,large]
+      scenario 8 (`bash Benchmarks/run.sh 8` runs it): `osprey prefetch` of each binary as a whole
+      process from an nginx origin, against peer/peer.py and the in-process limits: rate, CPU, RSS.
+  python3 Benchmarks/ab.py hits NAME=BIN... [--seconds 10]
+      scenario 9's memory hits under wrk, each `osprey serve` against nginx serving the same bytes.
+  python3 Benchmarks/ab.py miss-cpu --osprey "NAME=BIN [serve flags]"... [--thumbor THUMBOR]
       scenario 9's misses (a new URL per request): each participant's CPU per answer, by thread.
+  python3 Benchmarks/ab.py server --osprey BIN --thumbor THUMBOR --ospreybench BIN --large DIR
+      scenario 9 (server/scenario9.py; `bash Benchmarks/run.sh 9` runs it).
+  python3 Benchmarks/ab.py store --osprey BIN --thumbor THUMBOR
+      local sources, uploads and /info against the origin and thumbor (server/store.py).
+  python3 Benchmarks/ab.py s3 --osprey BIN
+      s3:// sources and the result store against the origin and the disk cache (server/s3.py).
+  python3 Benchmarks/ab.py gallery BENCH URLS [--naive] [--baseline BIN]
+      GTK grid scrolling, p99 frame times against solid cells (Benchmarks/gallery_scroll.sh runs it).
+  python3 Benchmarks/ab.py playback BENCH FILE... [--seconds 10] [--buffer 8]
+      animated playback on a GTK target (Benchmarks/playback.sh runs it under its own Xvfb).
+  python3 Benchmarks/ab.py scratch up PARENT | down DIR
+      a fresh ext4 for a run's scratch files (what run.sh uses; see scratch_up).
 
-Environment: OSPREY_TESTDATA (default Tests/Fixtures/images). The photos for `cli --set large`
-come from Benchmarks/run.sh (Benchmarks/.work/large).
+Every comparison takes --rounds, --out-txt and --out-json. Environment: OSPREY_TESTDATA (default
+Tests/Fixtures/images); the photos (--set large, --large) come from Benchmarks/run.sh
+(Benchmarks/.work/large).
 """
 import argparse
 import glob
@@ -33,14 +44,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks", "server"))
-import server_bench as sb  # noqa: E402
+import servers as sv  # noqa: E402
 
 SMALL = os.path.abspath(os.environ.get("OSPREY_TESTDATA") or os.path.join(ROOT, "Tests", "Fixtures", "images"))
 LARGE = os.path.join(ROOT, "Benchmarks", ".work", "large")
-TICK = os.sysconf("SC_CLK_TCK")
+
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
 
 
 def rotated(sides, round_index):
@@ -49,25 +64,9 @@ def rotated(sides, round_index):
     return sides[k:] + sides[:k]
 
 
-def spread(values, fmt="{:.3f}"):
+def spread(values, fmt="{:.2f}"):
     """median [min..max]"""
-    return f"{fmt.format(st.median(values))} [{fmt.format(min(values))}..{fmt.format(max(values))}]"
-
-
-def process_cpu(pid, task=None):
-    path = f"/proc/{pid}/task/{task}/stat" if task else f"/proc/{pid}/stat"
-    fields = open(path).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def thread_cpu(pid):
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            out[tid] = (open(f"/proc/{pid}/task/{tid}/comm").read().strip(), process_cpu(pid, tid))
-        except OSError:
-            pass
-    return out
+    return f"{fmt.format(st.median(values))} [{fmt.format(min(values))}..{fmt.format(max(values))}]" if values else "-"
 
 
 def bootstrap(ratios):
@@ -77,7 +76,104 @@ def bootstrap(ratios):
     return boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
 
 
-# MARK: harness scenarios of two commits
+# MARK: scratch file system
+
+def scratch_up(parent, prefix="osprey-scratch."):
+    """A fresh ext4 (sparse 24 GB image, loop-mounted) for a run's caches, or a plain directory
+    when not root. On an ext4 without a journal, as these machines' root file system is, files made
+    in the minutes after a mass deletion cost 10-40x the CPU, which charged one participant for
+    the previous one's cleanup (results/2026-11-25-scratch-fs.txt)."""
+    directory = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    image, reason = directory + ".img", "not root" if os.geteuid() != 0 else None
+    if not reason:
+        with open(image, "wb") as f:
+            f.truncate(24 << 30)
+        for argv in (["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", image], ["mount", "-o", "loop", image, directory]):
+            done = subprocess.run(argv, capture_output=True, text=True)
+            if done.returncode != 0:
+                reason = f"{argv[0]} failed: {done.stderr.strip()}"
+                os.remove(image)
+                break
+    if reason:
+        log(f"ab.py scratch: {reason}; scratch files on the file system of {parent}, not a fresh one")
+    return directory
+
+
+def scratch_down(directory):
+    if os.path.ismount(directory):
+        if subprocess.run(["umount", directory]).returncode != 0:
+            subprocess.run(["umount", "-l", directory])
+        os.remove(directory + ".img")
+        os.rmdir(directory)
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# MARK: the one interleaving and ratio implementation
+
+def interleave(rounds, cases, measure):
+    """Runs `measure(case, participant, round)` (a dict with `rate`, higher is better, and
+    optionally `cpu_ms` per item) for every participant of every case, round after round, the
+    participants' order rotating; returns every run, tagged."""
+    runs = []
+    for r in range(rounds):
+        log(f"round {r + 1}/{rounds} (load {os.getloadavg()[0]:.2f})")
+        for case, participants in cases:
+            for who in rotated(participants, r):
+                result = measure(case, who, r)
+                result.update(case=case, participant=who, round=r)
+                log(f"  {case:24} {who:28} {result['rate']:10.1f}/s" + (f"  cpu {result['cpu_ms']:.2f} ms" if "cpu_ms" in result else "")
+                    + (f"  INVALID: {result.get('why', '')}" if result.get("invalid") else ""))
+                runs.append(result)
+    return runs
+
+
+def ratios(runs, case, subject, baseline, key="rate", invert=False):
+    """Per-round ratios subject/baseline of `key` (baseline/subject with `invert`), valid runs only."""
+    by = {(r["participant"], r["round"]): r for r in runs if r["case"] == case and not r.get("invalid")}
+    out = []
+    for (who, rnd), x in sorted(by.items(), key=lambda i: i[0][1]):
+        y = by.get((baseline, rnd))
+        if who == subject and y and x.get(key) and y.get(key):
+            out.append(y[key] / x[key] if invert else x[key] / y[key])
+    return out
+
+
+def report(title, runs, pairs, notes=(), out_txt=None, out_json=None, extra=(), key=None):
+    """The ratio table of `pairs` (case, subject, baseline, goal), the per-run figures and notes.
+    The ratio is of the rates (higher is better), or with `key` of that figure (lower is better)."""
+    lines = [f"# {title} — {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}, {os.cpu_count()} cores, load at the end "
+             + " ".join(f"{x:.2f}" for x in os.getloadavg()), "",
+             f"| case | subject | baseline | {key or 'rate'} ratio, median [min..max] | CPU per item, baseline / subject | goal | met |",
+             "|---|---|---|---|---|---|---|"]
+    for case, subject, baseline, goal in pairs:
+        rate = ratios(runs, case, subject, baseline, key or "rate")
+        if rate:
+            met = "-" if goal is None else ("yes" if (st.median(rate) <= goal if key else st.median(rate) >= goal) else "**no**")
+            cpu = ratios(runs, case, subject, baseline, "cpu_ms", True)
+            lines.append(f"| {case} | {subject} | {baseline} | {spread(rate)}× | {spread(cpu) + '×' if cpu else '-'} | "
+                         f"{'-' if goal is None else f'{chr(8804) if key else chr(8805)} {goal}×'} | {met} |")
+    lines += ["", "Per run (rate per second; CPU ms per item; p50 / p99 ms):"]
+    for r in runs:
+        lat = f"  p50 {r['p50_us'] / 1000:.1f} p99 {r['p99_us'] / 1000:.1f}" if "p50_us" in r else ""
+        lines.append(f"  round {r['round'] + 1} {r['case']} / {r['participant']}: {r['rate']:.1f}"
+                     + (f"  cpu {r['cpu_ms']:.2f}" if "cpu_ms" in r else "") + lat + (f"  INVALID: {r.get('why', '')}" if r.get("invalid") else ""))
+    lines += list(extra) + [f"note: {n}" for n in notes]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out_txt:
+        with open(out_txt, "w") as f:
+            f.write(text)
+    if out_json:
+        with open(out_json, "w") as f:
+            json.dump(dict(title=title, cores=os.cpu_count(), notes=list(notes), runs=runs), f, indent=1, default=str)
+
+
+def images(directory, skip=(".gif",)):
+    return [n for n in sorted(os.listdir(directory)) if not n.startswith(".") and not n.endswith(skip)]
+
+
+# MARK: OspreyBench scenarios of two commits
 
 def harness(a):
     work = os.path.join(ROOT, "Benchmarks", ".work")
@@ -98,229 +194,333 @@ def harness(a):
         subprocess.run(build, cwd=os.path.join(ROOT, "Benchmarks"), check=True, stdout=subprocess.DEVNULL)
     if not a.a:
         subprocess.run(build, cwd=os.path.join(base, "Benchmarks"), check=True, stdout=subprocess.DEVNULL)
-    sides = [("A", a.a or os.path.join(base, "Benchmarks/.build/release/OspreyBench")),
-             ("B", a.b or os.path.join(ROOT, "Benchmarks/.build/release/OspreyBench"))]
+    sides = {"A": a.a or os.path.join(base, "Benchmarks/.build/release/OspreyBench"),
+             "B": a.b or os.path.join(ROOT, "Benchmarks/.build/release/OspreyBench")}
     scratch = tempfile.mkdtemp(prefix="osprey-ab.", dir="/var/tmp")
+
+    def measure(case, side, r):
+        env = dict(os.environ, VIPS_CONCURRENCY="1", BENCH_REPS=os.environ.get("BENCH_REPS", "3"), OSPREY_BENCH_TMP=scratch,
+                   BENCH_JSON=os.path.join(out, f"{side}-{case}-{r}.json"), OSPREY_TESTDATA=SMALL)
+        subprocess.run([sides[side], case], env=env, check=True, stdout=subprocess.DEVNULL)
+        return dict(rate=1.0)
     try:
-        for r in range(a.rounds):
-            for s in a.scenarios or ["1", "2"]:
-                for side, binary in (sides if r % 2 == 0 else sides[::-1]):
-                    env = dict(os.environ, VIPS_CONCURRENCY="1", BENCH_REPS=os.environ.get("BENCH_REPS", "3"),
-                               OSPREY_BENCH_TMP=scratch, BENCH_JSON=os.path.join(out, f"{side}-s{s}-r{r}.json"),
-                               OSPREY_TESTDATA=SMALL)
-                    subprocess.run([binary, s], env=env, check=True, stdout=subprocess.DEVNULL)
-            print(f"ab.py: round {r + 1} of {a.rounds} done", flush=True)
+        interleave(a.rounds, [(s, ["A", "B"]) for s in a.scenarios or ["1", "2"]], measure)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    runs = {}
-    for path in glob.glob(os.path.join(out, "*.json")):
-        side, s, r = os.path.basename(path)[:-5].split("-")
-        figures = json.load(open(path))["figures"]
-        runs.setdefault((s, r), {})[side] = {(f["name"], f.get("baseline")): (f["median"], f["unit"]) for f in figures}
     rows = {}
-    for (s, r), both in sorted(runs.items()):
-        if set(both) != {"A", "B"}:
-            continue
-        for key, (b, unit) in both["B"].items():
-            if key in both["A"]:
-                av = both["A"][key][0]
-                row = rows.setdefault((s, key), ([], [], [], unit))
-                row[0].append(av), row[1].append(b), row[2].append(b / av if av else float("nan"))
+    for s in a.scenarios or ["1", "2"]:
+        for r in range(a.rounds):
+            both = [{(f["name"], f.get("baseline")): (f["median"], f["unit"]) for f in json.load(open(os.path.join(out, f"{side}-{s}-{r}.json")))["figures"]}
+                    for side in "AB"]
+            for key, (b, unit) in both[1].items():
+                if key in both[0] and both[0][key][0]:
+                    row = rows.setdefault((s, key), ([], [], [], unit))
+                    row[0].append(both[0][key][0]), row[1].append(b), row[2].append(b / both[0][key][0])
     print(f"| scenario | figure | A ({a.rev}) median | B median | unit | B/A median [min..max] | 95% interval | rounds |")
     print("|---|---|---|---|---|---|---|---|")
     for (s, (name, _)), (av, bv, ratio, unit) in sorted(rows.items(), key=lambda i: (i[0][0], i[0][1][0], i[0][1][1] or "")):
         lo, hi = bootstrap(ratio)
-        print(f"| {s[1:]} | {name} | {st.median(av):.4g} | {st.median(bv):.4g} | {unit} | {spread(ratio)} | {lo:.3f}..{hi:.3f} | {len(ratio)} |")
+        print(f"| {s} | {name} | {st.median(av):.4g} | {st.median(bv):.4g} | {unit} | {spread(ratio, '{:.3f}')} | {lo:.3f}..{hi:.3f} | {len(ratio)} |")
 
 
-# MARK: whole CLI processes
+# MARK: whole CLI processes (scenario 8)
 
 def cli(a):
-    sides = [b.split("=", 1) for b in a.binaries]
-    count = a.urls or (420 if a.set == "small" else 96)
-    directory = SMALL if a.set == "small" else LARGE
-    suffixes = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
-    names = sorted(n for n in os.listdir(directory) if n.lower().endswith(suffixes) and not n.startswith("."))
-    scratch = sb.scratchfs.up("/var/tmp", "osprey-cli-ab.")
-    nginx = sb.Nginx(scratch, "nginx", f"        location /small/ {{ alias {SMALL}/; }}\n        location /large/ {{ alias {LARGE}/; }}")
-    results = {name: [] for name, _ in sides}
-    spec = "thumbnail:256,format:jpeg:80"
+    """`osprey prefetch` as a user runs it, a whole process, from an nginx origin, against the Python
+    peer as a whole process and (--limits) the same image work in process: the CLI's decoder and
+    serializer (the limit) and stock libvips, as imgproxy runs it. Every participant does the same
+    files (those stock libvips can thumbnail); --floor adds the CLI over as many URLs of the
+    smallest test image, whose peak RSS is the CLI's own floor."""
+    sides = dict(b.split("=", 1) for b in a.binaries)
+    first = list(sides)[0]
+    extra = (["peer.py"] if a.peer else []) + (["limit", "stock libvips"] if a.limits else []) + (["floor"] if a.floor else [])
+    sets = {name: (SMALL if name == "small" else LARGE) for name in a.set.split(",")}
+    files = {}
+    for name, directory in sets.items():
+        files[name] = images(directory, skip=())
+        if a.limits:
+            probe = subprocess.run([a.limits, "limit8", "stock", "1", "1", *(os.path.join(directory, f) for f in files[name])],
+                                   capture_output=True, text=True, check=True)
+            left_out = {os.path.basename(f) for f in json.loads(probe.stdout.splitlines()[-1])["failed"]}
+            files[name] = [f for f in files[name] if f not in left_out]
+    counts = {name: a.urls or (420 if name == "small" else 96) for name in sets}
+    smallest = min(images(SMALL), key=lambda n: os.path.getsize(os.path.join(SMALL, n)))
+    scratch = scratch_up(a.scratch, "osprey-cli-ab.")
+    nginx = sv.Nginx(scratch, "nginx", f"        location /small/ {{ alias {SMALL}/; }}\n        location /large/ {{ alias {LARGE}/; }}",
+                     f"/small/{smallest}")
+    warmed = set()
+
+    def run(case, name, tag, count):
+        if name in ("limit", "stock libvips"):
+            copies = str(-(-count // len(files[case])))
+            out = subprocess.run([a.limits, "limit8", "cli" if name == "limit" else "stock", str(os.cpu_count()), copies,
+                                  *(os.path.join(sets[case], f) for f in files[case])], capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, VIPS_CONCURRENCY="1"))
+            result = json.loads(out.stdout.splitlines()[-1])
+            return dict(rate=result["images_per_s"], cpu_ms=result["cpu_ms"])
+        cache = tempfile.mkdtemp(dir=scratch)
+        names = [smallest] if name == "floor" else files[case]
+        where = "small" if name == "floor" else case
+        listing = os.path.join(cache, "urls.txt")
+        with open(listing, "w") as f:
+            f.write("".join(f"http://127.0.0.1:{nginx.port}/{where}/{names[i % len(names)]}?r={tag}-{i}\n" for i in range(count)))
+        if name == "peer.py":
+            argv = [a.peer, os.path.join(ROOT, "Benchmarks", "peer", "peer.py"), "--urls", listing, "--out", os.path.join(cache, "c"), "--workers", "4"]
+        else:
+            argv = [sides.get(name, sides[first]), "prefetch", "--input", listing, "--concurrency", "4", "--process", "thumbnail:256,format:jpeg:80",
+                    "--cache-dir", os.path.join(cache, "c")]
+        env = dict(os.environ)
+        env.pop("VIPS_CONCURRENCY", None)  # a user's shell
+        start = time.monotonic()
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.monotonic() - start
+        shutil.rmtree(cache, ignore_errors=True)
+        if status != 0:
+            raise RuntimeError(f"{argv[0]} exited with status {status}")
+        return dict(rate=count / seconds, cpu_ms=(usage.ru_utime + usage.ru_stime) / count * 1000, peak_rss_mb=usage.ru_maxrss / 1024)
+
+    def measure(case, name, r):
+        if (case, name) not in warmed:  # page cache, nginx, the binaries, the interpreter: not counted
+            warmed.add((case, name))
+            run(case, name, f"warm-{name}", counts[case] // 4 + 1)
+        os.sync()  # the previous participant's files written back, not charged to this one
+        return run(case, name, f"{name}-{r}", counts[case])
     try:
-        nginx.wait(f"/{a.set}/{names[0]}")
-        for r in range(a.rounds):
-            for name, binary in rotated(sides, r):
-                cache = tempfile.mkdtemp(dir=scratch)
-                listing = os.path.join(cache, "urls.txt")
-                with open(listing, "w") as f:
-                    f.write("".join(f"http://127.0.0.1:{nginx.port}/{a.set}/{names[i % len(names)]}?r={name}-{r}-{i}\n" for i in range(count)))
-                start = time.monotonic()
-                child = subprocess.Popen([binary, "prefetch", "--input", listing, "--concurrency", "4", "--process", spec,
-                                          "--cache-dir", os.path.join(cache, "c")], stdout=subprocess.DEVNULL)
-                _, status, usage = os.wait4(child.pid, 0)
-                seconds = time.monotonic() - start
-                if status != 0:
-                    sys.exit(f"ab.py: {binary} exited with status {status}")
-                results[name].append((count / seconds, (usage.ru_utime + usage.ru_stime) / count * 1000))
-            print(f"round {r + 1}: " + "  ".join(f"{n} {results[n][-1][0]:.1f}/s {results[n][-1][1]:.2f} ms" for n, _ in sides), flush=True)
+        runs = interleave(a.rounds, [(name, list(sides) + [x for x in extra if x != "floor" or name != "small"]) for name in sets], measure)
     finally:
         nginx.stop()
-        sb.scratchfs.down(scratch)
-    first = sides[0][0]
-    print(f"\n{a.set}: {count} URLs, {a.rounds} rounds, spec {spec}")
-    for name, _ in sides:
-        line = f"{name}: {st.median(r for r, _ in results[name]):.1f} img/s, CPU {st.median(c for _, c in results[name]):.2f} ms/img"
-        if name != first:
-            line += f", {spread([x[0] / y[0] for x, y in zip(results[name], results[first])])}x {first}"
-            line += f", CPU {spread([x[1] / y[1] for x, y in zip(results[name], results[first])])}x"
-        print(line)
+        scratch_down(scratch)
+    goals = {("small", "limit"): 0.85, ("large", "limit"): 0.85, ("small", "peer.py"): 1.0, ("large", "peer.py"): 2.5,
+             ("large", "stock libvips"): 0.85}
+    pairs = [(s, first, b, goals.get((s, b))) for s in sets for b in list(sides)[1:] + [x for x in extra if x != "floor"]]
+    rss = []
+    for s in sets:
+        for name in list(sides) + extra:
+            values = [r["peak_rss_mb"] for r in runs if r["case"] == s and r["participant"] == name and "peak_rss_mb" in r]
+            if values:
+                rss.append(f"{s}: peak RSS {name} {spread(values, '{:.0f}')} MB")
+        floor = {r["round"]: r["peak_rss_mb"] for r in runs if r["case"] == s and r["participant"] == "floor"}
+        over = [r["peak_rss_mb"] - floor[r["round"]] for r in runs if r["case"] == s and r["participant"] == first and r["round"] in floor]
+        if over:
+            rss.append(f"{s}: {first}'s peak RSS over the CLI's floor ({smallest} × {counts[s]}): {spread(over, '{:.1f}')} MB (goal < 48 MB)")
+    report(f"Scenario 8: osprey prefetch --concurrency 4 --process thumbnail:256,format:jpeg:80, whole processes; "
+           + ", ".join(f"{s}: {len(files[s])} files, {counts[s]} URLs" for s in sets), runs, pairs,
+           out_txt=a.out_txt, out_json=a.out_json, extra=rss)
 
 
 # MARK: server memory hits against nginx static
 
 def hits(a):
-    args = argparse.Namespace(osprey=None, osprey_arg=[], warmup=2, wrk_threads=2, connections=8, cores=os.cpu_count(), scratch=None)
-    bench = sb.Bench(args)
-    bench.origin = sb.Nginx(bench.scratch, "origin", f"        location ~ ^/[^/]+/small/(.+)$ {{ alias {SMALL}/$1; }}", workers=1)
-    names = [n for n in sorted(os.listdir(SMALL)) if n.rsplit(".", 1)[-1] in ("jpg", "png", "webp")]
-    paths = [bench.image_url("jpeg", "small", n, unique=False) for n in names]
-    bench.origin.wait(f"/probe/small/{names[0]}")
-    static = os.path.join(bench.scratch, "static")
+    scratch = scratch_up("/var/tmp", "osprey-hits-ab.")
+    names = [n for n in images(SMALL) if n.rsplit(".", 1)[-1] in ("jpg", "png", "webp")]
+    origin = sv.Nginx(scratch, "origin", f"        location ~ ^/[^/]+/small/(.+)$ {{ alias {SMALL}/$1; }}", f"/p/small/{names[0]}")
+    paths = [f"/unsafe/fit-in/512x512/filters:quality(80):format(jpeg)/http://127.0.0.1:{origin.port}/fixed/small/{n}" for n in names]
+    static = os.path.join(scratch, "static")
     os.makedirs(static)
-    static_paths, servers, results, nginx = [], {}, {}, None
+    started = {}
     try:
         for label, binary in (b.split("=", 1) for b in a.binaries):
-            args.osprey = binary
-            process, port, _ = bench.start_osprey(os.path.join(bench.scratch, "cache-" + label))
-            good = []
+            server = started[label] = sv.osprey(binary, scratch, os.path.join(scratch, "cache-" + label))
             for path, name in zip(paths, names):
-                status, _, body = sb.http_get(f"http://127.0.0.1:{port}{path}")
-                if status != 200:
-                    continue
-                good.append(path)
-                if not servers:
+                status, _, body = server.get(path)
+                if status == 200 and len(started) == 1:
                     with open(os.path.join(static, name + ".jpg"), "wb") as f:
                         f.write(body)
-                    static_paths.append(f"/s/{name}.jpg")
-            servers[label] = (process, port, good)
-        nginx = sb.Nginx(bench.scratch, "static", f"        location /s/ {{ alias {static}/; }}", workers=os.cpu_count())
-        nginx.wait(static_paths[0])
-        for r in range(a.rounds):
-            for label in rotated(list(servers), r):
-                process, port, good = servers[label]
-                perf = None
-                if a.perf == label:
-                    perf = subprocess.Popen(["perf", "record", "-g", "-F", "999", "-e", "cpu-clock", "-o", f"/tmp/hits-perf-{label}.data",
-                                             "-p", str(process.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                before = process_cpu(process.pid)
-                res = bench.wrk(port, good, "fixed", f"{label}{r}", a.seconds, False)
-                res["cpu_us"] = (process_cpu(process.pid) - before) / res["requests"] * 1e6
-                if perf:
-                    perf.send_signal(2)
-                    perf.wait()
-                results.setdefault(label, []).append(res)
-                print(f"round {r} {label:8} {res['rate']:9.0f} req/s  p50 {res['p50_us'] / 1000:.2f} ms  p99 {res['p99_us'] / 1000:.2f} ms  "
-                      f"cpu/request {res['cpu_us']:.1f} us  non-2xx {res['non2xx']}  load {os.getloadavg()[0]:.2f}", flush=True)
-            res = bench.wrk(nginx.port, static_paths, "fixed", f"n{r}", a.seconds, False)
-            results.setdefault("nginx", []).append(res)
-            print(f"round {r} {'nginx':8} {res['rate']:9.0f} req/s  p50 {res['p50_us'] / 1000:.2f} ms  p99 {res['p99_us'] / 1000:.2f} ms", flush=True)
+        started["nginx"] = sv.Nginx(scratch, "static", f"        location /s/ {{ alias {static}/; }}", f"/s/{names[0]}.jpg", workers=os.cpu_count())
+        static_paths = [f"/s/{n}" for n in sorted(os.listdir(static))]
+
+        def measure(case, label, r):
+            return sv.wrk(started[label], static_paths if label == "nginx" else paths, "fixed", a.seconds, scratch)
+        runs = interleave(a.rounds, [("memory hits", list(started))], measure)
     finally:
-        for process, _, _ in servers.values():
-            sb.stop(process)
-        if nginx:
-            nginx.stop()
-        bench.origin.stop()
-    for label, runs in results.items():
-        line = f"{label:8} {spread([x['rate'] for x in runs], '{:.0f}')} req/s"
-        if label != "nginx":
-            line += (f"  cpu/request {spread([x['cpu_us'] for x in runs], '{:.1f}')} us"
-                     f"  vs nginx {spread([x['rate'] / n['rate'] for x, n in zip(runs, results['nginx'])], '{:.2f}')}x")
-        print(line)
-    labels = list(servers)
-    for label in labels[1:]:
-        print(f"{label} / {labels[0]}, same round: {spread([y['rate'] / x['rate'] for x, y in zip(results[labels[0]], results[label])], '{:.2f}')}x")
+        for server in started.values():
+            server.stop()
+        origin.stop()
+        scratch_down(scratch)
+    labels = [l for l in started if l != "nginx"]
+    report("osprey serve memory hits against nginx static", runs,
+           [("memory hits", l, "nginx", None) for l in labels] + [("memory hits", l, labels[0], None) for l in labels[1:]],
+           out_txt=a.out_txt, out_json=a.out_json)
 
 
-# MARK: server misses, CPU per answer
+# MARK: server misses, CPU per answer by thread
 
 def miss_cpu(a):
-    files = [n for n in sorted(os.listdir(SMALL)) if not n.startswith(".") and not n.endswith(".gif")]
-    scratch = sb.scratchfs.up("/var/tmp", "osprey-miss-cpu.")
-    origin = sb.Nginx(scratch, "origin", f"        location ~ ^/[^/]+/small/(.+)$ {{ alias {SMALL}/$1; }}", workers=1, access_log=True)
-    origin.wait(f"/probe/small/{files[0]}")
-    config = argparse.Namespace(thumbor=a.thumbor, osprey=None, osprey_arg=[], wrk_threads=2, connections=a.connections, warmup=a.warmup)
-    bench = sb.Bench.__new__(sb.Bench)
-    bench.args, bench.scratch, bench.cores, bench.origin, bench.runs, bench.notes = config, scratch, 2, origin, [], []
-    participants = [tuple(x.split("=", 1)) for x in a.osprey] + ([("thumbor", None)] if a.thumbor else [])
-    results = {}
+    scratch = scratch_up("/var/tmp", "osprey-miss-cpu.")
+    files = images(SMALL)
+    origin = sv.Nginx(scratch, "origin", f"        location ~ ^/[^/]+/small/(.+)$ {{ alias {SMALL}/$1; }}", f"/p/small/{files[0]}", access_log=True)
+    participants = dict(x.split("=", 1) for x in a.osprey)
+    if a.thumbor:
+        participants["thumbor"] = None
+    by_thread = []
+
+    def measure(fmt, label, r):
+        data = os.path.join(scratch, f"data-{r}-{fmt}-{label}")
+        words = (participants[label] or "").split()
+        server = sv.osprey(words[0], scratch, data, *words[1:]) if words else sv.thumbor(a.thumbor, scratch, data, os.cpu_count())
+        paths = [f"/unsafe/fit-in/512x512/filters:quality(80):format({fmt})/http://127.0.0.1:{origin.port}/{{u}}/small/{n}" for n in files]
+        try:
+            sv.wrk(server, paths, "unique", a.warmup, scratch, connections=a.connections, check=True)
+            before = {t: sv.cpu_seconds(server.pid, t) for t in os.listdir(f"/proc/{server.pid}/task")}
+            result = sv.wrk(server, paths, "unique", a.seconds, scratch, connections=a.connections, check=True, origin=origin)
+            threads = {}
+            for t, cpu in before.items():
+                try:
+                    name = open(f"/proc/{server.pid}/task/{t}/comm").read().strip()
+                    threads[name] = threads.get(name, 0) + (sv.cpu_seconds(server.pid, t) - cpu) * 1000 / max(result["requests"], 1)
+                except OSError:
+                    pass
+            by_thread.append(f"round {r + 1} {fmt} {label} CPU ms per answer by thread: "
+                             + ", ".join(f"{k} {v:.2f}" for k, v in sorted(threads.items(), key=lambda x: -x[1]) if v > 0))
+        finally:
+            server.stop()
+        return result
     try:
-        for rep in range(a.reps):
-            for fmt in a.formats.split(","):
-                paths = [bench.image_url(fmt, "small", n, unique=True) for n in files]
-                for label, command in rotated(participants, rep):
-                    data = os.path.join(scratch, f"data-{rep}-{fmt}-{label}")
-                    if command:
-                        words = command.split()
-                        config.osprey, config.osprey_arg = words[0], words[1:]
-                        process, port, _ = bench.start_osprey(data)
-                    else:
-                        process, port, _ = bench.start_thumbor(data)
-                    try:
-                        bench.wrk(port, paths, "unique", f"w{rep}{fmt}{label}", a.warmup, True)
-                        cpu0, threads0 = process_cpu(process.pid), thread_cpu(process.pid)
-                        r = bench.wrk(port, paths, "unique", f"m{rep}{fmt}{label}", a.seconds, True)
-                        cpu1, threads1 = process_cpu(process.pid), thread_cpu(process.pid)
-                    finally:
-                        sb.stop(process)
-                    bad = r["non2xx"] + r["bad"] + r["timeouts"] + r["status_errors"]
-                    per_answer = (cpu1 - cpu0) / r["requests"] * 1000
-                    by_name = {}
-                    for tid, (name, cpu) in threads1.items():
-                        by_name[name] = by_name.get(name, 0) + cpu - threads0.get(tid, (name, 0))[1]
-                    names = ", ".join(f"{k} {v / r['requests'] * 1000:.2f}" for k, v in sorted(by_name.items(), key=lambda x: -x[1]) if v > 0)
-                    print(f"rep {rep} {fmt:4} {label:8} {r['rate']:7.1f} req/s  {per_answer:6.2f} ms CPU/answer  "
-                          f"({r['requests']} answers, {bad} bad, load {os.getloadavg()[0]:.2f})  by thread: {names}", flush=True)
-                    results.setdefault((fmt, label), []).append((r["rate"], per_answer))
+        runs = interleave(a.rounds, [(fmt, list(participants)) for fmt in a.formats.split(",")], measure)
     finally:
         origin.stop()
-        sb.scratchfs.down(scratch)
-    print("medians:")
-    for (fmt, label), runs in sorted(results.items()):
-        print(f"  {fmt:4} {label:8} {st.median(x[0] for x in runs):7.1f} req/s  {st.median(x[1] for x in runs):6.2f} ms CPU/answer"
-              f"  (runs: {', '.join(f'{x[1]:.2f}' for x in runs)})")
+        scratch_down(scratch)
+    first = list(participants)[0]
+    report("osprey serve misses, CPU per answer", runs, [(f, p, first, None) for f in a.formats.split(",") for p in list(participants)[1:]],
+           out_txt=a.out_txt, out_json=a.out_json, extra=by_thread)
+
+
+# MARK: GTK grid scrolling (frame times from the frame clock)
+
+def gallery(a):
+    """GalleryScrollBench's modes under Xvfb over the same URL list: Osprey against solid-colour cells
+    (the floor), cell-sized textures decoded beforehand (drawing alone) and, with --naive, the naive
+    way (`gdk_texture_new_from_bytes` in bind, minutes per run); p99 frame time ratios (lower is
+    better). --baseline BIN adds an earlier build's osprey mode; --plain the osprey mode without its
+    spinner and fade (GALLERY_BENCH_PLAIN=1). Benchmarks/gallery_scroll.sh makes the images, the URL
+    list and the origin, then calls this."""
+    modes = {"solid": (a.bench, "solid", ""), "osprey": (a.bench, "osprey", ""), "decoded": (a.bench, "decoded", "")}
+    if a.baseline:
+        modes["osprey-base"] = (a.baseline, "osprey", "")
+    if a.plain:
+        modes["osprey-plain"] = (a.bench, "osprey", "1")
+    if a.naive:
+        modes["naive"] = (a.bench, "naive", "")
+
+    def measure(case, label, r):
+        binary, mode, plain = modes[label]
+        env = dict(os.environ, GDK_BACKEND="x11", GSK_RENDERER="cairo", GSETTINGS_BACKEND="memory", NO_AT_BRIDGE="1", GALLERY_BENCH_PLAIN=plain)
+        out = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24 -nolisten tcp", binary, mode, a.urls, str(a.speed)],
+                             capture_output=True, text=True, env=env)
+        line = next((l for l in reversed(out.stdout.splitlines()) if l.startswith("{")), None)
+        if line is None:
+            raise RuntimeError(f"{label} printed no result: {out.stderr[-2000:]}")
+        result = json.loads(line)
+        return dict(result, rate=1000 / result["p99_ms"], cpu_ms=result["main_cpu_ms"])
+    runs = interleave(a.rounds, [("scrolling", list(modes))], measure)
+    report("Gallery scrolling: p99 frame time against solid-colour cells", runs,
+           [("scrolling", m, "solid", 1.25 if m == "osprey" else None) for m in modes if m != "solid"]
+           + ([("scrolling", "osprey", "naive", None)] if a.naive else []), out_txt=a.out_txt, out_json=a.out_json, key="p99_ms",
+           extra=[f"{r['participant']} round {r['round'] + 1}: p50 {r['p50_ms']:.1f} p99 {r['p99_ms']:.1f} max {r['max_ms']:.1f} ms, "
+                  f"peak RSS {r['peak_rss_mb']:.0f} MB, main thread CPU {r['main_cpu_ms'] / 1000:.2f} s (waiting "
+                  f"{r['main_waiting_ms'] / 1000:.2f} s), origin requests before the first scroll {r.get('downloads_before_scroll', -1)}"
+                  for r in runs])
+
+
+# MARK: animated playback on a GTK target
+
+def playback(a):
+    """AnimationPlaybackBench in a fresh process per run (a display set, as playback.sh does): each file
+    played decoded whole with the bounded buffer (`bounded`), with every frame held (`all`) and decoded
+    on demand with the bounded buffer (`ondemand`); CPU per second of playback and peak RSS against
+    `all` (lower is better), and each run's frame-delay figures."""
+    modes = {"bounded": (str(a.buffer), "whole"), "all": ("all", "whole"), "ondemand": (str(a.buffer), "ondemand")}
+
+    files = {os.path.basename(f): f for f in a.files}
+
+    def measure(case, mode, r):
+        out = subprocess.run([a.bench, files[case], str(a.seconds), *modes[mode]], capture_output=True, text=True, check=True)
+        result = json.loads(next(l for l in reversed(out.stdout.splitlines()) if l.startswith("{")))
+        return dict(result, rate=1 / max(result["cpu_per_s"], 1e-9))
+    runs = interleave(a.rounds, [(f, list(modes)) for f in files], measure)
+    keys = ("tick_ms", "frames_timed", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick", "cpu_per_s",
+            "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made")
+    report("Animated playback: CPU per second of playback against every frame held", runs,
+           [(f, m, "all", None) for f in files for m in ("bounded", "ondemand")], key="cpu_per_s", out_txt=a.out_txt, out_json=a.out_json,
+           extra=[f"{f} {m}/all peak RSS: {spread(ratios(runs, f, m, 'all', 'peak_rss_mb'), '{:.3f}')}"
+                  for f in files for m in ("bounded", "ondemand")]
+           + [f"{r['case']} {r['participant']} round {r['round'] + 1}: " + " ".join(f"{k} {r[k]}" for k in keys if k in r)
+              for r in runs])
+
+
+# MARK: scenario definitions in server/ (scenario 9, store, s3)
+
+def scenario(module):
+    def run(a):
+        scratch = scratch_up(a.scratch, f"osprey-{module}.")
+        definition = __import__(module).Scenario(a, scratch)
+        try:
+            runs = interleave(a.rounds, definition.cases, definition.measure)
+        finally:
+            definition.close()
+            scratch_down(scratch)
+        report(definition.title, runs, definition.pairs, definition.notes, a.out_txt, a.out_json)
+    return run
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="mode", required=True)
-    h = sub.add_parser("harness")
+    modes = {}
+
+    def mode(name, function, rounds):
+        modes[name] = function
+        m = sub.add_parser(name)
+        m.add_argument("--rounds", "--reps", type=int, default=rounds)
+        m.add_argument("--out-txt")
+        m.add_argument("--out-json")
+        m.add_argument("--scratch", default=tempfile.gettempdir(), help="parent of the scratch file system")
+        return m
+    h = mode("harness", harness, 6)
     h.add_argument("rev")
     h.add_argument("scenarios", nargs="*")
-    h.add_argument("--rounds", type=int, default=6)
     h.add_argument("--a", help="prebuilt binary as A (REV only labels the table)")
     h.add_argument("--b", help="prebuilt binary as B")
     h.add_argument("--harness", nargs="*", default=[], help="harness files copied into REV's worktree")
     h.add_argument("--base-dir", help="an existing checkout of REV")
     h.add_argument("--out", help="JSON per run (default Benchmarks/.work/ab-out)")
-    c = sub.add_parser("cli")
+    c = mode("cli", cli, 8)
     c.add_argument("binaries", nargs="+", help="NAME=BINARY")
-    c.add_argument("--rounds", type=int, default=8)
-    c.add_argument("--set", choices=["small", "large"], default="small")
+    c.add_argument("--peer", help="the Python of the peer's virtualenv (adds peer/peer.py as a participant)")
+    c.add_argument("--limits", help="the release OspreyBench (adds the in-process limit and stock libvips)")
+    c.add_argument("--floor", action="store_true", help="adds the first binary over the smallest test image (its RSS floor)")
+    c.add_argument("--set", default="small", help="small (the test images), large (the photos) or small,large")
     c.add_argument("--urls", type=int, help="URLs per run (default 420 small, 96 large)")
-    s = sub.add_parser("hits")
+    s = mode("hits", hits, 5)
     s.add_argument("binaries", nargs="+", help="NAME=BINARY")
-    s.add_argument("--rounds", type=int, default=5)
     s.add_argument("--seconds", type=int, default=10)
-    s.add_argument("--perf", help="record this server under perf to /tmp/hits-perf-NAME.data")
-    m = sub.add_parser("miss-cpu")
+    m = mode("miss-cpu", miss_cpu, 3)
     m.add_argument("--osprey", action="append", default=[], help="NAME=BINARY [serve flags...] (repeatable)")
     m.add_argument("--thumbor", help="thumbor executable of the virtualenv (adds thumbor as a participant)")
     m.add_argument("--formats", default="webp,jpeg")
-    m.add_argument("--reps", type=int, default=3)
     m.add_argument("--seconds", type=int, default=8)
     m.add_argument("--warmup", type=int, default=3)
     m.add_argument("--connections", type=int, default=8)
+    g = mode("gallery", gallery, 2)
+    g.add_argument("bench", help="the GalleryScrollBench binary")
+    g.add_argument("urls", help="the URL list")
+    g.add_argument("--speed", type=int, default=60, help="pixels per frame")
+    g.add_argument("--naive", action="store_true")
+    g.add_argument("--plain", action="store_true")
+    g.add_argument("--baseline", help="an earlier GalleryScrollBench build (its osprey mode as osprey-base)")
+    y = mode("playback", playback, 3)
+    y.add_argument("bench", help="the AnimationPlaybackBench binary")
+    y.add_argument("files", nargs="+", help="animated images")
+    y.add_argument("--seconds", type=int, default=10, help="frame-clock seconds per run")
+    y.add_argument("--buffer", type=int, default=8, help="frames of the bounded buffer")
+    for name, module in (("server", "scenario9"), ("store", "store"), ("s3", "s3")):
+        __import__(module).arguments(mode(name, scenario(module), 3))
+    if len(sys.argv) > 2 and sys.argv[1] == "scratch":
+        print(scratch_up(sys.argv[3]) if sys.argv[2] == "up" else scratch_down(sys.argv[3]) or "")
+        return
     a = p.parse_args()
-    {"harness": harness, "cli": cli, "hits": hits, "miss-cpu": miss_cpu}[a.mode](a)
+    modes[a.mode](a)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@
 # its own Xvfb on a free display, and plays each file for PLAY_SECONDS of frame-clock time in a fresh
 # process per run, interleaved PLAY_REPS times: decoded whole with the default bounded buffer
 # (`bounded`, PLAY_BUFFER frames), decoded whole with every frame held (`all`), and decoded on demand
-# through an AnimationFrameDecoder with the bounded buffer (`ondemand`). Prints each run's JSON
-# line, then a table of medians and the ratios against `all`.
+# through an AnimationFrameDecoder with the bounded buffer (`ondemand`), through the one comparison
+# driver (`Benchmarks/ab.py playback`): the ratios against `all` and each run's figures.
 #
 # Environment: PLAY_SECONDS (10), PLAY_REPS (3), PLAY_BUFFER (8), OSPREY_TESTDATA (default
 # Tests/Fixtures/images of the repository), PLAY_BIN (a prebuilt AnimationPlaybackBench: no build).
@@ -43,36 +43,5 @@ trap 'kill "$XVFB_PID" 2>/dev/null || true' EXIT
 for _ in $(seq 1 200); do [ -e "/tmp/.X11-unix/X$number" ] && break; sleep 0.1; done
 export DISPLAY=":$number" GDK_BACKEND=x11 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1
 
-LINES="$(mktemp)"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-for rep in $(seq 1 "$REPS"); do
-    for file in "$TESTDATA/iss634.gif" "$WEBP"; do
-        for run in "bounded $BUFFER whole" "all all whole" "ondemand $BUFFER ondemand"; do
-            set -- $run
-            line="$("$PLAY_BIN" "$file" "$SECONDS_EACH" "$2" "$3")"
-            echo "$line"
-            echo "{\"mode\": \"$1\", ${line#\{}" >>"$LINES"
-        done
-    done
-done
-
-python3 - "$LINES" <<'EOF'
-import json, statistics, sys
-runs = [json.loads(line) for line in open(sys.argv[1])]
-keys = ["tick_ms", "frames_timed", "err_median_ms", "abs_err_p95_ms", "abs_err_max_ms", "within_tick",
-        "cpu_per_s", "peak_rss_mb", "rss_end_mb", "buffer_peak", "textures_made"]
-modes = ["bounded", "all", "ondemand"]
-print("\nmedians over %d runs each" % (len(runs) // (2 * len(modes))))
-print("%-12s %-9s %6s" % ("file", "mode", "buffer") + "".join(" %s" % k for k in keys))
-for file in sorted({r["file"] for r in runs}):
-    of = {mode: [r for r in runs if r["file"] == file and r["mode"] == mode] for mode in modes}
-    for mode in modes:
-        medians = [statistics.median(r[k] for r in of[mode]) for k in keys]
-        print("%-12s %-9s %6d" % (file, mode, of[mode][0]["buffer"]) + "".join(" %*.3f" % (len(k), v) for k, v in zip(keys, medians)))
-    # Paired by repetition (the modes ran next to each other): median [min..max] against `all`.
-    for mode in ["bounded", "ondemand"]:
-        for k in ["cpu_per_s", "peak_rss_mb"]:
-            ratios = [b[k] / max(1e-9, a[k]) for b, a in zip(of[mode], of["all"])]
-            print("%-12s %s/all %-12s %.3f [%.3f..%.3f]" % (file, mode, k, statistics.median(ratios), min(ratios), max(ratios)))
-EOF
-rm -f "$LINES"
+python3 "$ROOT/Benchmarks/ab.py" playback "$PLAY_BIN" "$TESTDATA/iss634.gif" "$WEBP" --rounds "$REPS" --seconds "$SECONDS_EACH" --buffer "$BUFFER"

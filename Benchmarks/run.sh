@@ -9,16 +9,17 @@
 # all of them: YYYY-MM-DD-scenarios-all.json) and the printed tables beside it as .txt. A later run
 # the same day replaces that day's file; git keeps the earlier ones.
 #
-# Scenario 8 runs the release `osprey` CLI (built here from the main package, through this package's
-# build directory) against an nginx origin (apt: nginx-light, installed when missing) and measures
-# whole processes with /usr/bin/time (apt: time).
+# Scenarios 8 and 9 run whole processes through the one comparison driver, Benchmarks/ab.py: 8 is
+# `ab.py cli` (the release `osprey prefetch` against the Python peer and the in-process limits, from
+# an nginx origin), 9 is `ab.py server` (`osprey serve` against thumbor 7.8 under wrk, nginx static,
+# the libvips limit). They install nginx-light and wrk with apt and thumbor 7.8 (PyPI, a virtualenv)
+# when missing, and write Benchmarks/results/YYYY-MM-DD-scenario-8.txt/.json and -scenario-9.
 #
 # Environment: OSPREY_TESTDATA (default Tests/Fixtures/images of the repository),
-# BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4),
-# S8_REPS (E2E_REPS), S8_SMALL_URLS (420), S8_LARGE_URLS (96); see Benchmarks/README.md.
-# Scenario 9 (Benchmarks/server/run-server-bench.sh): OSPREY_BIN (default: the release osprey built
-# here), S9_REPS (3), S9_DURATION (10), S9_DURATION_LARGE (15), S9_CONNECTIONS (8) and the others
-# listed in that script.
+# BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4); scenario 8:
+# S8_REPS (3), S8_ARGS (more `ab.py cli` flags); scenario 9: OSPREY_BIN (default: the release osprey
+# built here), S9_REPS (3), S9_DURATION (10), S9_DURATION_LARGE (15), S9_CONNECTIONS (8), S9_ARGS
+# (more `ab.py server` flags); see Benchmarks/README.md.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -48,27 +49,37 @@ if [ ! -f "$VENV/.done" ]; then
     touch "$VENV/.done"
 fi
 
-# Scenario 8's tools: nginx for the origin, GNU time for a child process's peak RSS.
-# Scenario 9 (the server under wrk) is a script of its own, run after the harness: the harness
-# gets the other scenario numbers, and does not run at all when 9 was the only one asked for.
+# Scenarios 8 and 9 run after the harness (through ab.py); the harness gets the other numbers and
+# does not run at all when only 8 or 9 was asked for.
 wants8=1 wants9=1 harness=1
 harness_args=()
 if [ $# -gt 0 ]; then
     wants8=0 wants9=0
     for a in "$@"; do
         case "$a" in
-            8) wants8=1; harness_args+=("$a") ;;
+            8) wants8=1 ;;
             9) wants9=1 ;;
             *) harness_args+=("$a") ;;
         esac
     done
     [ ${#harness_args[@]} -gt 0 ] || harness=0
 fi
-if [ "$wants8" = 1 ]; then
-    if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
-        apt-get install -y nginx-light || { apt-get update && apt-get install -y nginx-light; } || apt-get install -y nginx
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"; }
+}
+if [ "$wants8" = 1 ] || [ "$wants9" = 1 ]; then
+    command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx-light || apt_install nginx
+fi
+if [ "$wants9" = 1 ]; then
+    command -v wrk >/dev/null || apt_install wrk
+    THUMBOR_VENV="$WORK/thumbor-venv"
+    REQ="$ROOT/Benchmarks/server/thumbor-requirements.txt"
+    if [ ! -f "$THUMBOR_VENV/.done" ] || ! cmp -s "$REQ" "$THUMBOR_VENV/.done"; then
+        rm -rf "$THUMBOR_VENV"
+        python3 -m venv "$THUMBOR_VENV"
+        "$THUMBOR_VENV/bin/pip" install -q -r "$REQ"
+        cp "$REQ" "$THUMBOR_VENV/.done"
     fi
-    [ -x /usr/bin/time ] || apt-get install -y time
 fi
 
 swift build -c release --package-path "$ROOT/Benchmarks" --product OspreyBench
@@ -81,21 +92,15 @@ if [ "$wants8" = 1 ] || { [ "$wants9" = 1 ] && [ -z "${OSPREY_BIN:-}" ]; }; then
 fi
 
 # Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh ext4 file
-# system per run (Benchmarks/scratchfs.py: on an ext4 without a journal, as these machines' root
+# system per run (`ab.py scratch`: on an ext4 without a journal, as these machines' root
 # file system is, files created in the minutes after a mass deletion cost 10-20x the CPU),
 # removed afterwards.
 if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
     SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
 else
-    SCRATCH="$(python3 "$ROOT/Benchmarks/scratchfs.py" up "${TMPDIR:-/var/tmp}")"
+    SCRATCH="$(python3 "$ROOT/Benchmarks/ab.py" scratch up "${TMPDIR:-/var/tmp}")"
 fi
-# Scenario 8's nginx is stopped by the harness; if the harness died, stop it here.
-cleanup() {
-    for pidfile in "$SCRATCH"/osprey-bench-*/nginx-*/nginx.pid; do
-        [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
-    done
-    [ -n "${OSPREY_BENCH_TMP:-}" ] || python3 "$ROOT/Benchmarks/scratchfs.py" down "$SCRATCH"
-}
+cleanup() { [ -n "${OSPREY_BENCH_TMP:-}" ] || python3 "$ROOT/Benchmarks/ab.py" scratch down "$SCRATCH"; }
 trap cleanup EXIT
 
 # Results: Benchmarks/results/<UTC date>-scenario-N or -scenarios-A-B-... (all: -scenarios-all).
@@ -114,16 +119,22 @@ OSPREY_TESTDATA="$TESTDATA" \
 OSPREY_LARGE_IMAGES="$LARGE" \
 PEER_PYTHON="$VENV/bin/python" \
 PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
-OSPREY_CLI="$BINDIR/osprey" \
 BENCH_JSON="${BENCH_JSON:-$RESULT.json}" \
 OSPREY_BENCH_TMP="$SCRATCH" \
     "$BIN" ${harness_args[@]+"${harness_args[@]}"} | tee "$RESULT.txt"
 fi
 
+DAY="$ROOT/Benchmarks/results/$(date -u +%F)"
+if [ "$wants8" = 1 ]; then
+    # shellcheck disable=SC2086
+    OSPREY_TESTDATA="$TESTDATA" python3 "$ROOT/Benchmarks/ab.py" cli osprey="$BINDIR/osprey" --peer "$VENV/bin/python" \
+        --limits "$BIN" --floor --set small,large --rounds "${S8_REPS:-3}" --scratch "${TMPDIR:-/var/tmp}" \
+        --out-txt "$DAY-scenario-8.txt" --out-json "$DAY-scenario-8.json" ${S8_ARGS:-}
+fi
 if [ "$wants9" = 1 ]; then
-    OSPREY_BIN="${OSPREY_BIN:-$BINDIR/osprey}" \
-    OSPREYBENCH_BIN="$BIN" \
-    OSPREY_TESTDATA="$TESTDATA" \
-    OSPREY_LARGE_IMAGES="$LARGE" \
-        bash "$ROOT/Benchmarks/server/run-server-bench.sh"
+    # shellcheck disable=SC2086
+    python3 "$ROOT/Benchmarks/ab.py" server --osprey "${OSPREY_BIN:-$BINDIR/osprey}" --thumbor "$THUMBOR_VENV/bin/thumbor" \
+        --ospreybench "$BIN" --small "$TESTDATA" --large "$LARGE" --rounds "${S9_REPS:-3}" --duration "${S9_DURATION:-10}" \
+        --duration-large "${S9_DURATION_LARGE:-15}" --connections "${S9_CONNECTIONS:-8}" --scratch "${TMPDIR:-/var/tmp}" \
+        --out-txt "$DAY-scenario-9.txt" --out-json "$DAY-scenario-9.json" ${S9_ARGS:-}
 fi

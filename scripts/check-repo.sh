@@ -7,8 +7,12 @@
 #   2. every relative link in README.md, CONTRIBUTING.md, docs/**/*.md, deploy/README.md,
 #      Benchmarks/**/README.md and Tests/**/README.md resolves to an existing file or folder (anchors
 #      are not checked);
-#   3. README.md has at most 200 lines, Benchmarks/README.md at most 250, and Benchmarks/results/
-#      holds at most 42 files (40, plus the counted check's result and one spare).
+#   3. README.md has at most 200 lines, Benchmarks/README.md at most 250, Benchmarks/results/
+#      holds at most 42 files (40, plus the counted check's result and one spare), and Benchmarks/
+#      at most 4,500 lines of code: every line (blank and comment lines too) of the tracked files
+#      outside results/, other than the Markdown, Package.resolved and the counted baseline;
+#   4. the table of latest figures in Benchmarks/README.md is what scripts/bench-table.py makes
+#      from the `table:` lines of Benchmarks/results/*.txt.
 # Prints every problem found and exits 1 if there was any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,9 +83,14 @@ limit_lines README.md 200
 limit_lines Benchmarks/README.md 250
 results=$(find Benchmarks/results -type f | wc -l)
 [ "$results" -le 42 ] || problem "Benchmarks/results holds $results files, more than 42 (keep the latest run of each scenario)"
+bench_code=$(git ls-files Benchmarks | grep -vE '^Benchmarks/(results/|Package\.resolved$|counts-baseline\.tsv$)|\.md$' | while IFS= read -r f; do if [ -f "$f" ]; then cat "$f"; fi; done | wc -l)
+[ "$bench_code" -le 4500 ] || problem "Benchmarks/ has $bench_code lines of code, more than 4,500 (merge or remove, do not cram)"
+
+# 4. The benchmarks' table of latest figures.
+python3 scripts/bench-table.py --check >/dev/null || problem "Benchmarks/README.md's table differs from results/: run python3 scripts/bench-table.py"
 
 if [ "$problems" -gt 0 ]; then
     echo "check-repo: $problems problem(s)" >&2
     exit 1
 fi
-echo "check-repo: ok (no path outside the repository, ${#docs[@]} documents' links resolve, sizes within limits)"
+echo "check-repo: ok (no path outside the repository, ${#docs[@]} documents' links resolve, sizes within limits: Benchmarks/ $bench_code lines of code; the benchmarks' table matches results/)"

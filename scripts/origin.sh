@@ -1,4 +1,4 @@
-# Sourced by scripts/gallery.sh and Benchmarks/gallery_scroll.sh: a loopback HTTP origin.
+# Sourced by scripts/gallery.sh (the docs screenshot, which builds no benchmark): a loopback HTTP origin.
 #   start_origin DIR LOG [NICE]
 # serves DIR with `python3 -m http.server` on 127.0.0.1 at a free port (at nice NICE, default 0),
 # logging to LOG, and sets `server_pid` and `port` (exits 1 when it does not start in 10 s).

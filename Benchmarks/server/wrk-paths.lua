@@ -1,4 +1,4 @@
--- wrk script for scenario 9 (Benchmarks/server/server_bench.py):
+-- wrk script for scenario 9 (Benchmarks/server/scenario9.py, run by Benchmarks/ab.py):
 --   [WRK_CHECK=1] wrk ... -s wrk-paths.lua URL -- PATHS_FILE unique|fixed TAG
 -- Requests the paths of PATHS_FILE (one a line) in turn, each thread from its own offset.
 -- "unique": the "{u}" in each path becomes a token never used before (TAG, thread, counter), so

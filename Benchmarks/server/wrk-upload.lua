@@ -1,4 +1,4 @@
--- wrk script for the upload benchmark (Benchmarks/server/store_bench.py):
+-- wrk script for the upload benchmark (Benchmarks/server/store.py, run by Benchmarks/ab.py):
 --   wrk ... -s wrk-upload.lua URL -- FILES_LIST
 -- POSTs the files of FILES_LIST (one path a line) in turn to /image, each as the raw body with
 -- `Slug: <its name>` (thumbor's upload API, also `osprey serve --upload`), each thread from its

@@ -9,8 +9,9 @@ import Synchronization
 /// URL for the same bytes), with `Content-Length` and keep-alive; unknown names answer 404. It
 /// counts the bodies it served: ``hits`` in process, `GET /__hits` from another one (the benchmark
 /// harness's origin process, `OspreyBench origin DIR...`). With `bytesPerSecond` it sends each body in
-/// 16 KiB chunks at that rate (a slow link: `OspreyBench progressive`). Shared by the benchmarks and
-/// the tests.
+/// 16 KiB chunks at that rate (a slow link: `OspreyBench progressive`); with `log` it appends a line
+/// `GET <path>` per request to that file (the gallery benchmark counts them). Shared by the
+/// benchmarks and the tests.
 public final class LoopbackOrigin: Sendable {
     /// The port it listens on.
     public let port: Int
@@ -20,11 +21,14 @@ public final class LoopbackOrigin: Sendable {
     private let group: MultiThreadedEventLoopGroup
     /// The pause after each 16 KiB chunk of a body; nil: the body at once.
     fileprivate let pause: TimeAmount?
+    /// Where each request's line goes; nil: nowhere.
+    private let log: Mutex<FileHandle?>
 
     /// Starts an origin serving `bodies` (name → bytes) and every file of `directories` by its
-    /// name, on `port` (0: any free port), on one event loop of its own.
+    /// name, on `port` (0: any free port), on one event loop of its own; `bytesPerSecond` (default
+    /// nil: at once) and `log` (default nil: none) as above.
     public static func start(
-        bodies: [String: Data] = [:], directories: [URL] = [], port: Int = 0, bytesPerSecond: Int? = nil
+        bodies: [String: Data] = [:], directories: [URL] = [], port: Int = 0, bytesPerSecond: Int? = nil, log: URL? = nil
     ) async throws -> LoopbackOrigin {
         var files: [String: ByteBuffer] = [:]
         for directory in directories {
@@ -49,14 +53,24 @@ public final class LoopbackOrigin: Sendable {
             }
             .bind(host: "127.0.0.1", port: port).get()
         let pause = bytesPerSecond.map { TimeAmount.nanoseconds(Int64(Double(LoopbackOriginHandler.chunk) / Double(max(1, $0)) * 1e9)) }
-        let started = LoopbackOrigin(port: channel.localAddress?.port ?? 0, bodies: files, channel: channel, group: group, pause: pause)
+        let logHandle = try log.map { url -> FileHandle in
+            if !FileManager.default.fileExists(atPath: url.path) { FileManager.default.createFile(atPath: url.path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.seekToEnd()
+            return handle
+        }
+        let started = LoopbackOrigin(
+            port: channel.localAddress?.port ?? 0, bodies: files, channel: channel, group: group, pause: pause, log: logHandle)
         origin.value.withLock { $0 = started }
         return started
     }
 
-    private init(port: Int, bodies: [String: ByteBuffer], channel: any Channel, group: MultiThreadedEventLoopGroup, pause: TimeAmount?) {
+    private init(
+        port: Int, bodies: [String: ByteBuffer], channel: any Channel, group: MultiThreadedEventLoopGroup, pause: TimeAmount?, log: FileHandle?
+    ) {
         self.port = port
         self.pause = pause
+        self.log = Mutex(log)
         self.bodies = Mutex(bodies)
         self.channel = channel
         self.group = group
@@ -79,6 +93,7 @@ public final class LoopbackOrigin: Sendable {
 
     fileprivate func body(for path: Substring) -> ByteBuffer? {
         if path == "/__hits" { return ByteBuffer(string: "\(hits)") }
+        log.withLock { try? $0?.write(contentsOf: Data("GET \(path)\n".utf8)) }
         let name = path.split(separator: "/").last.map(String.init) ?? ""
         let body = bodies.withLock { $0[name] }
         if body != nil { served.add(1, ordering: .relaxed) }

@@ -3,6 +3,11 @@ import Foundation
 import Osprey
 import OspreyGTK
 
+#if canImport(FoundationNetworking)
+    // `Data(contentsOf:)` of an http URL (the naive and decoded modes read the bytes before the clock).
+    import FoundationNetworking
+#endif
+
 // Scripted fast scrolling through a grid of images, measuring the main loop's frame times from
 // the frame clock. Modes: `osprey` (ImageGrid), `solid` (the same grid with solid-colour cells,
 // no loading), `naive` (the bytes already in memory, `gdk_texture_new_from_bytes` on the main
@@ -80,7 +85,7 @@ func originRequests() -> Int {
     guard let path = ProcessInfo.processInfo.environment["GALLERY_ORIGIN_LOG"],
         let log = try? String(contentsOfFile: path, encoding: .utf8)
     else { return -1 }
-    return log.components(separatedBy: "\"GET ").count - 1
+    return log.split(separator: "\n").filter { $0.hasPrefix("GET ") }.count
 }
 var scheduleAtStart = (cpu: 0.0, waiting: 0.0)
 // The log is the origin's for the whole script: requests before this run are not its own.

@@ -4,9 +4,9 @@ import Osprey
 /// `OspreyBench [scenario numbers...]` runs the suite (all scenarios by default), prints a table per
 /// scenario and writes every figure to $BENCH_JSON (default Benchmarks/.work/bench.json; `run.sh` sets
 /// it to Benchmarks/results/YYYY-MM-DD-scenario-N.json).
-/// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7;
-/// scenario 8 runs nginx). `OspreyBench limit9 ...` is scenario 9's libvips limit (Limit9.swift);
-/// `limit8` is scenario 8's in-process baselines alone (Limit8.swift);
+/// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7).
+/// Scenarios 8 and 9 run as whole processes under `Benchmarks/ab.py` (`cli`, `server`), which calls
+/// `OspreyBench limit8 ...` and `limit9 ...` for their in-process baselines (Limit8.swift, Limit9.swift);
 /// `placeholders DIR...` times the placeholder hashes (PlaceholderHashes.swift).
 /// `OspreyBench progressive [IMAGE]`: progressive previews on a throttled origin (Progressive.swift).
 @main
@@ -50,17 +50,17 @@ struct OspreyBench {
         }
 
         var notes: [String] = []
-        if wants(5) || wants(6) || wants(7) || wants(8) {
+        if wants(5) || wants(6) || wants(7) {
             let smallDir = env("OSPREY_TESTDATA") ?? "Tests/Fixtures/images"
             let largeDir = env("OSPREY_LARGE_IMAGES")
             var peer: Peer?
-            if wants(7) || wants(8), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
+            if wants(7), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
                 peer = Peer(python: python, script: script)
-            } else if wants(7) || wants(8) {
-                notes.append("scenarios 7 and 8 without the peer: PEER_PYTHON / PEER_SCRIPT not set (run through Benchmarks/run.sh)")
+            } else if wants(7) {
+                notes.append("scenario 7 without the peer: PEER_PYTHON / PEER_SCRIPT not set (run through Benchmarks/run.sh)")
             }
             var classes: [ImageClass] = []
-            if wants(6) || wants(7) || wants(8) {
+            if wants(6) || wants(7) {
                 let (small, skippedSmall) = try loadClass(
                     name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5), peer: peer)
                 classes.append(small)
@@ -74,26 +74,13 @@ struct OspreyBench {
                     notes.append("no large photos: set OSPREY_LARGE_IMAGES (run.sh makes them with vips)")
                 }
             }
-            if wants(5) || wants(6) || wants(7) {
-                let origin = try OriginProcess(directories: [smallDir] + (largeDir.map { [$0] } ?? []))
-                defer { origin.stop() }
-                if wants(5) { report("5. Coalescing (loopback origin)", try await scenario5(reps: reps, origin: origin)) }
-                if wants(6) || wants(7) {
-                    report(
-                        "6./7. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store; peer",
-                        try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: wants(7) ? peer : nil))
-                }
-            }
-            if wants(8) {
-                if let cli = env("OSPREY_CLI") {
-                    let (figures, scenarioNotes) = try await scenario8(reps: envInt("S8_REPS", e2eReps), classes: classes, cli: cli, peer: peer)
-                    notes.append(contentsOf: scenarioNotes)
-                    report(
-                        "8. The CLI as a user runs it: osprey prefetch --concurrency \(envInt("E2E_CONCURRENCY", 4)) --process \"\(cliSpec)\" (nginx origin)",
-                        figures)
-                } else {
-                    notes.append("scenario 8 skipped: OSPREY_CLI (the release osprey binary) not set (run through Benchmarks/run.sh)")
-                }
+            let origin = try OriginProcess(directories: [smallDir] + (largeDir.map { [$0] } ?? []))
+            defer { origin.stop() }
+            if wants(5) { report("5. Coalescing (loopback origin)", try await scenario5(reps: reps, origin: origin)) }
+            if wants(6) || wants(7) {
+                report(
+                    "6./7. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store; peer",
+                    try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: wants(7) ? peer : nil))
             }
         }
         if wants(1) { report("1. Memory-cache hit through the pipeline (1,000,000 lookups over 100 URLs)", try await scenario1(reps: reps)) }

@@ -2,12 +2,14 @@ import Foundation
 import OspreyTestSupport
 
 /// Runs the loopback origin (``LoopbackOrigin``, the one the tests and the counted benchmarks use)
-/// serving the files of `directories` in this process until the harness that started it exits:
-/// `OspreyBench origin DIR...`. Prints `listening PORT` once bound (port from $ORIGIN_PORT,
-/// default: any free port). `GET /__hits` answers how many images it has served.
+/// serving the files of `directories` in this process until the process that started it exits:
+/// `OspreyBench origin DIR...` (the harness's scenarios 5-7, `gallery_scroll.sh`). Prints
+/// `listening PORT` once bound (port from $ORIGIN_PORT, default: any free port); with $ORIGIN_LOG
+/// it appends `GET <path>` per request to that file. `GET /__hits` answers how many images it served.
 func runOrigin(directories: [String]) async throws -> Never {
     let origin = try await LoopbackOrigin.start(
-        directories: directories.map { URL(fileURLWithPath: $0, isDirectory: true) }, port: envInt("ORIGIN_PORT", 0))
+        directories: directories.map { URL(fileURLWithPath: $0, isDirectory: true) }, port: envInt("ORIGIN_PORT", 0),
+        log: env("ORIGIN_LOG").map { URL(fileURLWithPath: $0) })
     let parent = getppid()
     print("listening \(origin.port)")
     fflush(nil)
