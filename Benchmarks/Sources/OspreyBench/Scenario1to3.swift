@@ -51,17 +51,17 @@ func scenario2(reps: Int) async throws -> [Figure] {
     let png = try tinyPNG()
     let image = try tinyImage()
     let decoder = ImageDecoder()
-    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = [], callbackT: [Double] = []
+    var decodeT: [Double] = [], seqT: [Double] = [], memT: [Double] = [], concT: [Double] = []
     // CPU seconds of the whole process (every thread) per request, for the rows started at once:
     // less moved by other work on a shared machine than their wall time.
-    var concCPU: [Double] = [], callbackCPU: [Double] = []
+    var concCPU: [Double] = []
     let options: [RequestOption] = [.storage(.memory)]
     // Nuke's shape has no disk cache in the way: no disk lookups (memory cache only).
     let memoryOnly: [RequestOption] = [.storage(.memory), .cachePolicy(.memoryOrLoad)]
-    // S2_ROWS (default all): a comma-separated subset of decode, seq, mem, group, callback,
+    // S2_ROWS (default all): a comma-separated subset of decode, seq, mem, group,
     // so that a process-wide counter (perf stat) sees one row alone.
     let rows = Set(
-        (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group,callback").split(separator: ",").map(String.init))
+        (ProcessInfo.processInfo.environment["S2_ROWS"] ?? "decode,seq,mem,group").split(separator: ",").map(String.init))
     // URLs no cache has seen, and a pipeline on the instant loader and the empty decoder: each
     // request is a miss that costs the pipeline's own work.
     func missSources(_ path: String, _ count: Int) -> [ImageSource] {
@@ -107,24 +107,6 @@ func scenario2(reps: Int) async throws -> [Figure] {
             if ProcessInfo.processInfo.environment["S2_ORDER"] != nil { try await reportCompletionOrder(concSources, concPipeline, memoryOnly) }
         }
 
-        if rows.contains("callback") {
-            // Nuke's benchmark calls `loadImage(with:completion:)` for every URL and waits for the last
-            // completion: no Swift task per request on the caller's side.
-            let cbSources = missSources("b\(rep)", concurrent)
-            let cbPipeline = missPipeline("s2b")
-            let callbackOptions = memoryOnly + [.callbackQueue(.immediate)]
-            let callbackCPU0 = processCPU()
-            callbackT.append(
-                await time {
-                    await startAll(cbSources) { source, completed in
-                        cbPipeline.loadImage(with: source, options: callbackOptions) { result in
-                            precondition((try? result.get()) != nil, "every request must load")
-                            completed()
-                        }
-                    }
-                } / Double(concurrent) * 1e6)
-            callbackCPU.append((processCPU() - callbackCPU0) / Double(concurrent) * 1e6)
-        }
     }
     let goal = "≤ 5 µs/request"
     return [
@@ -145,30 +127,8 @@ func scenario2(reps: Int) async throws -> [Figure] {
             note:
                 "all requests started at once as Swift tasks of a task group (the group's own task per request is included); instant loader, empty decoder, no disk cache; default downloader (6 loads at a time)"
         ),
-        Figure(
-            scenario: 2, name: "miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "µs/request", samples: callbackT,
-            baseline: "same through a task group", baselineSamples: concT, goal: goal, goalMet: { $0.median <= 5 },
-            note:
-                "Nuke's shape: loadImage with a completion handler for every URL, then wait for the last completion (callback queue .immediate); memory cache only, instant loader, empty decoder"
-        ),
-        Figure(scenario: 2, name: "CPU of miss, \(concurrent) started at once (wall/n), memory cache only", unit: "CPU µs/request", samples: concCPU),
-        Figure(
-            scenario: 2, name: "CPU of miss, \(concurrent) started at once, loadImage(with:completion:)", unit: "CPU µs/request", samples: callbackCPU
-        )
+        Figure(scenario: 2, name: "CPU of miss, \(concurrent) started at once (wall/n), memory cache only", unit: "CPU µs/request", samples: concCPU)
     ].filter { !$0.samples.isEmpty }
-}
-
-/// Starts a completion-handler request for every item at once and returns when all have called
-/// `completed` (Nuke's benchmark shape: no Swift task per request on the caller's side).
-func startAll<Item>(_ items: [Item], start: (Item, _ completed: @escaping @Sendable () -> Void) -> Void) async {
-    guard !items.isEmpty else { return }
-    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        let finished = Counter()
-        let count = items.count
-        for item in items {
-            start(item) { if finished.next() == count - 1 { done.resume() } }
-        }
-    }
 }
 
 // MARK: 3. Memory storage
