@@ -139,7 +139,10 @@ struct ServeCommand: AsyncParsableCommand {
     var s3Sources = false
     @Option(help: ArgumentHelp("S3-compatible endpoint [OSPREY_S3_ENDPOINT] (default: AWS's for --s3-region).", valueName: "URL"))
     var s3Endpoint: String?
-    @Option(help: "Region requests are signed for [OSPREY_S3_REGION, else AWS_REGION] (default us-east-1).")
+    @Option(
+        help:
+            "Region requests are signed for [OSPREY_S3_REGION, else AWS_REGION, AWS_DEFAULT_REGION, AWS_PROFILE's region in ~/.aws/config or AWS_CONFIG_FILE] (default us-east-1)."
+    )
     var s3Region: String?
     @Flag(
         help:
@@ -259,7 +262,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The object-store options: ``ServerConfiguration/s3`` when any is given, credentials from
-    /// the AWS environment variables or shared credentials file (none: anonymous).
+    /// the AWS environment variables or shared credentials file (none: anonymous), the region
+    /// from the flag, else as the AWS SDKs find it (environment, shared config file).
     private func configureS3(
         _ config: inout ServerConfiguration, environment: [String: String], env: (String) -> String?, flag: (Bool, String) -> Bool
     ) throws {
@@ -278,7 +282,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             s3.endpoint = url
         }
-        s3.region = s3Region ?? env("S3_REGION") ?? environment["AWS_REGION"] ?? s3.region
+        s3.region = s3Region ?? env("S3_REGION") ?? S3Configuration.region(environment: environment) ?? s3.region
         s3.pathStyle = pathStyle
         s3.credentials = S3Configuration.credentials(environment: environment)
         config.s3 = s3

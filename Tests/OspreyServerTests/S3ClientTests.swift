@@ -58,6 +58,16 @@ struct S3ClientTests {
                 #expect("\(error)".contains("403 SignatureDoesNotMatch"), "\(error)")
             }
         }
+        var unknown = moto.configuration()
+        unknown.credentials?.accessKeyID = "AKIDUNKNOWN"
+        let stranger = S3Client(configuration: unknown)
+        do {
+            _ = try await stranger.get(location, maxBytes: 1 << 20)
+            Issue.record("an unknown access key was accepted")
+        } catch {
+            #expect("\(error)".contains("403 InvalidAccessKeyId"), "\(error)")
+        }
+        await stranger.shutdown()
         await moto.stop()
         try await moto.withClient { client in
             do {
@@ -118,5 +128,38 @@ struct S3ClientTests {
         let keys = env.merging(["AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "s"]) { $1 }
         #expect(S3Configuration.credentials(environment: keys)?.accessKeyID == "AKIDENV")
         #expect(S3Configuration.credentials(environment: ["HOME": directory.path]) == nil)
+    }
+
+    @Test("Region from AWS_REGION, AWS_DEFAULT_REGION, else AWS_PROFILE's region in the shared config file")
+    func region() throws {
+        let file = """
+            [default]
+            region = eu-west-1
+            [profile other]
+            ; a comment
+            region=ap-south-1
+            [profile  spaced ]
+            region = us-west-2
+            [other]
+            region = wrong
+            """
+        #expect(S3Configuration.region(file: file, profile: "default") == "eu-west-1")
+        #expect(S3Configuration.region(file: file, profile: "other") == "ap-south-1")
+        #expect(S3Configuration.region(file: file, profile: "spaced") == "us-west-2")
+        #expect(S3Configuration.region(file: file, profile: "none") == nil)
+        #expect(S3Configuration.region(file: "[profile default]\nregion = ca-central-1", profile: "default") == "ca-central-1")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent(".aws"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("config")
+        try Data(file.utf8).write(to: path)
+        try Data("[default]\nregion = sa-east-1\n".utf8).write(to: directory.appendingPathComponent(".aws/config"))
+        let env = ["AWS_CONFIG_FILE": path.path, "AWS_PROFILE": "other", "HOME": directory.path]
+        #expect(S3Configuration.region(environment: env) == "ap-south-1")
+        #expect(S3Configuration.region(environment: ["AWS_CONFIG_FILE": path.path]) == "eu-west-1")
+        #expect(S3Configuration.region(environment: ["HOME": directory.path]) == "sa-east-1", "~/.aws/config by default")
+        #expect(S3Configuration.region(environment: env.merging(["AWS_DEFAULT_REGION": "eu-north-1"]) { $1 }) == "eu-north-1")
+        #expect(S3Configuration.region(environment: env.merging(["AWS_REGION": "eu-south-1", "AWS_DEFAULT_REGION": "x"]) { $1 }) == "eu-south-1")
+        #expect(S3Configuration.region(environment: ["AWS_CONFIG_FILE": directory.appendingPathComponent("none").path]) == nil)
     }
 }

@@ -94,4 +94,28 @@ struct S3SourceTests {
         await server.stop()
         await moto.stop()
     }
+
+    @Test("No credentials: a public bucket is read unsigned; a private object is a 502 saying the request was anonymous")
+    func publicBucket() async throws {
+        try await MotoServer.with(buckets: ["open:public", "closed"], signatures: false) { moto in
+            try await moto.put(TestImages.photo, bucket: "open", key: "a.jpg")
+            try await moto.put(TestImages.photo, bucket: "closed", key: "a.jpg")
+            var s3 = moto.configuration()
+            s3.credentials = nil
+            let unsigned = S3Client(configuration: s3)
+            let request = unsigned.request("GET", try S3Location(bucket: "open", key: "a.jpg"))
+            #expect(request.headers["Authorization"].isEmpty && request.headers["X-Amz-Date"].isEmpty)
+            await unsigned.shutdown()
+            let server = try await ServerHarness.start { $0.s3 = s3 }
+            let open = try await server.get("/imgproxy/_/rs:fit:60:60/plain/s3://open/a.jpg")
+            #expect(open.status == 200 && open.image?.width == 60, "\(open.status) \(open.text.prefix(200))")
+            let missing = try await server.get("/imgproxy/_/rs:fit:60:60/plain/s3://open/none.jpg")
+            #expect(missing.status == 404, "\(missing.status) \(missing.text.prefix(200))")
+            let closed = try await server.get("/imgproxy/_/rs:fit:60:60/plain/s3://closed/a.jpg")
+            #expect(
+                closed.status == 502 && closed.text.contains("403") && closed.text.contains("the request was anonymous"),
+                "\(closed.status) \(closed.text.prefix(300))")
+            await server.stop()
+        }
+    }
 }

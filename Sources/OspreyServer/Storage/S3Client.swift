@@ -18,6 +18,9 @@ final class S3Client: Sendable {
     let http: HTTPClient
     private let signer: SigV4Signer?
 
+    /// Whether requests go unsigned (no credentials configured: public buckets only).
+    var isAnonymous: Bool { signer == nil }
+
     /// A client for `configuration`, with its own `HTTPClient` (redirects not followed, no
     /// decompression, ``S3Configuration/hostOverrides`` as its DNS override).
     init(configuration: S3Configuration) {
@@ -122,7 +125,7 @@ final class S3Client: Sendable {
             result.data = data
             return .object(result)
         default:
-            throw await Self.failure(response, location: location, method: "GET")
+            throw await Self.failure(response, location: location, method: "GET", anonymous: isAnonymous)
         }
     }
 
@@ -132,7 +135,7 @@ final class S3Client: Sendable {
         switch response.status.code {
         case 200: return Self.object(of: response)
         case 404: return nil
-        default: throw await Self.failure(response, location: location, method: "HEAD")
+        default: throw await Self.failure(response, location: location, method: "HEAD", anonymous: isAnonymous)
         }
     }
 
@@ -141,7 +144,7 @@ final class S3Client: Sendable {
         var headers = [(name: "Content-Length", value: "\(data.count)")]
         if let contentType { headers.append((name: "Content-Type", value: contentType)) }
         let response = try await execute(request("PUT", location, headers: headers, body: data), location: location, method: "PUT")
-        guard response.status.code == 200 else { throw await Self.failure(response, location: location, method: "PUT") }
+        guard response.status.code == 200 else { throw await Self.failure(response, location: location, method: "PUT", anonymous: isAnonymous) }
         _ = try? await response.body.collect(upTo: 1 << 16)
     }
 
@@ -149,7 +152,7 @@ final class S3Client: Sendable {
     func delete(_ location: S3Location) async throws(S3Error) {
         let response = try await execute(request("DELETE", location), location: location, method: "DELETE")
         guard response.status.code == 204 || response.status.code == 200 else {
-            throw await Self.failure(response, location: location, method: "DELETE")
+            throw await Self.failure(response, location: location, method: "DELETE", anonymous: isAnonymous)
         }
         _ = try? await response.body.collect(upTo: 1 << 16)
     }
@@ -171,12 +174,20 @@ final class S3Client: Sendable {
             contentType: response.headers.first(name: "Content-Type"), length: response.headers.first(name: "Content-Length").flatMap { Int($0) })
     }
 
-    /// The error of a response that is not a success: its status, S3's `<Code>` and `<Message>`.
-    static func failure(_ response: HTTPClientResponse, location: S3Location, method: String) async -> S3Error {
+    /// The error of a response that is not a success: its status, S3's `<Code>` and `<Message>`
+    /// (without an error document, the status's reason phrase); a 403 to an `anonymous` request
+    /// says that no credentials were found.
+    static func failure(_ response: HTTPClientResponse, location: S3Location, method: String, anonymous: Bool = false) async -> S3Error {
         let body = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+        var message = element("Message", in: body)
+        if anonymous, response.status.code == 403 {
+            message =
+                (message.map { $0 + " " } ?? "")
+                + "(the request was anonymous: no credentials in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file)"
+        }
         return .refused(
-            location: location, method: method, status: Int(response.status.code), code: element("Code", in: body),
-            message: element("Message", in: body))
+            location: location, method: method, status: Int(response.status.code),
+            code: element("Code", in: body) ?? response.status.reasonPhrase, message: message)
     }
 
     /// The text of the first `<name>` element of an S3 error document.

@@ -69,20 +69,48 @@ public struct S3Configuration: Sendable {
     /// sections of `aws_access_key_id`, `aws_secret_access_key`, `aws_session_token`; `#` and `;`
     /// comments); `nil` when the profile has no key pair.
     public static func credentials(file text: String, profile: String) -> Credentials? {
-        var section: String?
+        let values = section(profile, of: text)
+        guard let id = values["aws_access_key_id"], let secret = values["aws_secret_access_key"], !id.isEmpty, !secret.isEmpty else { return nil }
+        return Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: values["aws_session_token"])
+    }
+
+    /// The region as the AWS SDKs find it: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the
+    /// `region` of the profile `AWS_PROFILE` (default `default`) in the shared config file
+    /// (`AWS_CONFIG_FILE`, default `~/.aws/config`); `nil` when none names one.
+    public static func region(environment: [String: String]) -> String? {
+        for name in ["AWS_REGION", "AWS_DEFAULT_REGION"] {
+            if let region = environment[name], !region.isEmpty { return region }
+        }
+        let path = environment["AWS_CONFIG_FILE"] ?? environment["HOME"].map { "\($0)/.aws/config" }
+        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return region(file: text, profile: environment["AWS_PROFILE"] ?? "default")
+    }
+
+    /// The `region` of `profile` in the text of a shared config file, where a profile's section is
+    /// `[profile NAME]` (`[default]` for `default`, which `[profile default]` may also name);
+    /// `nil` when the profile sets none.
+    public static func region(file text: String, profile: String) -> String? {
+        var region = section("profile \(profile)", of: text)["region"]
+        if region == nil, profile == "default" { region = section("default", of: text)["region"] }
+        return region.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The `name = value` lines of the section `[name]` of an AWS INI file (names lowercased,
+    /// spaces inside the brackets collapsed to one; `#` and `;` comment lines skipped).
+    static func section(_ name: String, of text: String) -> [String: String] {
+        var current: String?
         var values: [String: String] = [:]
         for raw in text.split(whereSeparator: \.isNewline) {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
-                section = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                current = line.dropFirst().dropLast().split(separator: " ").joined(separator: " ")
                 continue
             }
-            guard section == profile, let equals = line.firstIndex(of: "=") else { continue }
-            let name = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            values[name] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard current == name, let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            values[key] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
         }
-        guard let id = values["aws_access_key_id"], let secret = values["aws_secret_access_key"], !id.isEmpty, !secret.isEmpty else { return nil }
-        return Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: values["aws_session_token"])
+        return values
     }
 }

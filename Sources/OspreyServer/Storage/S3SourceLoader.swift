@@ -43,7 +43,9 @@ struct S3SourceLoader: DataLoading {
         }
         let status = Int(response.status.code)
         guard (200..<300).contains(status) || status == 304 || status == 404 else {
-            throw ServerError(status: 502, reason: await S3Client.failure(response, location: location, method: request.method).description)
+            throw ServerError(
+                status: 502,
+                reason: await S3Client.failure(response, location: location, method: request.method, anonymous: client.isAnonymous).description)
         }
         var headers: [String: String] = [:]
         for (name, value) in response.headers {

@@ -27,14 +27,19 @@ final class MotoServer: @unchecked Sendable {
         self.credentials = credentials
     }
 
-    /// Starts moto on a free loopback port and makes `buckets`.
-    static func start(buckets: [String]) async throws -> MotoServer {
+    /// Starts moto on a free loopback port and makes `buckets` (`NAME:public`: readable by anyone,
+    /// through a bucket policy). `signatures: false` starts it without signature checks (moto
+    /// then still applies bucket policies and object ACLs to unsigned requests: the public-bucket
+    /// tests); its ``credentials`` are then a placeholder.
+    static func start(buckets: [String], signatures: Bool = true) async throws -> MotoServer {
         let venv = try await S3TestEnvironment.venv()
         let port = try freePort()
         let process = Process()
         process.executableURL = venv.appendingPathComponent("bin/moto_server")
         process.arguments = ["-H", "127.0.0.1", "-p", "\(port)"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["INITIAL_NO_AUTH_ACTION_COUNT": "3"]) { $1 }
+        var environment = ProcessInfo.processInfo.environment
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = signatures ? "3" : nil
+        process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -42,7 +47,8 @@ final class MotoServer: @unchecked Sendable {
             try await eventually("moto_server to accept connections on port \(port)") { canConnect(port) }
             let run = try await ProcessRun.run(
                 venv.appendingPathComponent("bin/python"),
-                [S3TestEnvironment.repository.appendingPathComponent("Tests/S3/moto_setup.py").path, "http://127.0.0.1:\(port)"] + buckets)
+                [S3TestEnvironment.repository.appendingPathComponent("Tests/S3/moto_setup.py").path] + (signatures ? [] : ["--no-auth"])
+                    + ["http://127.0.0.1:\(port)"] + buckets)
             guard run.status == 0 else { throw OriginError(message: "moto_setup.py failed: \(run.errors)") }
             let keys = try JSONDecoder().decode([String: String].self, from: run.stdout)
             return MotoServer(
@@ -55,8 +61,8 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// Runs `body` with a moto server holding `buckets`, stopped afterwards, also when `body` throws.
-    static func with<T: Sendable>(buckets: [String], _ body: (MotoServer) async throws -> T) async throws -> T {
-        let moto = try await start(buckets: buckets)
+    static func with<T: Sendable>(buckets: [String], signatures: Bool = true, _ body: (MotoServer) async throws -> T) async throws -> T {
+        let moto = try await start(buckets: buckets, signatures: signatures)
         do {
             let result = try await body(moto)
             await moto.stop()
