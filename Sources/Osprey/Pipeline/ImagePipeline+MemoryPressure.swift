@@ -35,6 +35,9 @@ final class MemoryPressureState: Sendable {
         }
     }
 
+    /// The prefetchers registered and still alive.
+    var prefetchers: [ImagePrefetcher] { state.withLock { $0.listeners.compactMap(\.prefetcher) } }
+
     /// Sets the level; returns the prefetchers to resume (those registered, when it fell to normal).
     func set(_ level: MemoryPressureLevel) -> [ImagePrefetcher] {
         state.withLock { state in

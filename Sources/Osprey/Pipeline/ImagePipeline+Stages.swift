@@ -211,8 +211,10 @@ extension ImagePipeline {
         let downloader = context.request.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
         let logger = configuration.logger
+        if let offline = offlineFailure(context.source) { return job.finish(.failure(offline)) }
         logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
+            let result = result.mapError { self.offlineMapped($0, context.source) }
             switch result {
             case .success(let download):
                 logger.debug(
@@ -305,6 +307,7 @@ extension ImagePipeline {
         progress: @escaping @Sendable (Int, Int?) -> Void
     ) async throws(OspreyError) -> DownloadResult {
         let source = request.source, options = request.options, downloader = request.downloader
+        if let offline = offlineFailure(source) { throw offline }
         do {
             switch source {
             case .network(let resource):

@@ -113,6 +113,8 @@ public final class ImagePipeline: Sendable {
     let previews = PreviewRegistry()
     /// The level of ``handleMemoryPressure(_:)`` and the prefetchers that pause on it.
     let memoryPressureState = MemoryPressureState()
+    /// What ``handleNetworkChange(available:metered:)`` and ``handlePowerSaver(_:)`` told, and who waits for the network.
+    let networkState = NetworkState()
     /// ``Configuration/defaultOptions``, resolved once.
     package let defaultOptions: ResolvedOptions
     /// Where stages run when the options name no queue: the pipeline's own threads with
