@@ -28,11 +28,11 @@ if [[ " $* " == *" --sanitize=thread "* ]]; then
 else
     swift test --skip-build "$@"
 fi
-# The GIO network test (GTKSystemMonitorTests) removes and adds the default route, which
+# The GIO network test (GTKTargetTests/gioNetworkComesBack) removes and adds the default route, which
 # GNetworkMonitor watches: it runs again in a network namespace of its own (unshare -n, as root),
 # marked OSPREY_NETNS=1; elsewhere it is skipped.
 if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
-    unshare -n sh -c 'ip link set lo up && OSPREY_NETNS=1 exec swift test --skip-build --filter GTKSystemMonitorTests "$@"' sh "$@"
+    unshare -n sh -c 'ip link set lo up && OSPREY_NETNS=1 exec swift test --skip-build --filter GTKTargetTests/gio "$@"' sh "$@"
 else
     echo "==> skipped the GIO network test: it needs root, unshare and ip for a network namespace" >&2
 fi
