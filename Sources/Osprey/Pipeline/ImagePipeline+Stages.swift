@@ -211,10 +211,9 @@ extension ImagePipeline {
         let downloader = context.request.downloader
         let storesOriginal = context.fetchKey.key.storesOriginal
         let logger = configuration.logger
-        if let offline = offlineFailure(context.source) { return job.finish(.failure(offline)) }
+        if !isNetworkAvailable, let offline = offlineFailure(context.source) { return job.finish(.failure(offline)) }
         logger.debug("download start", metadata: ["osprey.key": "\(context.key)", "osprey.source": "\(context.source)"])
         let decoded: @Sendable (Result<DownloadResult, OspreyError>) -> Void = { result in
-            let result = result.mapError { self.offlineMapped($0, context.source) }
             switch result {
             case .success(let download):
                 logger.debug(
@@ -225,6 +224,7 @@ extension ImagePipeline {
                     ])
             case .failure(let error):
                 logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
+                return job.finishFetch(.failure(self.offlineMapped(error, context.source)))
             }
             guard storesOriginal, case .success(let download) = result else {
                 return job.finishFetch(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })
@@ -307,7 +307,7 @@ extension ImagePipeline {
         progress: @escaping @Sendable (Int, Int?) -> Void
     ) async throws(OspreyError) -> DownloadResult {
         let source = request.source, options = request.options, downloader = request.downloader
-        if let offline = offlineFailure(source) { throw offline }
+        if !isNetworkAvailable, let offline = offlineFailure(source) { throw offline }
         do {
             switch source {
             case .network(let resource):
