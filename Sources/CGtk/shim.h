@@ -8,3 +8,9 @@
 extern int _dispatch_get_main_queue_handle_4CF(void);
 /// Runs the work queued on the main queue; call on the main thread.
 extern void _dispatch_main_queue_callback_4CF(void *msg);
+
+/// Emits `low-memory-warning` at `level` on `monitor` (g_signal_emit_by_name is variadic, which
+/// Swift cannot call): what GIO's monitor does when the system is short of memory.
+static inline void osprey_emit_low_memory_warning(GMemoryMonitor *monitor, GMemoryMonitorWarningLevel level) {
+    g_signal_emit_by_name(monitor, "low-memory-warning", level);
+}

@@ -102,6 +102,16 @@ public final class AnimationFrameBuffer: Sendable {
         if start { queue.async { self.work() } }
     }
 
+    /// Releases every frame but `index` (kept when it is made) and stops making others until the
+    /// next ``prefetch(from:)``.
+    package func keep(frame index: Int) {
+        state.withLock { state in
+            state.window = [index]
+            state.frames = state.frames.filter { $0.key == index }
+            state.wanted = []
+        }
+    }
+
     private func work() {
         while true {
             let next = state.withLock { state -> Int? in

@@ -40,6 +40,8 @@ public final class AnimationPlayer {
     /// The frame on screen (frame 0 is shown by the picture before playback starts).
     private var shownFrame = 0
     private var unmapHandler: gulong = 0
+    /// Paused because the system saves power (``powerSaverChanged(_:)``): plays again when it stops.
+    private var pausedForPower = false
 
     /// Plays `image`, decoded whole: the textures share its pixels.
     convenience init(image: Image, picture: OspreyPicture, settings: AnimationSettings) {
@@ -65,6 +67,7 @@ public final class AnimationPlayer {
             return Int64(delay < 10 ? 100 : delay) * 1000
         }
         playing = settings.autoplay
+        if SystemMonitors.register(self) && playing { (playing, pausedForPower) = (false, true) }
         buffer.prefetch(from: 0)
         watchUnmap()
         if playing { startTicking() }
@@ -90,12 +93,32 @@ public final class AnimationPlayer {
 
     /// Pauses on the current frame.
     public func pause() {
+        pausedForPower = false
         playing = false
         stopTicking()
     }
 
+    /// Pauses while the system saves power (`enabled`) and plays again after, if it was playing
+    /// then and has not been stopped or paused since.
+    func powerSaverChanged(_ enabled: Bool) {
+        if enabled, isPlaying {
+            pause()
+            pausedForPower = true
+        } else if !enabled, pausedForPower {
+            pausedForPower = false
+            if unmapHandler != 0 { play() }
+        }
+    }
+
+    /// Releases every buffered frame but the one shown (a critical low-memory warning); the
+    /// buffer makes the next ones again as playback goes on.
+    func keepShownFrameOnly() {
+        buffer.keep(frame: shownFrame)
+    }
+
     /// Stops for good (the picture shows something else or is gone).
     func stop() {
+        pausedForPower = false
         playing = false
         stopTicking()
         if unmapHandler != 0, picture.isAlive { g_signal_handler_disconnect(picture.picture, unmapHandler) }

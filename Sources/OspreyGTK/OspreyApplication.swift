@@ -22,11 +22,13 @@ public enum OspreyApplication {
     /// (default 10; `nil` leaves it as it is): pipelines made afterwards, `ImagePipeline.shared`
     /// included, decode and process on threads of their own at that nice value, below the main
     /// thread's, so that decoding never delays a frame. Call first, on the main thread, before
-    /// making pipelines.
+    /// making pipelines. GIO's memory, network and power monitors are wired to
+    /// `ImagePipeline.shared` (``monitorSystem(for:)``).
     public static func initialize(processingThreadNice: Int32? = 10) {
         if let processingThreadNice { ImagePipeline.Configuration.defaultProcessingThreadNice = processingThreadNice }
         gtk_init()
         GLibMainActor.install()
+        monitorSystem(for: .shared)
     }
 
     /// Runs GLib's main loop (the main actor's jobs run in it) until ``quit()``.

@@ -105,6 +105,9 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
         case dataModifyingFailed(url: URL)
         /// The URL failed permanently before and is on the downloader's failed-URL list.
         case previouslyFailed(url: URL)
+        /// The network is unavailable (``ImagePipeline/handleNetworkChange(available:metered:)``):
+        /// nothing was sent, and nothing for `url` was cached. Retried when the network comes back.
+        case offline(url: URL)
     }
 
     /// Why a pipeline request failed.
@@ -203,6 +206,8 @@ public enum OspreyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "cannot download \(url.absoluteString): the response data modifier returned no data"
             case .previouslyFailed(let url):
                 return "cannot download \(url.absoluteString): it failed before (failed-URL list); pass retryFailed to try again"
+            case .offline(let url):
+                return "cannot download \(url.absoluteString): the network is unavailable and it is not cached"
             }
         case .pipeline(let reason):
             switch reason {

@@ -2,12 +2,15 @@
 /// and the data stage.
 extension ImagePipeline {
     /// Downloads a network source (conditionally when `options` carry a validator) or reads its
-    /// provider with `downloader`, and calls `completion` once with the bytes or the error.
+    /// provider with `downloader`, and calls `completion` once with the bytes or the error; while
+    /// the network is unavailable (``handleNetworkChange(available:metered:)``) a network source
+    /// fails at once with ``OspreyError/DownloadReason/offline(url:)``, connecting nowhere.
     /// Returns the step that stops it (record it where cancellation finds it).
     func load(
         _ source: ImageSource, downloader: ImageDownloader, options: DownloadOptions, progress: JobProgressHandler?,
         completion: @escaping @Sendable (Result<DownloadResult, OspreyError>) -> Void
     ) -> PendingStep {
+        if let offline = offlineFailure(source) { return .startingTask { completion(.failure(offline)) } }
         switch source {
         case .network(let resource):
             return .download(downloader.download(resource.url, options: options, progress: progress, completion: completion))

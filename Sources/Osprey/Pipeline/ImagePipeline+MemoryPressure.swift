@@ -1,3 +1,5 @@
+import COspreyVips
+
 /// How short of memory the system is, as a program without GIO's `GMemoryMonitor` learns it
 /// (its own `/proc/pressure/memory` or cgroup watcher, a signal): the level
 /// ``ImagePipeline/handleMemoryPressure(_:)`` sheds by.
@@ -35,6 +37,9 @@ final class MemoryPressureState: Sendable {
         }
     }
 
+    /// The prefetchers registered and still alive.
+    var prefetchers: [ImagePrefetcher] { state.withLock { $0.listeners.compactMap(\.prefetcher) } }
+
     /// Sets the level; returns the prefetchers to resume (those registered, when it fell to normal).
     func set(_ level: MemoryPressureLevel) -> [ImagePrefetcher] {
         state.withLock { state in
@@ -58,7 +63,8 @@ extension ImagePipeline {
     ///   cost (the least recently used entries go first) and every ``ImagePrefetcher`` of this
     ///   pipeline stops starting sources; running ones finish.
     /// - ``MemoryPressureLevel/critical``: the memory cache is emptied (images in use stay
-    ///   alive with whoever holds them), and prefetching pauses.
+    ///   alive with whoever holds them), the allocator's free memory goes back to the system
+    ///   (glibc's `malloc_trim`, so the process's RSS drops), and prefetching pauses.
     /// - ``MemoryPressureLevel/normal``: prefetching resumes; the cache refills as it is used.
     ///
     /// Disk caches are left alone. Safe to call from any thread.
@@ -68,7 +74,9 @@ extension ImagePipeline {
         switch level {
         case .normal: break
         case .warning: _ = memory.trim(toCost: Int(Double(memory.totalCost) * Self.warningCacheFraction))
-        case .critical: memory.removeAll()
+        case .critical:
+            memory.removeAll()
+            _ = osprey_malloc_trim()
         }
         resumed.forEach { $0.resumeAfterMemoryPressure() }
     }

@@ -211,6 +211,7 @@ extension ImagePipeline {
                     ])
             case .failure(let error):
                 logger.debug("download failed", metadata: ["osprey.key": "\(context.key)", "osprey.error": "\(error)"])
+                return job.finishFetch(.failure(self.offlineMapped(error, context.source)))
             }
             guard storesOriginal, case .success(let download) = result else {
                 return job.finishFetch(result.map { FetchedSource(image: nil, data: $0.data, cacheType: .none, validator: $0.response.validator) })

@@ -115,6 +115,8 @@ public final class ImagePipeline: Sendable {
     let memoryPressureState = MemoryPressureState()
     /// The variants targets were given, for ``TargetSettings/showsCachedVariantFirst``.
     let variants = VariantIndex()
+    /// What ``handleNetworkChange(available:metered:)`` and ``handlePowerSaver(_:)`` told, and who waits for the network.
+    let networkState = NetworkState()
     /// ``Configuration/defaultOptions``, resolved once.
     package let defaultOptions: ResolvedOptions
     /// Where stages run when the options name no queue: the pipeline's own threads with

@@ -99,4 +99,9 @@ public enum RequestOption: Sendable {
     /// frame); the original bytes are written to the disk cache under the unprocessed key, when
     /// the storage includes the disk, so the next request reads them instead of downloading.
     case animationFramesOnDemand(Bool = true)
+    /// A smaller source loaded instead of the requested one while the network is metered or the
+    /// system saves power (``ImagePipeline/handleNetworkChange(available:metered:)``,
+    /// ``ImagePipeline/handlePowerSaver(_:)``), as Kingfisher's `lowDataMode`; the result's
+    /// ``ImageResult/source`` is then this source. Default: none (the requested source always).
+    case lowDataSource(ImageSource)
 }

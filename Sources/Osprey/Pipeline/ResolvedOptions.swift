@@ -37,6 +37,7 @@ package struct ResolvedOptions: Sendable {
         var returnsData = false
         var progressiveJPEG: ProgressiveJPEG?
         var animationFramesOnDemand = false
+        var lowDataSource: ImageSource?
     }
 
     /// The immutable box the fields live in, shared by every copy. Its fields are read one by
@@ -72,6 +73,7 @@ package struct ResolvedOptions: Sendable {
         let returnsData: Bool
         let progressiveJPEG: ProgressiveJPEG?
         let animationFramesOnDemand: Bool
+        let lowDataSource: ImageSource?
 
         init(_ values: Values) {
             targetCache = values.targetCache
@@ -104,6 +106,7 @@ package struct ResolvedOptions: Sendable {
             returnsData = values.returnsData
             progressiveJPEG = values.progressiveJPEG
             animationFramesOnDemand = values.animationFramesOnDemand
+            lowDataSource = values.lowDataSource
         }
 
         /// The fields as a value to change.
@@ -139,6 +142,7 @@ package struct ResolvedOptions: Sendable {
             values.returnsData = returnsData
             values.progressiveJPEG = progressiveJPEG
             values.animationFramesOnDemand = animationFramesOnDemand
+            values.lowDataSource = lowDataSource
             return values
         }
     }
@@ -191,6 +195,7 @@ package struct ResolvedOptions: Sendable {
     package var returnsData: Bool { box.returnsData }
     package var progressiveJPEG: ProgressiveJPEG? { box.progressiveJPEG }
     package var animationFramesOnDemand: Bool { box.animationFramesOnDemand }
+    package var lowDataSource: ImageSource? { box.lowDataSource }
 
     /// Applies `items` in order, into a new box.
     package mutating func apply(_ items: [RequestOption]) {
@@ -257,6 +262,7 @@ extension ResolvedOptions.Values {
         case .returnsData: returnsData = true
         case .progressiveJPEG(let settings): progressiveJPEG = settings
         case .animationFramesOnDemand(let on): animationFramesOnDemand = on
+        case .lowDataSource(let source): lowDataSource = source
         }
     }
 }

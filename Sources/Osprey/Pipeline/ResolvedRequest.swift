@@ -79,6 +79,7 @@ extension ImagePipeline {
     /// (``PipelineRequest`` looks memory up for it).
     @inline(__always)
     func resolve(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
+        let source = options.lowDataSource == nil ? source : dataSavingSource(source, options)
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)

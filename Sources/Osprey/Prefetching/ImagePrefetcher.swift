@@ -63,10 +63,12 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Whether the pipeline's memory pressure holds new starts back (``ImagePipeline/handleMemoryPressure(_:)``).
-    private var isPaused: Bool { pipeline.memoryPressure != .normal }
+    private var isPaused: Bool { pipeline.pausesPrefetching }
 
-    /// Starts what the queue holds, after the pipeline's memory pressure fell back to normal.
+    /// Starts what the queue holds, after the pipeline's memory pressure fell back to normal (or
+    /// the network came back, unmetered: ``ImagePipeline/handleNetworkChange(available:metered:)``).
     func resumeAfterMemoryPressure() {
+        guard !isPaused else { return }
         queue.withLock { $0.startable() }.forEach(launch)
     }
 

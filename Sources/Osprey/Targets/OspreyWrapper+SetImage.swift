@@ -74,7 +74,7 @@ extension OspreyWrapper {
             pipeline: pipeline, progress: progress, completion: completion)
     }
 
-    private func load(
+    func load(
         _ source: ImageSource?, placeholder: Placeholder?, options: [RequestOption], settings: TargetSettings<Base>,
         pipeline: ImagePipeline, progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)?,
         completion: (@MainActor @Sendable (Result<ImageResult, OspreyError>) -> Void)?
@@ -174,6 +174,9 @@ extension OspreyWrapper {
                     target.display(content)
                 }
                 completion?(result)
+                if case .failure(let error) = result, error.isOffline {
+                    OspreyWrapper(target).reloadWhenOnline(source, number: number, options: options, settings: settings, pipeline: pipeline)
+                }
             }
         }
         controller.attach(

@@ -70,7 +70,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
                 // The source guard refuses an address inside the loader (redirect hops); its
                 // message carries this marker.
                 self.init(status: message.contains(SourceGuard.refusalMarker) ? 403 : 502, reason: reason)
-            case .cancelled: self.init(status: 503, reason: reason)
+            case .cancelled, .offline: self.init(status: 503, reason: reason)
             case .previouslyFailed: self.init(status: 404, reason: reason)
             case .emptyRequest: self.init(status: 500, reason: reason)
             }
