@@ -234,9 +234,11 @@ extension ImageGrid {
         scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
         let options = cellOptions
         var bound = Set<Int>()
+        var boundURLs = Set<URL>()
         for (key, cell) in cells {
             guard let position = Self.position(of: cell) else { continue }
             bound.insert(position)
+            if let url = cell.url { boundURLs.insert(url) }
             guard range.load.contains(position) else { continue }
             let priority: DownloadPriority = range.visible.contains(position) ? .normal : .low
             // A cell that asked goes on until GTK unbinds it: cancelling it as it leaves the range
@@ -247,13 +249,14 @@ extension ImageGrid {
                 task.priority = priority
             }
         }
-        // After the cells: a prefetch they now share goes on for them when it is stopped.
-        prefetch(range.load.filter { !bound.contains($0) }.compactMap(url(at:)), options: options)
+        prefetch(range.load.filter { !bound.contains($0) }.compactMap(url(at:)), handedOver: boundURLs, options: options)
     }
 
     /// Prefetches `urls` (in order) with the cells' `options`, and stops the prefetches of URLs
-    /// no longer among them (scrolled away, or bound to a cell that now loads it itself).
-    private func prefetch(_ urls: [URL], options: [RequestOption]) {
+    /// no longer among them that scrolled away. One a cell now shows (`handedOver`) goes on: the
+    /// cell's request joins it or finds its image in memory (stopping it while the cell's request
+    /// was still reading the disk cache downloaded the image twice).
+    private func prefetch(_ urls: [URL], handedOver: Set<URL>, options: [RequestOption]) {
         let size = (width: cellWidth * scale, height: cellHeight * scale)
         if prefetcher == nil || prefetchSize.map({ $0 != size }) ?? true {
             prefetcher?.stopPrefetching()
@@ -263,7 +266,7 @@ extension ImageGrid {
         }
         guard let prefetcher else { return }
         let wanted = Set(urls)
-        let stale = prefetched.subtracting(wanted)
+        let stale = prefetched.subtracting(wanted).subtracting(handedOver)
         if !stale.isEmpty { prefetcher.stopPrefetching(with: Array(stale)) }
         let new = urls.filter { !prefetched.contains($0) }
         if !new.isEmpty { prefetcher.startPrefetching(with: new) }
