@@ -112,7 +112,7 @@ extension ImagePipeline {
     /// The failure of a download of `source` that is not to be tried: offline, for a network source
     /// while the network is unavailable; `nil` otherwise.
     func offlineFailure(_ source: ImageSource) -> OspreyError? {
-        guard case .network(let resource) = source, !networkState.isAvailable else { return nil }
+        guard !networkState.isAvailable, case .network(let resource) = source else { return nil }
         return .download(.offline(url: resource.url))
     }
 

@@ -1,84 +1,60 @@
 import Synchronization
 
-/// What tells two loads of a source apart: the part of a job key that the fetch stage
-/// (``FetchJobKey``) and the data stage (``DataJobKey``) share, built in one place.
+/// The key under which fetch work is shared: everything that changes the original image.
 /// (Plain values, hashed once per lookup: building a string key cost more than the lookup.)
-struct SourceJobKey: Hashable, Sendable {
+struct FetchJobKey: Hashable, Sendable {
     var downloader: ObjectIdentifier
-    /// The cache the original bytes are read from and written to.
-    var cache: ObjectIdentifier
+    var originalCache: ObjectIdentifier
     var cacheKey: String
     /// The source URL when it differs from the cache key (usually it is the key), else `nil`.
     var url: String?
+    var isProvider: Bool
+    var decoding: DecodingOptions
+    /// How caches are read (``CachePolicy/forFetch``).
+    var cachePolicy: CachePolicy
     var headers: [String: String]
     var user: String?
+    /// The original bytes go to the original cache's disk as soon as they are loaded
+    /// (``ResolvedRequest/storesOriginalSeparately``).
+    var storesOriginal: Bool
     /// Non-zero for requests with a modifier, redirect handler or retry strategy: closures cannot
     /// be compared, so such requests share nothing.
     var unshared: UInt64
 
     private static let nextUnshared = Atomic<UInt64>(0)
 
-    init(_ source: ImageSource, key: String, cache: ImageCache, downloader: ImageDownloader, options: ResolvedOptions) {
-        self.downloader = ObjectIdentifier(downloader)
-        self.cache = ObjectIdentifier(cache)
-        cacheKey = key
-        let url = source.url?.absoluteString
-        self.url = url == key ? nil : url
-        headers = options.requestHeaders
-        user = options.credentials?.user
+    /// The `unshared` part of a key for `options`: 0 when they can share work, else a number no
+    /// other request has (a request modifier, response data modifier, redirect handler or retry
+    /// strategy is a closure, which cannot be compared).
+    static func unshared(_ options: ResolvedOptions) -> UInt64 {
         let hasClosures =
             options.requestModifier != nil || options.responseDataModifier != nil
             || options.redirectHandler != nil || options.retryStrategy != nil
-        unshared = hasClosures ? Self.nextUnshared.add(1, ordering: .relaxed).newValue : 0
+        return hasClosures ? nextUnshared.add(1, ordering: .relaxed).newValue : 0
     }
 
-    /// Hashes what usually tells loads apart: the cache key, the URL when it differs, and the
+    /// Hashes what usually tells fetches apart: the cache key, the URL when it differs, and the
     /// unshared number. Keys that are equal hash equally; the rest is left to `==`.
     func hash(into hasher: inout Hasher) {
         hasher.combine(cacheKey)
         hasher.combine(url)
         hasher.combine(unshared)
     }
-}
-
-/// The key under which fetch work is shared: everything that changes the original image.
-struct FetchJobKey: Hashable, Sendable {
-    var source: SourceJobKey
-    var isProvider: Bool
-    var decoding: DecodingOptions
-    /// How caches are read (``CachePolicy/forFetch``).
-    var cachePolicy: CachePolicy
-    /// The original bytes go to the original cache's disk as soon as they are loaded
-    /// (``ResolvedRequest/storesOriginalSeparately``).
-    var storesOriginal: Bool
-
-    func hash(into hasher: inout Hasher) { source.hash(into: &hasher) }
 
     init(_ request: ResolvedRequest) {
-        let options = request.options
-        source = SourceJobKey(
-            request.source, key: request.key, cache: request.originalCache, downloader: request.downloader, options: options)
-        isProvider = request.source.url == nil
+        let source = request.source, key = request.key, options = request.options
+        downloader = ObjectIdentifier(request.downloader)
+        originalCache = ObjectIdentifier(request.originalCache)
+        cacheKey = key
+        let url = source.url?.absoluteString
+        self.url = url == key ? nil : url
+        isProvider = source.url == nil
         decoding = options.decodingOptions
         cachePolicy = options.cachePolicy.forFetch
+        headers = options.requestHeaders
+        user = options.credentials?.user
         storesOriginal = request.storesOriginalSeparately
-    }
-}
-
-/// The key under which data jobs (``ImagePipeline/data(for:options:maxAge:honoringOriginMaxAge:)``)
-/// are shared: everything that changes the bytes or how they are looked up.
-struct DataJobKey: Hashable, Sendable {
-    var source: SourceJobKey
-    var policy: CachePolicy
-    var freshness: Duration
-    var honoringOriginMaxAge: Bool
-
-    init(_ request: DataRequest) {
-        source = SourceJobKey(
-            request.source, key: request.key, cache: request.cache, downloader: request.downloader, options: request.options)
-        policy = request.options.cachePolicy
-        freshness = request.freshness
-        honoringOriginMaxAge = request.honoringOriginMaxAge
+        unshared = Self.unshared(options)
     }
 }
 
@@ -113,5 +89,36 @@ struct DeliverJobKey: Hashable, Sendable {
         cacheWrites = options.cacheWrites
         originalStorage = options.originalStorage
         self.framesOnDemand = framesOnDemand
+    }
+}
+
+/// The key under which data jobs (``ImagePipeline/data(for:options:maxAge:honoringOriginMaxAge:)``)
+/// are shared: everything that changes the bytes or how they are looked up. (Its own fields rather
+/// than a part shared with ``FetchJobKey``: a debug build copied a nested key whole at every hash.)
+struct DataJobKey: Hashable, Sendable {
+    var cacheKey: String
+    var url: String?
+    var cache: ObjectIdentifier
+    var downloader: ObjectIdentifier
+    var policy: CachePolicy
+    var freshness: Duration
+    var honoringOriginMaxAge: Bool
+    var headers: [String: String]
+    var user: String?
+    /// Non-zero for requests with closures (which cannot be compared): they share nothing.
+    var unshared: UInt64
+
+    init(_ request: DataRequest) {
+        let options = request.options
+        cacheKey = request.key
+        url = request.source.url?.absoluteString
+        cache = ObjectIdentifier(request.cache)
+        downloader = ObjectIdentifier(request.downloader)
+        policy = options.cachePolicy
+        freshness = request.freshness
+        honoringOriginMaxAge = request.honoringOriginMaxAge
+        headers = options.requestHeaders
+        user = options.credentials?.user
+        unshared = FetchJobKey.unshared(options)
     }
 }

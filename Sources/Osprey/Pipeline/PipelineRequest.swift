@@ -10,6 +10,8 @@ final class PipelineRequest: Sendable {
     typealias Completion = @Sendable (Result<ImageResult, OspreyError>) -> Void
 
     let pipeline: ImagePipeline
+    /// The pipeline's logger, read once (a read of the configuration copies all of it in a debug build).
+    private let logger: Logger
     /// The request as its entry point resolved it (source, options, caches, keys, downloader).
     let request: ResolvedRequest
     var source: ImageSource { request.source }
@@ -36,6 +38,7 @@ final class PipelineRequest: Sendable {
     ) {
         self.preview = preview
         self.pipeline = pipeline
+        logger = pipeline.configuration.logger
         self.request = request
         self.options = request.options
         self.task = task
@@ -110,7 +113,7 @@ final class PipelineRequest: Sendable {
     }
 
     private func missedMemory(_ request: ResolvedRequest) {
-        pipeline.configuration.logger.trace(
+        logger.trace(
             "memory miss", metadata: ["osprey.key": "\(request.key)", "osprey.processor": "\(request.processorIdentifier)"])
     }
 
@@ -129,7 +132,7 @@ final class PipelineRequest: Sendable {
             }
         case .disk:
             let key = request.key, identifier = request.processorIdentifier, cache = request.cache
-            let logger = pipeline.configuration.logger
+            let logger = self.logger
             logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
             let cacheOptions = options.cacheOptions
             // The disk lookup reads a file: a task of its own, which may record the next step (the

@@ -21,7 +21,7 @@ struct FetchPriorityTests {
                 done.append((try? $0.get()) != nil)
             }
             try await eventually("2 requests on the fetch of b") {
-                pipeline.fetchJobs.waitingCount(where: { ($0.key.source.url ?? $0.key.source.cacheKey) == b.absoluteString }) == 2
+                pipeline.fetchJobs.waitingCount(where: { ($0.key.url ?? $0.key.cacheKey) == b.absoluteString }) == 2
             }
             return [urgent]
         }

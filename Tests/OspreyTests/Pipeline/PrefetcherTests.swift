@@ -65,7 +65,7 @@ struct PrefetcherTests {
             // A widget wants the first image too: its request shares the prefetch's download.
             let widget = Task { try await f.pipeline.image(for: wanted) }
             try await eventually("the widget's request on the shared download") {
-                f.pipeline.deliverJobs.waitingCount(where: { ($0.key.fetch.key.source.url ?? $0.key.fetch.key.source.cacheKey).hasSuffix("/wanted") })
+                f.pipeline.deliverJobs.waitingCount(where: { ($0.key.fetch.key.url ?? $0.key.fetch.key.cacheKey).hasSuffix("/wanted") })
                     == 2
             }
             prefetcher.stopPrefetching(with: [wanted, dropped, queued])
