@@ -25,6 +25,7 @@ extension ImageGrid {
             cells[key]?.requested = nil
             cells[key]?.url = cell.listItemURL(self)
         }
+        loadsChanged = true
         updateLoads()
     }
 
@@ -141,11 +142,13 @@ extension ImageGrid {
             picture.display(placeholder.flatMap { OspreyPicture.makeContent($0) })
         }
         cells[key] = cell
+        loadsChanged = true
         updateLoads()
     }
 
     func unbind(_ item: OpaquePointer) {
         guard let picture = picture(of: item) else { return }
+        loadsChanged = true
         let key = ObjectIdentifier(picture)
         // GTK 4.8 unbinds and binds again every item an items-changed moved: the picture keeps its
         // image, or its load, until an idle callback after the unbind finds it still unbound.
@@ -217,6 +220,7 @@ extension ImageGrid {
                 MainActor.assumeIsolated {
                     guard let grid = GObjectSupport.owner(data, as: ImageGrid.self) else { return }
                     grid.modelChanging = false
+                    grid.loadsChanged = true
                     grid.updateLoads()
                 }
                 return 0  // G_SOURCE_REMOVE
@@ -231,7 +235,12 @@ extension ImageGrid {
     /// ``DownloadPriority/low``; a cell's priority follows it as it scrolls into view.
     func updateLoads() {
         guard !modelChanging, let range = loadRange else { return }
-        scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
+        let scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
+        // A scroll within a row changes nothing: no cell, priority or prefetch to look at.
+        if !loadsChanged, let last = lastLoads, last.visible == range.visible, last.load == range.load, scale == self.scale { return }
+        loadsChanged = false
+        lastLoads = range
+        self.scale = scale
         let options = cellOptions
         var bound = Set<Int>()
         var boundURLs = Set<URL>()

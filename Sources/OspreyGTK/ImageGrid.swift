@@ -79,6 +79,10 @@ public final class ImageGrid {
     var approachedAt: Int?
     /// The columns counted from a bound cell, and the grid width they were counted at.
     var countedColumns: (width: Int32, columns: Int)?
+    /// The ranges the last ``updateLoads()`` worked on, and whether the cells changed since (a
+    /// bind, an unbind, a model change, a retry): a scroll that moves neither range does nothing.
+    var lastLoads: (visible: Range<Int>, load: Range<Int>)?
+    var loadsChanged = true
     /// Loads the positions ahead that GTK has not bound, at the cell size it was made for.
     var prefetcher: ImagePrefetcher?
     var prefetchSize: (width: Int, height: Int)?
