@@ -240,7 +240,13 @@ extension ImageGrid {
         if !loadsChanged, let last = lastLoads, last.visible == range.visible, last.load == range.load, scale == self.scale { return }
         loadsChanged = false
         lastLoads = range
-        self.scale = scale
+        if scale != self.scale {
+            // The cells' downsample changed: prefetches made at the old size are of no use.
+            prefetcher?.stopPrefetching()
+            prefetcher = nil
+            prefetched = []
+            self.scale = scale
+        }
         let options = cellOptions
         var bound = Set<Int>()
         var boundURLs = Set<URL>()
@@ -266,14 +272,8 @@ extension ImageGrid {
     /// cell's request joins it or finds its image in memory (stopping it while the cell's request
     /// was still reading the disk cache downloaded the image twice).
     private func prefetch(_ urls: [URL], handedOver: Set<URL>, options: [RequestOption]) {
-        let size = (width: cellWidth * scale, height: cellHeight * scale)
-        if prefetcher == nil || prefetchSize.map({ $0 != size }) ?? true {
-            prefetcher?.stopPrefetching()
-            prefetcher = ImagePrefetcher(options: options, pipeline: pipeline)
-            prefetchSize = size
-            prefetched = []
-        }
-        guard let prefetcher else { return }
+        let prefetcher = self.prefetcher ?? ImagePrefetcher(options: options, pipeline: pipeline)
+        self.prefetcher = prefetcher
         let wanted = Set(urls)
         let stale = prefetched.subtracting(wanted).subtracting(handedOver)
         if !stale.isEmpty { prefetcher.stopPrefetching(with: Array(stale)) }

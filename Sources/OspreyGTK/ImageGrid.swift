@@ -83,9 +83,8 @@ public final class ImageGrid {
     /// bind, an unbind, a model change, a retry): a scroll that moves neither range does nothing.
     var lastLoads: (visible: Range<Int>, load: Range<Int>)?
     var loadsChanged = true
-    /// Loads the positions ahead that GTK has not bound, at the cell size it was made for.
+    /// Loads the positions ahead that GTK has not bound, at the cells' size for ``scale`` (made again when it changes).
     var prefetcher: ImagePrefetcher?
-    var prefetchSize: (width: Int, height: Int)?
     /// The URLs given to the prefetcher and not taken back.
     var prefetched: Set<URL> = []
     /// Objects this grid connected handlers to, referenced until the widget is finalised.

@@ -25,26 +25,17 @@ extension ImagePipeline {
         }
     }
 
-    /// ``load(_:downloader:options:progress:completion:)`` awaited. Cancelling the calling task stops the load.
+    /// ``load(_:downloader:options:progress:completion:)`` awaited, through the downloader's own
+    /// async forms (they stop the download when the calling task is cancelled).
     func load(_ source: ImageSource, downloader: ImageDownloader, options: DownloadOptions) async throws(OspreyError) -> DownloadResult {
-        let state = Locked<(step: PendingStep?, cancelled: Bool)>((nil, false))
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadResult, OspreyError>, Never>) in
-                let step = load(source, downloader: downloader, options: options, progress: nil) { continuation.resume(returning: $0) }
-                // A cancellation that came before the step was recorded stops it here.
-                if state.withLock({ state in
-                    state.step = step
-                    return state.cancelled
-                }) {
-                    step.cancel()
-                }
+        if let offline = offlineFailure(source) { throw offline }
+        do {
+            switch source {
+            case .network(let resource): return try await downloader.download(resource.url, options: options)
+            case .provider(let provider): return try await downloader.download(provider: provider, options: options)
             }
-        } onCancel: {
-            state.withLock { state in
-                state.cancelled = true
-                return state.step
-            }?.cancel()
+        } catch {
+            throw OspreyError.wrapping(error, source: source)
         }
-        return try result.get()
     }
 }
