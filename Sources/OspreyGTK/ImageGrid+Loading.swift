@@ -171,13 +171,7 @@ extension ImageGrid {
     private func scheduleSweep() {
         guard !sweepScheduled else { return }
         sweepScheduled = true
-        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
-        g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            { data in
-                MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.sweepUnbound() }
-                return 0  // G_SOURCE_REMOVE
-            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+        GObjectSupport.idle(weakly: self) { $0.sweepUnbound() }
     }
 
     /// Marks the loads changed and runs ``updateLoads()`` once, from an idle callback, after the
@@ -186,17 +180,10 @@ extension ImageGrid {
         loadsChanged = true
         guard !updateScheduled else { return }
         updateScheduled = true
-        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
-        g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            { data in
-                MainActor.assumeIsolated {
-                    guard let grid = GObjectSupport.owner(data, as: ImageGrid.self) else { return }
-                    grid.updateScheduled = false
-                    grid.updateLoads()
-                }
-                return 0  // G_SOURCE_REMOVE
-            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+        GObjectSupport.idle(weakly: self) { grid in
+            grid.updateScheduled = false
+            grid.updateLoads()
+        }
     }
 
     private func sweepUnbound() {
@@ -251,18 +238,11 @@ extension ImageGrid {
         prefetched = moved
         guard !modelChanging else { return }
         modelChanging = true
-        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
-        g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            { data in
-                MainActor.assumeIsolated {
-                    guard let grid = GObjectSupport.owner(data, as: ImageGrid.self) else { return }
-                    grid.modelChanging = false
-                    grid.loadsChanged = true
-                    grid.updateLoads()
-                }
-                return 0  // G_SOURCE_REMOVE
-            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+        GObjectSupport.idle(weakly: self) { grid in
+            grid.modelChanging = false
+            grid.loadsChanged = true
+            grid.updateLoads()
+        }
     }
 
     // MARK: - Loading
