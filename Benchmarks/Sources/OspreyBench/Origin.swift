@@ -31,7 +31,7 @@ final class OriginProcess {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let portText = text.split(separator: " ").dropFirst().first, let port = Int(portText) else {
+        guard let portText = text.split(whereSeparator: \.isWhitespace).dropFirst().first, let port = Int(portText) else {
             throw BenchError("origin did not start: \(text)")
         }
         self.port = port
