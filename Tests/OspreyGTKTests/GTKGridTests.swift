@@ -79,6 +79,26 @@ struct GTKGridTests {
         }
     }
 
+    @Test("a grid the app keeps after its window closed loads nothing and touches no freed widget, even from its pending callbacks")
+    func keptAfterItsWidget() async throws {
+        try await withOrigin { origin, pipeline in
+            let list = Self.list(origin, 0..<200)
+            defer { g_object_unref(UnsafeMutableRawPointer(list)) }
+            let grid = ImageGrid(model: list, cellWidth: 80, cellHeight: 60, pipeline: pipeline)
+            let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
+            await GTKHarness.pump("the first cells to show their images") { Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color) }
+            let requested = Self.requestedItems(origin)
+            // Closing the window unbinds every cell (each schedules the grid's update) and
+            // finalises the widget before those callbacks run.
+            gtk_window_destroy(GtkWindowPointer(window))
+            grid.scroll(toItem: 150)
+            grid.retryItem(at: 0)
+            for _ in 0..<20 { while g_main_context_iteration(nil, 0) != 0 {} }
+            #expect(grid.visibleCells.isEmpty && grid.isIdle)
+            #expect(Self.requestedItems(origin) == requested, "nothing loads after the widget is gone")
+        }
+    }
+
     @Test(
         "a 10,000-item grid requests only the visible and prefetch rows before any scroll; a jump to the end, or a scrollbar's jump, shows the items there"
     )
