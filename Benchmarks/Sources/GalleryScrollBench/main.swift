@@ -15,7 +15,7 @@ import OspreyGTK
 // made from every image before the clock starts, shown in bind: the cost of drawing the images
 // with no loading at all). Prints one JSON line.
 //   GalleryScrollBench MODE URLS_FILE [PIXELS_PER_FRAME=60]   (under Xvfb: see
-// Benchmarks/results/2026-11-28-gallery-scroll.txt for the setup)
+// Benchmarks/results/2026-12-05-gallery-scroll.txt for the setup)
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, ["osprey", "solid", "naive", "decoded"].contains(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: gallery-scroll-bench osprey|solid|naive|decoded URLS_FILE [PIXELS_PER_FRAME]\n".utf8))
