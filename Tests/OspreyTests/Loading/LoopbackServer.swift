@@ -56,6 +56,8 @@ final class LoopbackServer: Sendable {
         var headers: [String: [String: String]] = [:]
         /// Completed responses per URI.
         var completed: [String: Int] = [:]
+        /// Connections accepted (whether or not a request came on them).
+        var connections = 0
     }
 
     private struct State {
@@ -83,7 +85,8 @@ final class LoopbackServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                server.update { $0.connections += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(LoopbackHandler(server: server))
                 }
