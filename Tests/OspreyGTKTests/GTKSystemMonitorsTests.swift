@@ -43,7 +43,8 @@ extension GTKTargetTests {
     }
 
     @Test(
-        "a critical warning leaves a playing animation one buffered frame; power saving pauses it and plays it again after, not one the user paused")
+        "a critical warning leaves a playing animation one buffered frame while it lasts (it plays on), then it buffers ahead again; power saving pauses it and plays it again after, not one the user paused"
+    )
     func gioAnimationsShed() async throws {
         try await GTKHarness.withOrigin("gtk-animation-shed") { origin, pipeline in
             let gif = GTKTargetTests.twoFrameGIF
@@ -64,6 +65,18 @@ extension GTKTargetTests {
             defer { g_object_unref(UnsafeMutableRawPointer(monitor)) }
             osprey_emit_low_memory_warning(monitor, G_MEMORY_MONITOR_WARNING_LEVEL_CRITICAL)
             #expect(player.buffer.count <= 1, "the shown frame only")
+            // It plays on through both frames, never buffering more than one while memory is critical.
+            var changes = 0, changedAt = player.lastChangeTime, most = player.buffer.count
+            await GTKHarness.pump("three frame changes while memory is critical") {
+                most = max(most, player.buffer.count)
+                if player.lastChangeTime != changedAt { (changes, changedAt) = (changes + 1, player.lastChangeTime) }
+                return changes >= 3
+            }
+            #expect(changes >= 3 && most <= 1, "\(changes) frame changes, at most \(most) frames buffered")
+            // A lower warning ends the critical shedding: the buffer fills its window again.
+            osprey_emit_low_memory_warning(monitor, G_MEMORY_MONITOR_WARNING_LEVEL_LOW)
+            await GTKHarness.pump("both frames buffered again after the critical level") { player.buffer.count == 2 }
+            #expect(player.buffer.count == 2)
             pipeline.handleMemoryPressure(.normal)
 
             #expect(player.isPlaying)

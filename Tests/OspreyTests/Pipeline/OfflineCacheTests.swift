@@ -79,7 +79,9 @@ struct OfflineCacheTests {
         }
     }
 
-    @Test("offline: a miss fails at once with offline through image(for:), imageTask and data(for:), no connection made to an origin that would never answer")
+    @Test(
+        "offline: a miss fails at once with offline through image(for:), imageTask and data(for:), no connection made to an origin that would never answer"
+    )
     func missFailsWithoutConnecting() async throws {
         try await PipelineFixture.run { f in
             f.pipeline.handleNetworkChange(available: false, metered: false)
