@@ -122,6 +122,56 @@ extension GTKTargetTests {
         }
     }
 
+    @Test(
+        "power-saver set on a power-profiles service (a private system bus) reaches GPowerProfileMonitor: prefetching and a playing animation pause, and resume when the profile is balanced again",
+        .enabled(if: ProcessInfo.processInfo.environment["OSPREY_PRIVATE_SYSTEM_BUS"] == "1"))
+    func gioPowerSaverFromDBus() async throws {
+        try GTKHarness.start()
+        // Before GIO's first use of the system bus in this process (scripts/test.sh runs this test alone).
+        let bus = try await PrivateSystemBus.start()
+        do {
+            try await GTKHarness.withOrigin("gtk-power") { origin, pipeline in
+                OspreyApplication.monitorSystem(for: pipeline)
+                // The network is not under test: in a namespace without a default route GNetworkMonitor
+                // says it is unavailable, which would hold the loopback loads and prefetches.
+                pipeline.handleNetworkChange(available: true, metered: false)
+                let gif = GTKTargetTests.twoFrameGIF
+                origin.setBody("power.gif", gif, cut: gif.count)
+                origin.openGate("power.gif")
+                let (picture, window) = await GTKTargetTests.pictureInWindow()
+                defer { gtk_window_destroy(GtkWindowPointer(window)) }
+                picture.animationSettings = AnimationSettings(autoplay: true, loopCount: 0)
+                let loaded = FailureBox()
+                picture.osprey.setImage(
+                    with: .url(origin.url("/gated/power.gif")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
+                    completion: { _ in loaded.done = true })
+                await GTKHarness.pump("the animation to load") { loaded.done }
+                let player = try #require(picture.animation)
+                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+
+                try await bus.setProfile("power-saver")
+                await GTKHarness.pump("GPowerProfileMonitor to report power-saver") { !player.isPlaying }
+                #expect(!player.isPlaying && pipeline.pausesPrefetching && pipeline.savesData)
+                let prefetcher = ImagePrefetcher(pipeline: pipeline)
+                let urls = (0..<4).map(origin.itemURL)
+                prefetcher.startPrefetching(with: urls)
+                await GTKHarness.pump("the prefetches to be queued") { prefetcher.isPrefetching }
+                #expect((0..<4).allSatisfy { origin.hits("/color/\($0).png") == 0 }, "nothing prefetched while saving power")
+
+                try await bus.setProfile("balanced")
+                await GTKHarness.pump("the animation to play and the prefetches to finish after power-saver ended") {
+                    player.isPlaying && !prefetcher.isPrefetching
+                }
+                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+                #expect((0..<4).allSatisfy { origin.hits("/color/\($0).png") == 1 }, "each queued image prefetched once")
+            }
+        } catch {
+            await bus.stop()
+            throw error
+        }
+        await bus.stop()
+    }
+
     /// Runs `ip ARGUMENTS` (iproute2); returns its exit status.
     private nonisolated static func ip(_ arguments: String...) async throws -> Int32 {
         let process = Process()
