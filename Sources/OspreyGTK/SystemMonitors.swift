@@ -102,10 +102,19 @@ enum SystemMonitors {
             { _ in
                 MainActor.assumeIsolated {
                     SystemMonitors.calmTimer = 0
-                    SystemMonitors.watchedPipelines.forEach { $0.handleMemoryPressure(.normal) }
+                    SystemMonitors.endMemoryPressure()
                 }
                 return 0  // G_SOURCE_REMOVE
             }, nil)
+    }
+
+    /// The pressure is over: every watched pipeline is told `normal` (its prefetchers resume, its
+    /// animations buffer ahead again). What the calm after the last warning does; tests call it
+    /// instead of waiting ``memoryCalmSeconds``.
+    static func endMemoryPressure() {
+        if calmTimer != 0 { g_source_remove(calmTimer) }
+        calmTimer = 0
+        watchedPipelines.forEach { $0.handleMemoryPressure(.normal) }
     }
 
     private static func networkChanged() {

@@ -38,7 +38,9 @@ extension GTKTargetTests {
             print(
                 "gioLowMemoryWarning: RSS \(before >> 20) MiB with \(entries) images in memory, \(Self.residentBytes() >> 20) MiB after the critical warning"
             )
-            pipeline.handleMemoryPressure(.normal)
+            // Every watched pipeline back to normal, not this one alone: later tests' animations buffer ahead.
+            SystemMonitors.endMemoryPressure()
+            #expect(pipeline.memoryPressure == .normal)
         }
     }
 
@@ -77,7 +79,7 @@ extension GTKTargetTests {
             osprey_emit_low_memory_warning(monitor, G_MEMORY_MONITOR_WARNING_LEVEL_LOW)
             await GTKHarness.pump("both frames buffered again after the critical level") { player.buffer.count == 2 }
             #expect(player.buffer.count == 2)
-            pipeline.handleMemoryPressure(.normal)
+            SystemMonitors.endMemoryPressure()
 
             #expect(player.isPlaying)
             player.powerSaverChanged(true)
