@@ -104,17 +104,22 @@ let package = Package(
             ],
             path: "Sources/osprey"
         ),
+        // zlib, for the CRC-32 of the test origin's damaged PNGs (Tests/OspreyTestSupport/Mutation.swift).
+        .systemLibrary(name: "CZlib", path: "Tests/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // What the test targets and the counted benchmarks share: the test images' locator, the built
         // `osprey` binary's locator, a seeded generator, the loopback origin.
         .target(
             name: "OspreyTestSupport",
             dependencies: [
+                "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio")
             ],
             path: "Tests/OspreyTestSupport"
         ),
+        // `OspreyOrigin DIR...`: the loopback origin as a process, for scripts (scripts/gallery.sh).
+        .executableTarget(name: "OspreyOrigin", dependencies: ["OspreyTestSupport"], path: "Tests/OspreyOrigin"),
         // The counted benchmarks (`scripts/bench-check.sh`): each scenario through the public API,
         // run under valgrind. Built with the tests (debug), so the check adds no build to CI.
         .executableTarget(
@@ -145,7 +150,7 @@ let package = Package(
         // GTK targets under Xvfb (started by the tests when there is no display), asserting on pixels.
         .testTarget(
             name: "OspreyGTKTests",
-            dependencies: ["OspreyGTK", "Osprey", "CGtk", "OspreyTestSupport", .product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: ["OspreyGTK", "Osprey", "CGtk", "OspreyTestSupport"]
         ),
         .testTarget(
             name: "OspreyServerTests",

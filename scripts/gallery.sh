@@ -3,11 +3,11 @@
 # screenshot: under Xvfb when there is no display. Usage:
 #   bash scripts/gallery.sh [SCREENSHOT.png] [COUNT]
 # (default docs/images/gallery.png, 60 images). Images are made with the vips CLI (libvips-tools)
-# and served by `python3 -m http.server` on 127.0.0.1; the cache is a fresh temporary directory.
+# and served by the tests' loopback origin (`OspreyOrigin`, Tests/OspreyTestSupport) on 127.0.0.1; the
+# cache is a fresh temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-source scripts/origin.sh
 shot="${1:-docs/images/gallery.png}"
 count="${2:-60}"
 command -v vips >/dev/null 2>&1 || { echo "error: the vips CLI is needed (apt install libvips-tools)" >&2; exit 1; }
@@ -28,7 +28,11 @@ for i in $(seq 0 $((count - 1))); do
     vips bandjoin "$work/b0.v $work/b1.v $work/b2.v" "$work/images/$(printf '%03d' "$i").jpg[Q=85]"
 done
 
-start_origin "$work/images" "$work/server.log"
+swift build --product OspreyOrigin >&2
+# The origin prints `listening PORT`, and exits with this script (or at the kill of the EXIT trap).
+coproc ORIGIN { exec "$(swift build --show-bin-path)/OspreyOrigin" "$work/images"; }
+server_pid=$ORIGIN_PID
+read -r -t 60 _ port <&"${ORIGIN[0]}" || { echo "error: the loopback origin did not start" >&2; exit 1; }
 for i in $(seq 0 $((count - 1))); do printf 'http://127.0.0.1:%s/%03d.jpg\n' "$port" "$i"; done >"$work/urls.txt"
 
 swift build --product osprey-gallery >&2

@@ -30,6 +30,19 @@ enum GObjectSupport {
             instance, signal, handler, box, { data, _ in Unmanaged<AnyObject>.fromOpaque(data!).release() }, GConnectFlags(rawValue: 0))
     }
 
+    /// Runs `body` with `owner` once, from an idle callback on GLib's default main context
+    /// (`G_PRIORITY_DEFAULT_IDLE`), unless `owner` is gone by then; the callback holds `owner` weakly.
+    @MainActor
+    static func idle<Owner: AnyObject>(weakly owner: Owner, _ body: @escaping @MainActor (Owner) -> Void) {
+        let action = IdleAction { [weak owner] in owner.map(body) }
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT_IDLE,
+            { data in
+                MainActor.assumeIsolated { Unmanaged<IdleAction>.fromOpaque(data!).takeUnretainedValue().run() }
+                return 0  // G_SOURCE_REMOVE
+            }, Unmanaged.passRetained(action).toOpaque(), { data in Unmanaged<IdleAction>.fromOpaque(data!).release() })
+    }
+
     /// The owner behind the data of a handler connected by ``connect(_:_:_:weakly:)``, `nil` once released.
     static func owner<Owner: AnyObject>(_ data: UnsafeMutableRawPointer?, as: Owner.Type) -> Owner? {
         guard let data else { return nil }
@@ -43,6 +56,15 @@ final class WeakReference<Owner: AnyObject> {
 
     init(_ value: Owner) {
         self.value = value
+    }
+}
+
+/// The closure an idle callback of ``GObjectSupport/idle(weakly:_:)`` runs.
+private final class IdleAction {
+    let run: @MainActor () -> Void
+
+    init(_ run: @escaping @MainActor () -> Void) {
+        self.run = run
     }
 }
 

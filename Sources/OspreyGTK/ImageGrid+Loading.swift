@@ -142,13 +142,18 @@ extension ImageGrid {
             picture.display(placeholder.flatMap { OspreyPicture.makeContent($0) })
         }
         cells[key] = cell
-        loadsChanged = true
-        updateLoads()
+        // GTK binds and unbinds tens of cells a frame while scrolling (it keeps ~500 bound):
+        // the cell starts here if it is in the ranges of the last update, and the ranges, the
+        // priorities and the prefetches are looked at once, after the binds of this turn.
+        if cell.requested == nil, !modelChanging, let last = lastLoads, let position = Self.position(of: cell), last.load.contains(position) {
+            start(key, cell, options: cellOptions + [.downloadPriority(last.visible.contains(position) ? .normal : .low)])
+        }
+        scheduleUpdate()
     }
 
     func unbind(_ item: OpaquePointer) {
         guard let picture = picture(of: item) else { return }
-        loadsChanged = true
+        scheduleUpdate()
         let key = ObjectIdentifier(picture)
         // GTK 4.8 unbinds and binds again every item an items-changed moved: the picture keeps its
         // image, or its load, until an idle callback after the unbind finds it still unbound.
@@ -166,13 +171,19 @@ extension ImageGrid {
     private func scheduleSweep() {
         guard !sweepScheduled else { return }
         sweepScheduled = true
-        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
-        g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            { data in
-                MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.sweepUnbound() }
-                return 0  // G_SOURCE_REMOVE
-            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+        GObjectSupport.idle(weakly: self) { $0.sweepUnbound() }
+    }
+
+    /// Marks the loads changed and runs ``updateLoads()`` once, from an idle callback, after the
+    /// binds and unbinds of this main-loop turn.
+    private func scheduleUpdate() {
+        loadsChanged = true
+        guard !updateScheduled else { return }
+        updateScheduled = true
+        GObjectSupport.idle(weakly: self) { grid in
+            grid.updateScheduled = false
+            grid.updateLoads()
+        }
     }
 
     private func sweepUnbound() {
@@ -209,22 +220,29 @@ extension ImageGrid {
     /// The model changed: GTK 4.8 unbinds and binds again every item it moved, now or at its next
     /// layout. Loads start once that is over (an idle callback), so that a cell is not started,
     /// cancelled and started again on the way.
-    func itemsChanged() {
+    func itemsChanged(at position: Int, removed: Int, added: Int) {
         countedColumns = nil
+        // The prefetches follow their items to their new positions; those of removed items stop.
+        var moved: [Int: URL] = [:]
+        var gone: [URL] = []
+        for (prefetchedAt, url) in prefetched {
+            if prefetchedAt < position {
+                moved[prefetchedAt] = url
+            } else if prefetchedAt >= position + removed {
+                moved[prefetchedAt - removed + added] = url
+            } else {
+                gone.append(url)
+            }
+        }
+        if !gone.isEmpty { prefetcher?.stopPrefetching(with: gone) }
+        prefetched = moved
         guard !modelChanging else { return }
         modelChanging = true
-        let box = Unmanaged.passRetained(WeakReference(self)).toOpaque()
-        g_idle_add_full(
-            G_PRIORITY_DEFAULT_IDLE,
-            { data in
-                MainActor.assumeIsolated {
-                    guard let grid = GObjectSupport.owner(data, as: ImageGrid.self) else { return }
-                    grid.modelChanging = false
-                    grid.loadsChanged = true
-                    grid.updateLoads()
-                }
-                return 0  // G_SOURCE_REMOVE
-            }, box, { data in Unmanaged<AnyObject>.fromOpaque(data!).release() })
+        GObjectSupport.idle(weakly: self) { grid in
+            grid.modelChanging = false
+            grid.loadsChanged = true
+            grid.updateLoads()
+        }
     }
 
     // MARK: - Loading
@@ -244,16 +262,14 @@ extension ImageGrid {
             // The cells' downsample changed: prefetches made at the old size are of no use.
             prefetcher?.stopPrefetching()
             prefetcher = nil
-            prefetched = []
+            prefetched = [:]
             self.scale = scale
         }
         let options = cellOptions
-        var bound = Set<Int>()
-        var boundURLs = Set<URL>()
+        var bound = Set<Int>(minimumCapacity: cells.count)
         for (key, cell) in cells {
             guard let position = Self.position(of: cell) else { continue }
             bound.insert(position)
-            if let url = cell.url { boundURLs.insert(url) }
             guard range.load.contains(position) else { continue }
             let priority: DownloadPriority = range.visible.contains(position) ? .normal : .low
             // A cell that asked goes on until GTK unbinds it: cancelling it as it leaves the range
@@ -264,20 +280,29 @@ extension ImageGrid {
                 task.priority = priority
             }
         }
-        prefetch(range.load.filter { !bound.contains($0) }.compactMap(url(at:)), handedOver: boundURLs, options: options)
+        prefetch(range.load.filter { !bound.contains($0) }, bound: bound, options: options)
     }
 
-    /// Prefetches `urls` (in order) with the cells' `options`, and stops the prefetches of URLs
-    /// no longer among them that scrolled away. One a cell now shows (`handedOver`) goes on: the
-    /// cell's request joins it or finds its image in memory (stopping it while the cell's request
-    /// was still reading the disk cache downloaded the image twice).
-    private func prefetch(_ urls: [URL], handedOver: Set<URL>, options: [RequestOption]) {
+    /// Prefetches the items at `positions` (in order) with the cells' `options`, and stops the
+    /// prefetches of positions no longer among them that scrolled away. One a cell now shows
+    /// (its position is `bound`) goes on: the cell's request joins it or finds its image in
+    /// memory (stopping it while the cell's request was still reading the disk cache downloaded
+    /// the image twice).
+    private func prefetch(_ positions: [Int], bound: Set<Int>, options: [RequestOption]) {
         let prefetcher = self.prefetcher ?? ImagePrefetcher(options: options, pipeline: pipeline)
         self.prefetcher = prefetcher
-        let wanted = Set(urls)
-        let stale = prefetched.subtracting(wanted).subtracting(handedOver)
-        if !stale.isEmpty { prefetcher.stopPrefetching(with: Array(stale)) }
-        let new = urls.filter { !prefetched.contains($0) }
+        var wanted: [Int: URL] = [:]
+        var new: [URL] = []
+        for position in positions {
+            if let url = prefetched[position] {
+                wanted[position] = url
+            } else if let url = url(at: position) {
+                wanted[position] = url
+                new.append(url)
+            }
+        }
+        let stale = prefetched.compactMap { position, url in wanted[position] == nil && !bound.contains(position) ? url : nil }
+        if !stale.isEmpty { prefetcher.stopPrefetching(with: stale) }
         if !new.isEmpty { prefetcher.startPrefetching(with: new) }
         prefetched = wanted
     }

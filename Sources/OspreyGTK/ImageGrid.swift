@@ -83,10 +83,12 @@ public final class ImageGrid {
     /// bind, an unbind, a model change, a retry): a scroll that moves neither range does nothing.
     var lastLoads: (visible: Range<Int>, load: Range<Int>)?
     var loadsChanged = true
+    /// Whether an idle callback will run ``updateLoads()`` (after binds and unbinds).
+    var updateScheduled = false
     /// Loads the positions ahead that GTK has not bound, at the cells' size for ``scale`` (made again when it changes).
     var prefetcher: ImagePrefetcher?
-    /// The URLs given to the prefetcher and not taken back.
-    var prefetched: Set<URL> = []
+    /// The URLs given to the prefetcher and not taken back, by position.
+    var prefetched: [Int: URL] = [:]
     /// Objects this grid connected handlers to, referenced until the widget is finalised.
     private var connected: [(instance: UnsafeMutableRawPointer, handler: gulong)] = []
     private static let dataKey = "osprey-image-grid"
@@ -204,8 +206,11 @@ public final class ImageGrid {
         let scrolled: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
             MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.scrolled() }
         }
-        let itemsChanged: @convention(c) (OpaquePointer?, guint, guint, guint, UnsafeMutableRawPointer?) -> Void = { _, _, _, _, data in
-            MainActor.assumeIsolated { GObjectSupport.owner(data, as: ImageGrid.self)?.itemsChanged() }
+        let itemsChanged: @convention(c) (OpaquePointer?, guint, guint, guint, UnsafeMutableRawPointer?) -> Void = {
+            _, position, removed, added, data in
+            MainActor.assumeIsolated {
+                GObjectSupport.owner(data, as: ImageGrid.self)?.itemsChanged(at: Int(position), removed: Int(removed), added: Int(added))
+            }
         }
         let adjustment = UnsafeMutableRawPointer(vadjustment)
         let modelObject = UnsafeMutableRawPointer(model)

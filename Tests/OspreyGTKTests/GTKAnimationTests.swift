@@ -26,7 +26,7 @@ extension GTKTargetTests {
     /// Loads `data` (served at `/gated/<name>`) into a new 80×60 picture with `animation`;
     /// returns the picture and its window once the image is shown.
     private func animatedPicture(
-        _ data: Data, name: String, origin: ColorOrigin, pipeline: ImagePipeline, animation: AnimationSettings
+        _ data: Data, name: String, origin: LoopbackOrigin, pipeline: ImagePipeline, animation: AnimationSettings
     ) async throws -> (OspreyPicture, UnsafeMutablePointer<GtkWidget>) {
         origin.setBody(name, data, cut: data.count)
         origin.openGate(name)

@@ -28,13 +28,13 @@ extension GTKGridTests {
             }
             let visible = Set(grid.visibleCells.keys)
             #expect(visible.count >= 8 && visible.isSubset(of: failed.positions), "visible \(visible.sorted()), failed \(failed.positions.sorted())")
-            #expect(origin.allHits.isEmpty, "nothing was sent offline: \(origin.allHits)")
+            #expect(origin.hitsByPath.isEmpty, "nothing was sent offline: \(origin.hitsByPath)")
 
             pipeline.handleNetworkChange(available: true, metered: false)
             await GTKHarness.pump("the cells to show their images after the network came back") {
-                Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color) && grid.isIdle
+                Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color) && grid.isIdle
             }
-            #expect(Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color))
+            #expect(Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color))
             for position in grid.visibleCells.keys {
                 #expect(origin.hits("/color/\(position).png") == 1, "item \(position) downloaded once after the network came back")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import OspreyGTK
+import OspreyTestSupport
 import Testing
 
 /// `ImageGrid` over a `GListModel` on a real (Xvfb) display: ownership by its widget, loading only
@@ -8,12 +9,12 @@ import Testing
 @MainActor
 struct GTKGridTests {
     /// A pipeline over a fresh cache directory and a colour origin, torn down afterwards.
-    func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
+    func withOrigin(_ body: (LoopbackOrigin, ImagePipeline) async throws -> Void) async throws {
         try await GTKHarness.withOrigin("grid-test", body)
     }
 
     /// A `GtkStringList` of the colour origin's items `items`.
-    static func list(_ origin: ColorOrigin, _ items: Range<Int>) -> OpaquePointer {
+    static func list(_ origin: LoopbackOrigin, _ items: Range<Int>) -> OpaquePointer {
         let list = gtk_string_list_new(nil)!
         for item in items { gtk_string_list_append(list, origin.itemURL(item).absoluteString) }
         return list
@@ -43,8 +44,8 @@ struct GTKGridTests {
     }
 
     /// The item numbers of the colour origin's paths requested so far.
-    static func requestedItems(_ origin: ColorOrigin) -> Set<Int> {
-        Set(origin.allHits.keys.compactMap { path in path.hasPrefix("/color/") ? Int(path.dropFirst(7).dropLast(4)) : nil })
+    static func requestedItems(_ origin: LoopbackOrigin) -> Set<Int> {
+        Set(origin.hitsByPath.keys.compactMap { path in path.hasPrefix("/color/") ? Int(path.dropFirst(7).dropLast(4)) : nil })
     }
 
     @Test("a grid whose Swift object was dropped keeps working while scrolled; closing its window frees it and disconnects it")
@@ -63,12 +64,12 @@ struct GTKGridTests {
             // Only the widget holds the grid now.
             #expect(ImageGrid.of(widget) != nil)
             await GTKHarness.pump("the first cells to show their images") {
-                ImageGrid.of(widget).map { Self.cellsShowTheirImages($0, in: window, colour: ColorOrigin.color) } ?? false
+                ImageGrid.of(widget).map { Self.cellsShowTheirImages($0, in: window, colour: ColorImages.color) } ?? false
             }
             ImageGrid.of(widget)?.scroll(toItem: 120)
             await GTKHarness.pump("the cells at item 120 to show their images") {
                 guard let grid = ImageGrid.of(widget) else { return false }
-                return grid.visibleCells.keys.contains(120) && Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color)
+                return grid.visibleCells.keys.contains(120) && Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color)
             }
             gtk_window_destroy(GtkWindowPointer(window))
             await GTKHarness.pump("the grid to be released with its widget") { weakGrid == nil }
@@ -89,7 +90,7 @@ struct GTKGridTests {
             let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             await GTKHarness.pump("the first cells to show their images and the grid to settle") {
-                Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color) && grid.isIdle
+                Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color) && grid.isIdle
             }
             // 260 points of 60-point rows (and the cells' padding): rows 0 to 4 at most visible,
             // 2 prefetch rows below.
@@ -102,11 +103,11 @@ struct GTKGridTests {
             let adjustment = grid.vadjustment
             gtk_adjustment_set_value(adjustment, gtk_adjustment_get_upper(adjustment) / 2)
             await GTKHarness.pump("the items halfway to show their images after the adjustment's jump") {
-                grid.visibleCells.keys.contains { $0 > 4_000 && $0 < 6_000 } && Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color)
+                grid.visibleCells.keys.contains { $0 > 4_000 && $0 < 6_000 } && Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color)
             }
             grid.scroll(toItem: 9_999)
             let shown = await GTKHarness.pump("the last items to show their images") {
-                grid.visibleCells.keys.contains(9_999) && Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color)
+                grid.visibleCells.keys.contains(9_999) && Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color)
             }
             if !shown {
                 print(
@@ -137,11 +138,11 @@ struct GTKGridTests {
                 await GTKHarness.pump("the model to hold item \(item)") { g_list_model_get_n_items(list) > item }
                 grid.scroll(toItem: item)
                 await GTKHarness.pump("the cells at item \(item) to show their images") {
-                    grid.visibleCells.keys.contains(item) && Self.cellsShowTheirImages(grid, in: window, colour: ColorOrigin.color)
+                    grid.visibleCells.keys.contains(item) && Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color)
                 }
             }
             #expect(pages >= 4, "the grid asked for the next page as it neared the end: \(pages) pages")
-            let repeated = origin.allHits.filter { $0.value > 1 }
+            let repeated = origin.hitsByPath.filter { $0.value > 1 }
             #expect(repeated.isEmpty, "downloaded more than once: \(repeated)")
         }
     }
@@ -162,7 +163,7 @@ struct GTKGridTests {
                 defer { g_object_unref(object) }
                 return number(OpaquePointer(object))
             }
-            let colour = { (position: Int) in itemAt(position).map(ColorOrigin.color) }
+            let colour = { (position: Int) in itemAt(position).map(ColorImages.color) }
             await GTKHarness.pump("the first cells to show their images") {
                 Self.cellsShowTheirImages(grid, in: window, colour: colour) && grid.isIdle
             }
@@ -187,7 +188,7 @@ struct GTKGridTests {
             let kept = before.keys.filter { $0 != 0 && $0 != 4 && after[$0] != nil }
             #expect(kept.count >= 8)
             for item in kept { #expect(after[item]! === before[item]!, "item \(item) kept its texture: not loaded again") }
-            #expect(origin.allHits.filter { $0.value > 1 }.isEmpty)
+            #expect(origin.hitsByPath.filter { $0.value > 1 }.isEmpty)
         }
     }
 
@@ -216,7 +217,7 @@ struct GTKGridTests {
             }
             let range = try #require(grid.loadRange, "a load range after layout")
             origin.openGate("held")
-            let colour = { (item: Int) in ColorOrigin.color(item) }
+            let colour = { (item: Int) in ColorImages.color(item) }
             await GTKHarness.pump("the cells on screen to show their images and the rows ahead to load") {
                 grid.isIdle && Self.cellsShowTheirImages(grid, in: window, colour: colour)
             }
@@ -254,7 +255,7 @@ struct GTKGridTests {
             let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             await GTKHarness.pump("the cells to show their images or the failure image") {
-                Self.cellsShowTheirImages(grid, in: window) { $0 == 2 ? (150, 60, 60) : ColorOrigin.color($0) } && !failures.isEmpty
+                Self.cellsShowTheirImages(grid, in: window) { $0 == 2 ? (150, 60, 60) : ColorImages.color($0) } && !failures.isEmpty
             }
             #expect(failures.count == 1)
             #expect(failures.first?.position == 2 && failures.first?.url == missing)

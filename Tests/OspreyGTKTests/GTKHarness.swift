@@ -13,10 +13,10 @@ enum GTKHarness {
 
     /// Starts GTK, then runs `body` with a colour origin and a pipeline over a fresh cache
     /// directory (cache `name`), both torn down afterwards.
-    static func withOrigin(_ name: String, _ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
+    static func withOrigin(_ name: String, _ body: (LoopbackOrigin, ImagePipeline) async throws -> Void) async throws {
         try start()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-\(name)-\(UUID().uuidString)")
-        let origin = try await ColorOrigin.start()
+        let origin = try await ColorImages.origin()
         let pipeline = ImagePipeline(cache: ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: directory)))
         do {
             try await body(origin, pipeline)

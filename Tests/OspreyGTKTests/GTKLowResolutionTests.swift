@@ -2,6 +2,7 @@ import CGtk
 import Foundation
 import Osprey
 import OspreyGTK
+import OspreyTestSupport
 import Testing
 
 /// Low resolution first: a detail view shows the small decoded variant already in memory at once,
@@ -13,7 +14,7 @@ struct GTKLowResolutionTests {
     static let colour: (red: UInt8, green: UInt8, blue: UInt8) = (40, 160, 90)
 
     /// Serves `/gated/<name>` as a 400×300 PNG of ``colour`` (gate open).
-    static func serveLarge(_ origin: ColorOrigin, _ name: String) throws -> URL {
+    static func serveLarge(_ origin: LoopbackOrigin, _ name: String) throws -> URL {
         let pixels = (0..<(400 * 300)).flatMap { _ -> [UInt8] in [colour.red, colour.green, colour.blue, 255] }
         origin.setBody(name, try Image(rgba: pixels, width: 400, height: 300).encoded(as: .png), cut: 0)
         origin.openGate(name)
@@ -76,7 +77,7 @@ struct GTKLowResolutionTests {
             #expect(named.texture?.width == 40, "the named image at once")
             await GTKHarness.pump("the item's own image") { !named.osprey.isLoading }
             await GTKHarness.pumpFrames(1, of: window)
-            #expect(GTKHarness.close(GTKHarness.centrePixel(of: named.widget, in: window), ColorOrigin.color(5)))
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: named.widget, in: window), ColorImages.color(5)))
             await GTKHarness.pump("the off picture's image") { off.texture != nil }
         }
     }

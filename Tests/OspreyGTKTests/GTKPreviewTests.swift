@@ -67,8 +67,8 @@ extension GTKTargetTests {
             ]
             for (index, placeholder) in placeholders.enumerated() {
                 let item = 40 + index
-                let final = ColorOrigin.color(item)
-                origin.setBody("hash\(index)", try ColorOrigin.png(red: final.red, green: final.green, blue: final.blue), cut: 16)
+                let final = ColorImages.color(item)
+                origin.setBody("hash\(index)", try ColorImages.png(red: final.red, green: final.green, blue: final.blue), cut: 16)
                 let picture = OspreyPicture()
                 gtk_widget_set_size_request(picture.widget, 80, 60)
                 let window = await GTKHarness.window(picture.widget, width: 80, height: 60)

@@ -118,7 +118,7 @@ extension GTKTargetTests {
             let added = try await Self.ip("route", "add", "default", "dev", "lo")
             #expect(added == 0)
             await GTKHarness.pump("the picture to show item 5 after the route came back") {
-                GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), ColorOrigin.color(5))
+                GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), ColorImages.color(5))
             }
             #expect(pipeline.isNetworkAvailable && origin.hits("/color/5.png") == 1)
         }

@@ -2,6 +2,7 @@ import CGtk
 import Foundation
 import Osprey
 import OspreyGTK
+import OspreyTestSupport
 import Testing
 
 /// GTK targets on a real (Xvfb) display, asserting on the pixels the widgets draw.
@@ -9,7 +10,7 @@ import Testing
 @MainActor
 struct GTKTargetTests {
     /// A pipeline over a fresh cache directory and a colour origin, torn down afterwards.
-    func withOrigin(_ body: (ColorOrigin, ImagePipeline) async throws -> Void) async throws {
+    func withOrigin(_ body: (LoopbackOrigin, ImagePipeline) async throws -> Void) async throws {
         try await GTKHarness.withOrigin("gtk-test", body)
     }
 
@@ -30,7 +31,7 @@ struct GTKTargetTests {
             #expect(gtk_picture_get_paintable(OpaquePointer(picture.picture)) == shown.paintable)
             #expect(task?.isCompleted == true && !picture.osprey.isLoading)
             await GTKHarness.pumpFrames(1, of: window)
-            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), ColorOrigin.color(3)))
+            #expect(GTKHarness.close(GTKHarness.centrePixel(of: picture.widget, in: window), ColorImages.color(3)))
         }
     }
 
@@ -68,9 +69,9 @@ struct GTKTargetTests {
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
             let red = try Self.red()
             let settings = TargetSettings<OspreyPicture>(indicator: OspreyPicture.spinner)
-            picture.osprey.setImage(with: .url(origin.url("/slow/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
+            picture.osprey.setImage(with: .url(origin.url("/delay/5000/spinner")), placeholder: red, settings: settings, pipeline: pipeline)
             // The request reached the origin: no connection is still being made when the origin stops.
-            #expect(await GTKHarness.pump("the origin to be asked for /slow/spinner") { origin.allHits["/slow/spinner"] == 1 })
+            #expect(await GTKHarness.pump("the origin to be asked for /delay/5000/spinner") { origin.hitsByPath["/delay/5000/spinner"] == 1 })
             await GTKHarness.pumpFrames(3, of: window)
             // The spinner's ring (radius 10, centred) crosses the placeholder's red; its middle does not.
             let ring = GTKHarness.pixel(of: window, x: 50, y: 30)
@@ -87,11 +88,11 @@ struct GTKTargetTests {
         try await withOrigin { origin, pipeline in
             let picture = OspreyPicture()
             g_object_ref_sink(UnsafeMutableRawPointer(picture.widget))
-            let task = try #require(picture.osprey.setImage(with: .url(origin.url("/slow/released")), pipeline: pipeline))
+            let task = try #require(picture.osprey.setImage(with: .url(origin.url("/delay/5000/released")), pipeline: pipeline))
             // Released while the origin holds the request, not while the client still connects: a
             // connection accepted as the origin stops trips a precondition in swift-nio's
             // NIOAsyncWriter (seen twice in full runs).
-            #expect(await GTKHarness.pump("the origin to be asked for /slow/released") { origin.allHits["/slow/released"] == 1 })
+            #expect(await GTKHarness.pump("the origin to be asked for /delay/5000/released") { origin.hitsByPath["/delay/5000/released"] == 1 })
             #expect(!task.isCancelled)
             g_object_unref(UnsafeMutableRawPointer(picture.widget))
             #expect(task.isCancelled, "finalising the widget cancelled its load")
@@ -124,9 +125,9 @@ struct GTKTargetTests {
                 try checkCells(grid, window: window)
             }
             // Each URL was requested at most once, however often its row came and went.
-            let repeated = origin.allHits.filter { $0.value > 1 }
+            let repeated = origin.hitsByPath.filter { $0.value > 1 }
             #expect(repeated.isEmpty, "downloaded more than once: \(repeated.sorted { $0.key < $1.key }.prefix(10))")
-            #expect(origin.allHits.count > 100)
+            #expect(origin.hitsByPath.count > 100)
         }
     }
 
@@ -144,7 +145,7 @@ struct GTKTargetTests {
             let y = Int(cell.y + cell.height / 2)
             let offset = (y * texture.width + x) * 4
             let pixel = (Int(rgba[offset]), Int(rgba[offset + 1]), Int(rgba[offset + 2]))
-            #expect(GTKHarness.close(pixel, ColorOrigin.color(item)), "cell of item \(item) shows \(pixel), expected \(ColorOrigin.color(item))")
+            #expect(GTKHarness.close(pixel, ColorImages.color(item)), "cell of item \(item) shows \(pixel), expected \(ColorImages.color(item))")
             checked += 1
         }
         #expect(checked >= 8, "at least two rows of cells were checked (\(checked))")

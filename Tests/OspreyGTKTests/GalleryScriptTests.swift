@@ -31,7 +31,7 @@ struct GalleryScriptTests {
         let gallery = try #require(
             OspreyBinary.product("osprey-gallery", environment: ["OSPREY_GALLERY"]), "osprey-gallery is not built (swift build)")
         try await MainActor.run { try GTKHarness.start() }  // a DISPLAY (Xvfb) the gallery inherits
-        let origin = try await ColorOrigin.start()
+        let origin = try await ColorImages.origin()
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-gallery-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -57,7 +57,7 @@ struct GalleryScriptTests {
         #expect(Set(decoded[2].cells.map(\.item)) == Set(decoded[0].cells.map(\.item)), "scrolling back shows the first items again")
 
         // Each URL was downloaded once: every shown item exactly once, nothing twice.
-        let hits = origin.allHits
+        let hits = origin.hitsByPath
         let repeated = hits.filter { $0.value > 1 }
         #expect(repeated.isEmpty, "downloaded more than once: \(repeated.sorted { $0.key < $1.key }.prefix(10))")
         for item in Set(decoded.flatMap { $0.cells.map(\.item) }) {
@@ -66,7 +66,7 @@ struct GalleryScriptTests {
     }
 
     /// Every cell of `shot` names its item's URL and shows the item's colour in its middle.
-    private func checkCells(_ shot: Shot, origin: ColorOrigin) throws {
+    private func checkCells(_ shot: Shot, origin: LoopbackOrigin) throws {
         let image = try Image(contentsOf: URL(fileURLWithPath: shot.screenshot))
         let rgba = try image.rgbaPixels()
         for cell in shot.cells {
@@ -81,7 +81,7 @@ struct GalleryScriptTests {
             }
             let offset = (y * image.width + x) * 4
             let pixel = (Int(rgba[offset]), Int(rgba[offset + 1]), Int(rgba[offset + 2]))
-            let expected = ColorOrigin.color(cell.item)
+            let expected = ColorImages.color(cell.item)
             let close = abs(pixel.0 - Int(expected.red)) <= 4 && abs(pixel.1 - Int(expected.green)) <= 4 && abs(pixel.2 - Int(expected.blue)) <= 4
             #expect(close, "\(shot.screenshot): cell of item \(cell.item) shows \(pixel), expected \(expected)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -7,8 +8,8 @@ import Testing
 @Suite("Server animations: frames kept up to a bound, still formats take the first frame", .serialized, .timeLimit(.minutes(3)))
 struct AnimationTests {
     /// iss634.gif: 245x245, 42 frames.
-    static func origin() async throws -> TestOrigin {
-        let origin = try await TestOrigin.start()
+    static func origin() async throws -> LoopbackOrigin {
+        let origin = try await LoopbackOrigin.start()
         origin.set("/iss.gif", body: try TestImages.shared("iss634.gif"), contentType: "image/gif")
         return origin
     }
@@ -17,7 +18,7 @@ struct AnimationTests {
     func keepsFrames() async throws {
         let origin = try await Self.origin()
         let server = try await ServerHarness.start()
-        let path = "/unsafe/fit-in/100x100/\(origin.url("/iss.gif"))"
+        let path = "/unsafe/fit-in/100x100/\(origin.address("/iss.gif"))"
         let gif = try await server.get(path)
         #expect(gif.status == 200, "\(gif.text)")
         let animated = try #require(gif.image)
@@ -27,7 +28,7 @@ struct AnimationTests {
         #expect(webp.format == .webp && webp.frameCount == 42 && webp.width == 100)
         var stills: [String: Image] = [:]
         for format in ["jpeg", "png"] {
-            let still = try await server.get("/unsafe/fit-in/100x100/filters:format(\(format))/\(origin.url("/iss.gif"))")
+            let still = try await server.get("/unsafe/fit-in/100x100/filters:format(\(format))/\(origin.address("/iss.gif"))")
             let image = try #require(still.image, "\(format): \(still.text)")
             #expect(image.format?.rawValue == format && image.frameCount == 1 && image.width == 100)
             stills[format] = image
@@ -47,13 +48,13 @@ struct AnimationTests {
     func frameLimit() async throws {
         let origin = try await Self.origin()
         let server = try await ServerHarness.start { $0.maxAnimationFrames = 10 }
-        let refused = try await server.get("/unsafe/fit-in/100x100/\(origin.url("/iss.gif"))")
+        let refused = try await server.get("/unsafe/fit-in/100x100/\(origin.address("/iss.gif"))")
         #expect(refused.status == 422)
         #expect(refused.text.contains("42 animation frames") && refused.text.contains("limit of 10"), "\(refused.text)")
-        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.url("/iss.gif"))")
+        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.address("/iss.gif"))")
         #expect(still.status == 200 && still.image?.frameCount == 1)
         // Cached now: refused from its header, before any decode.
-        let again = try await server.get("/unsafe/fit-in/90x90/\(origin.url("/iss.gif"))")
+        let again = try await server.get("/unsafe/fit-in/90x90/\(origin.address("/iss.gif"))")
         #expect(again.status == 422 && again.text.contains("42 animation frames"))
         #expect(origin.hits("/iss.gif") == 1, "one download for all")
         let metrics = try await server.get("/metrics").text
@@ -69,15 +70,15 @@ struct AnimationTests {
     func frameLimitAfterDownload() async throws {
         let origin = try await Self.origin()
         let server = try await ServerHarness.start { $0.maxAnimationFrames = 10 }
-        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.url("/iss.gif"))")
+        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(jpeg)/\(origin.address("/iss.gif"))")
         #expect(still.status == 200 && still.image?.frameCount == 1)
         // The disk holds the original (the data stage's); no processed image is kept in memory.
         let sources = server.server.service.sources
-        let key = sources.pipeline.cacheKey(for: .url(try #require(URL(string: origin.url("/iss.gif")))))
+        let key = sources.pipeline.cacheKey(for: .url(try #require(URL(string: origin.address("/iss.gif")))))
         #expect(sources.cache.diskStorage.isCached(forKey: key))
         #expect(sources.cache.memoryStorage.totalCost == 0)
         let decodes = try await server.decodes()
-        let refused = try await server.get("/unsafe/fit-in/90x90/\(origin.url("/iss.gif"))")
+        let refused = try await server.get("/unsafe/fit-in/90x90/\(origin.address("/iss.gif"))")
         #expect(refused.status == 422 && refused.text.contains("42 animation frames"), "\(refused.text)")
         #expect(try await server.decodes() == decodes, "refused before any decode")
         #expect(origin.hits("/iss.gif") == 1, "one download")
@@ -90,9 +91,9 @@ struct AnimationTests {
         let origin = try await Self.origin()
         // 245 x 245 x 42 = 2.5 MP over the limit; one frame, 60 kP, under it.
         let server = try await ServerHarness.start { $0.maxSourcePixels = 1_000_000 }
-        let refused = try await server.get("/unsafe/fit-in/100x100/\(origin.url("/iss.gif"))")
+        let refused = try await server.get("/unsafe/fit-in/100x100/\(origin.address("/iss.gif"))")
         #expect(refused.status == 422, "\(refused.text)")
-        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(png)/\(origin.url("/iss.gif"))")
+        let still = try await server.get("/unsafe/fit-in/100x100/filters:format(png)/\(origin.address("/iss.gif"))")
         #expect(still.status == 200 && still.image?.frameCount == 1)
         await server.stop()
         await origin.stop()

@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -30,10 +31,10 @@ struct DecodePlanningTests {
 
     @Test("once the source is cached, one-sided, fit-in and gravity-placed sizes shrink on load, with the sizes the grammar defines")
     func shrinkOnLoad() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.make(width: 1600, height: 1200, alpha: false, format: .jpeg))
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         // The first request downloads the source (a fixed size: folded); later ones know its size.
         #expect(try await server.get("/unsafe/800x600/\(src)").image?.width == 800)
         let cases: [(String, Int, Int)] = [("100x0", 100, 75), ("fit-in/200x0", 200, 150), ("300x200/left/top", 300, 200), ("0x60", 80, 60)]

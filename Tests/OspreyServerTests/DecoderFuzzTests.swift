@@ -52,13 +52,13 @@ struct DecoderFuzzTests {
         ])
     func mutatedImages(name: String, contentType: String) async throws {
         let original = name.hasSuffix(".jpg") ? TestImages.photo : TestImages.transparentPNG
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         let server = try await ServerHarness.start()
         for seed in UInt64(0)..<40 {
             let (kind, data) = Self.mutate(original, seed: seed)
             let path = "/\(seed)-\(name)"
             origin.set(path, body: data, contentType: contentType)
-            let reply = try await server.get("/unsafe/fit-in/64x64/\(origin.url(path))")
+            let reply = try await server.get("/unsafe/fit-in/64x64/\(origin.address(path))")
             let context = Comment(rawValue: "seed \(seed) (\(kind)): \(reply.status) \(reply.text.prefix(160))")
             if reply.status == 200 {
                 let image = try #require(reply.image, context)

@@ -70,20 +70,20 @@ struct FaultTests {
 
     @Test("refused and cancelled jobs leave the queued gauge; /health is 503 while the queue is full")
     func queueGaugeAndSaturation() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         for index in 0..<4 { origin.set("/slow\(index).jpg", body: TestImages.photo, delay: .seconds(4)) }
         let server = try await ServerHarness.start {
             $0.workers = 1
             $0.queue = 1
         }
         let limiter = server.server.service.limiter
-        let first = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow0.jpg"))") }
-        let second = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow1.jpg"))") }
+        let first = Task { try await server.get("/unsafe/40x40/\(origin.address("/slow0.jpg"))") }
+        let second = Task { try await server.get("/unsafe/40x40/\(origin.address("/slow1.jpg"))") }
         try await eventually("the worker limiter to saturate") { limiter.isSaturated }
         let health = try await server.get("/health")
         #expect(health.status == 503)
         #expect(health.text.contains("queue is full"))
-        let refused = try await server.get("/unsafe/40x40/\(origin.url("/slow2.jpg"))")
+        let refused = try await server.get("/unsafe/40x40/\(origin.address("/slow2.jpg"))")
         #expect(refused.status == 429)
         #expect(try await first.value.status == 200)
         #expect(try await second.value.status == 200)

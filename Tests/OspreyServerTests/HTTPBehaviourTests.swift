@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -8,11 +9,11 @@ import Testing
 struct HTTPBehaviourTests {
     @Test("format negotiation from Accept with q-values, Vary: Accept on every negotiated answer incl. hits")
     func negotiation() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/alpha.png", body: TestImages.transparentPNG, contentType: "image/png")
         let server = try await ServerHarness.start()
-        let path = "/unsafe/100x100/\(origin.url("/photo.jpg"))"
+        let path = "/unsafe/100x100/\(origin.address("/photo.jpg"))"
         let avif: ImageFormat = ImageFormat.avif.canEncode ? .avif : .webp
         let cases: [(String?, ImageFormat)] = [
             (nil, .jpeg),
@@ -31,10 +32,10 @@ struct HTTPBehaviourTests {
             #expect(reply.header("Vary") == "Accept", "\(accept ?? "none")")
         }
         // Alpha is kept: PNG rather than JPEG when no modern format is accepted.
-        let alpha = try await server.get("/unsafe/50x50/\(origin.url("/alpha.png"))", headers: [("Accept", "image/jpeg")])
+        let alpha = try await server.get("/unsafe/50x50/\(origin.address("/alpha.png"))", headers: [("Accept", "image/jpeg")])
         #expect(alpha.image?.format == .png)
         // A URL naming its format is not negotiated: no Vary.
-        let named = try await server.get("/unsafe/100x100/filters:format(png)/\(origin.url("/photo.jpg"))", headers: [("Accept", "image/webp")])
+        let named = try await server.get("/unsafe/100x100/filters:format(png)/\(origin.address("/photo.jpg"))", headers: [("Accept", "image/webp")])
         #expect(named.image?.format == .png)
         #expect(named.header("Vary") == nil)
         await server.stop()
@@ -43,13 +44,13 @@ struct HTTPBehaviourTests {
 
     @Test("strong ETag, 304 on If-None-Match without processing, Cache-Control, Last-Modified")
     func conditional() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start {
             $0.maxAge = 600
             $0.errorMaxAge = 5
         }
-        let path = "/unsafe/80x80/\(origin.url("/photo.jpg"))"
+        let path = "/unsafe/80x80/\(origin.address("/photo.jpg"))"
         let first = try await server.get(path)
         let etag = try #require(first.header("ETag"))
         #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
@@ -61,7 +62,7 @@ struct HTTPBehaviourTests {
         #expect(second.header("ETag") == etag)
         let other = try await server.get(path, headers: [("If-None-Match", "\"other\"")])
         #expect(other.status == 200)
-        let error = try await server.get("/unsafe/80x80/filters:nope()/\(origin.url("/photo.jpg"))")
+        let error = try await server.get("/unsafe/80x80/filters:nope()/\(origin.address("/photo.jpg"))")
         #expect(error.header("Cache-Control") == "public, max-age=5")
         let metrics = try await server.get("/metrics").text
         #expect(metrics.contains("osprey_cache_hits_total{level=\"result_memory\"} 2"))
@@ -72,13 +73,13 @@ struct HTTPBehaviourTests {
 
     @Test("N concurrent identical requests make one origin fetch; different sizes share the download")
     func coalescing() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(500))
         let server = try await ServerHarness.start()
-        let path = "/unsafe/90x90/\(origin.url("/slow.jpg"))"
+        let path = "/unsafe/90x90/\(origin.address("/slow.jpg"))"
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<8 {
-                let variant = index < 6 ? path : "/unsafe/\(50 + index)x50/\(origin.url("/slow.jpg"))"
+                let variant = index < 6 ? path : "/unsafe/\(50 + index)x50/\(origin.address("/slow.jpg"))"
                 group.addTask { try await server.get(variant).status }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -93,13 +94,14 @@ struct HTTPBehaviourTests {
 
     @Test("the origin's Cache-Control: no-store, private, max-age are respected, or overridden")
     func originCacheControl() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         for (name, value) in [("nostore", "no-store"), ("private", "private, max-age=120"), ("short", "public, max-age=60"), ("plain", "")] {
-            origin.set("/\(name).jpg", TestOrigin.Resource(headers: ["Content-Type": "image/jpeg", "Cache-Control": value], body: TestImages.photo))
+            origin.set(
+                "/\(name).jpg", LoopbackOrigin.Resource(headers: ["Content-Type": "image/jpeg", "Cache-Control": value], body: TestImages.photo))
         }
         let server = try await ServerHarness.start { $0.maxAge = 3600 }
         func cacheControl(_ name: String, on server: ServerHarness) async throws -> String? {
-            try await server.get("/unsafe/20x20/\(origin.url("/\(name).jpg"))").header("Cache-Control")
+            try await server.get("/unsafe/20x20/\(origin.address("/\(name).jpg"))").header("Cache-Control")
         }
         #expect(try await cacheControl("nostore", on: server) == "no-store")
         #expect(try await cacheControl("private", on: server) == "private, max-age=120")
@@ -120,10 +122,10 @@ struct HTTPBehaviourTests {
 
     @Test("after the origin TTL a changed source is fetched again and picked up")
     func originTTL() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/changing.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start { $0.originTTL = 1 }
-        let path = "/unsafe/60x0/\(origin.url("/changing.jpg"))"
+        let path = "/unsafe/60x0/\(origin.address("/changing.jpg"))"
         let before = try await server.get(path)
         #expect(before.image?.height == 45)
         #expect(try await server.get(path).body == before.body)  // cached
@@ -139,11 +141,11 @@ struct HTTPBehaviourTests {
 
     @Test("results survive a restart in the disk cache (counted through /metrics)")
     func diskCache() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-serve-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = "/unsafe/70x70/\(origin.url("/photo.jpg"))"
+        let path = "/unsafe/70x70/\(origin.address("/photo.jpg"))"
         let first = try await ServerHarness.start { $0.cacheDirectory = directory }
         let original = try await first.get(path)
         #expect(original.status == 200)
@@ -164,7 +166,7 @@ struct HTTPBehaviourTests {
     @Test("imgproxy URLs over HTTP: pyimgproxy fixtures and unsigned options")
     func imgproxy() async throws {
         let fixtures = ClientFixtures.shared
-        let origin = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
+        let origin = try await LoopbackOrigin.fixtureOrigin(port: fixtures.origin_port)
         let pair = try #require(ImgproxySigner.KeyPair(hexKey: fixtures.imgproxy_key, hexSalt: fixtures.imgproxy_salt))
         let server = try await ServerHarness.start {
             $0.imgproxyKeys = [pair]
@@ -177,12 +179,12 @@ struct HTTPBehaviourTests {
             #expect(image.width == item.width && image.height == item.height, "\(item.name): \(image.width)x\(image.height)")
             #expect(image.format?.rawValue == item.format, "\(item.name)")
         }
-        let forged = try await server.get("/imgproxy/AAAA/rs:fill:10:10/plain/\(origin.url("/photo.jpg"))")
+        let forged = try await server.get("/imgproxy/AAAA/rs:fill:10:10/plain/\(origin.address("/photo.jpg"))")
         #expect(forged.status == 403)
         await server.stop()
 
         let unsigned = try await ServerHarness.start { $0.imgproxyPresets = ["thumb": "rs:fill:32:32"] }
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         let encoded = Data(src.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
         let split = encoded.prefix(10) + "/" + encoded.dropFirst(10)

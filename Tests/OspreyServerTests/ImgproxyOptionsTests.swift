@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -115,11 +116,11 @@ struct ImgproxyOptionsTests {
             for x in 0..<40 { pixels += x < 20 ? [255, 0, 0, 255] : [0, 0, 255, 255] }
         }
         let halves = try Image(rgba: pixels, width: 40, height: 30).encoded(as: .png)
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/halves.png", body: halves, contentType: "image/png")
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
-        let src = origin.url("/halves.png")
+        let src = origin.address("/halves.png")
         func rgba(_ path: String) async throws -> (Image, [UInt8]) {
             let reply = try await server.get(path)
             let image = try #require(reply.image, "\(path): \(reply.status) \(reply.text)")
@@ -141,14 +142,14 @@ struct ImgproxyOptionsTests {
             for x in 0..<80 { spot += (60..<70).contains(x) && (10..<20).contains(y) ? [255, 0, 0, 255] : [128, 128, 128, 255] }
         }
         origin.set("/spot.png", body: try Image(rgba: spot, width: 80, height: 30).encoded(as: .png), contentType: "image/png")
-        let (smart, smartPixels) = try await rgba("/imgproxy/_/c:20:0:sm/f:png/plain/\(origin.url("/spot.png"))")
+        let (smart, smartPixels) = try await rgba("/imgproxy/_/c:20:0:sm/f:png/plain/\(origin.address("/spot.png"))")
         #expect(smart.width == 20 && smart.height == 30)
         #expect((0..<20).contains { smartPixels[((15 * 20) + $0) * 4 + 1] == 0 }, "no red in the smart crop")
         // Flipped: blue on the left.
         let (_, flipped) = try await rgba("/imgproxy/_/fl:1/f:png/plain/\(src)")
         #expect(flipped[0] == 0 && flipped[2] == 255)
         // fq sets the JPEG's quality as q would; q wins over it.
-        let photo = origin.url("/photo.jpg")
+        let photo = origin.address("/photo.jpg")
         let low = try await server.get("/imgproxy/_/q:20/plain/\(photo)@jpg")
         #expect(try await server.get("/imgproxy/_/fq:jpeg:20/plain/\(photo)@jpg").body == low.body)
         #expect(try await server.get("/imgproxy/_/q:20/fq:jpeg:90/plain/\(photo)@jpg").body == low.body)
@@ -168,10 +169,10 @@ struct ImgproxyOptionsTests {
     @Test("skp answers a source of a listed format with its own bytes, unless the URL names another format")
     func skipProcessing() async throws {
         let gif = try TestImages.shared("no_time_for_that_tiny.gif")
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/anim.gif", body: gif, contentType: "image/gif")
         let server = try await ServerHarness.start()
-        let src = origin.url("/anim.gif")
+        let src = origin.address("/anim.gif")
         for _ in 0..<2 {
             let skipped = try await server.get("/imgproxy/_/rs:fit:10:10/skp:jpg:gif/plain/\(src)")
             #expect(skipped.status == 200 && skipped.body == gif && skipped.header("Content-Type") == "image/gif")
@@ -208,11 +209,11 @@ struct ImgproxyOptionsTests {
         func png(_ width: Int, _ height: Int, _ rgba: [UInt8]) throws -> Data {
             try Image(rgba: [[UInt8]](repeating: rgba, count: width * height).flatMap { $0 }, width: width, height: height).encoded(as: .png)
         }
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/blue.png", body: try png(100, 80, [0, 0, 255, 255]), contentType: "image/png")
         origin.set("/mark.png", body: try png(10, 10, [0, 255, 0, 255]), contentType: "image/png")
-        let server = try await ServerHarness.start { $0.imgproxyWatermark = URL(string: origin.url("/mark.png")) }
-        let src = origin.url("/blue.png")
+        let server = try await ServerHarness.start { $0.imgproxyWatermark = URL(string: origin.address("/mark.png")) }
+        let src = origin.address("/blue.png")
         func rgb(_ path: String) async throws -> (Int, Int) -> [UInt8] {
             let reply = try await server.get(path)
             let image = try #require(reply.image, "\(path): \(reply.status) \(reply.text)")

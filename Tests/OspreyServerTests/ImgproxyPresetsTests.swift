@@ -59,16 +59,16 @@ struct ImgproxyPresetsTests {
 
     @Test("Served: a chain's result has the last pipeline's size; presets-only refuses options with 400")
     func served() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start {
             $0.imgproxyPresets = ["default": "q:75", "square": "rs:fill:100:100", "wide": "rs:fit:200:50"]
             $0.imgproxyOnlyPresets = true
         }
         // Filled to 100x100, then fitted in 200x50: 50x50 (one pipeline of both would be 67x50).
-        let chained = try await server.get("/imgproxy/_/square/-/pr:wide/plain/\(origin.url("/photo.jpg"))")
+        let chained = try await server.get("/imgproxy/_/square/-/pr:wide/plain/\(origin.address("/photo.jpg"))")
         #expect(chained.status == 200 && chained.image?.width == 50 && chained.image?.height == 50, "\(chained.status) \(chained.text.prefix(200))")
-        let refused = try await server.get("/imgproxy/_/rs:fit:10:10/plain/\(origin.url("/photo.jpg"))")
+        let refused = try await server.get("/imgproxy/_/rs:fit:10:10/plain/\(origin.address("/photo.jpg"))")
         #expect(refused.status == 400 && refused.text.contains("only presets"))
         await server.stop()
         await origin.stop()
@@ -78,7 +78,7 @@ struct ImgproxyPresetsTests {
     func bestFormat() async throws {
         #expect(try ImgproxyURLParser(allowUnsigned: true).parse(path: "/_/f:best\(Self.source)").bestFormat)
         #expect(try ImgproxyURLParser(allowUnsigned: true).parse(path: "/_/f:best/f:png\(Self.source)").bestFormat == false)
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/alpha.png", body: TestImages.transparentPNG, contentType: "image/png")
         let server = try await ServerHarness.start()
@@ -88,9 +88,9 @@ struct ImgproxyPresetsTests {
         ] {
             var sizes: [String: Int] = [:]
             for format in formats {
-                sizes[format] = try await server.get("/imgproxy/_/rs:fit:120:120/f:\(format)/plain/\(origin.url(name))").body.count
+                sizes[format] = try await server.get("/imgproxy/_/rs:fit:120:120/f:\(format)/plain/\(origin.address(name))").body.count
             }
-            let best = try await server.get("/imgproxy/_/rs:fit:120:120/f:best/plain/\(origin.url(name))", headers: [("Accept", accept)])
+            let best = try await server.get("/imgproxy/_/rs:fit:120:120/f:best/plain/\(origin.address(name))", headers: [("Accept", accept)])
             let smallest = try #require(sizes.min { $0.value < $1.value })
             #expect(best.status == 200 && best.body.count == smallest.value, "\(name) \(accept): \(best.body.count) vs \(sizes)")
             #expect(best.header("Content-Type") == "image/\(smallest.key == "jpg" ? "jpeg" : smallest.key)")

@@ -1,6 +1,7 @@
 import Foundation
 import Osprey
 import OspreyServer
+import OspreyTestSupport
 import Testing
 
 /// `--local-root`: files served by both grammars, every way out of the root refused with 404.
@@ -31,7 +32,7 @@ struct LocalSourceTests {
     func served() async throws {
         let layout = try Layout()
         defer { layout.directory.remove() }
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/remote.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start { $0.localRoot = layout.root }
         defer {
@@ -50,7 +51,7 @@ struct LocalSourceTests {
         #expect(thumbor.status == 200 && thumbor.image?.width == 80, "\(thumbor.text)")
         let nested = try await server.get("/unsafe/fit-in/40x40/sub/inner.png")
         #expect(nested.status == 200 && nested.image?.width == 40, "\(nested.text)")
-        let fallback = try await server.get("/unsafe/60x45/\(origin.url("/remote.jpg"))")
+        let fallback = try await server.get("/unsafe/60x45/\(origin.address("/remote.jpg"))")
         #expect(fallback.status == 200 && fallback.image?.width == 60, "\(fallback.text)")
         #expect(origin.hits("/remote.jpg") == 1)
         let missing = try await server.get("/unsafe/80x60/nothing.jpg")

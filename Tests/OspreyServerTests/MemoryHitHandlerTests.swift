@@ -17,7 +17,7 @@ struct MemoryHitHandlerTests {
 
     @Test("a memory hit is answered on the event loop with the answer Hummingbird gives: headers, body, HEAD, 304")
     func sameAnswer() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start { $0.instanceName = "fast-1" }
         defer {
@@ -26,7 +26,7 @@ struct MemoryHitHandlerTests {
                 await origin.stop()
             }
         }
-        let path = "/unsafe/fit-in/64x64/filters:format(png)/\(origin.url("/photo.jpg"))"
+        let path = "/unsafe/fit-in/64x64/filters:format(png)/\(origin.address("/photo.jpg"))"
         let miss = try await server.get(path)
         #expect(miss.status == 200)
         #expect(try await eventLoopHits(server) == 0)
@@ -42,7 +42,7 @@ struct MemoryHitHandlerTests {
         #expect(notModified.status == 304 && notModified.body.isEmpty && notModified.header("etag") == etag)
         #expect(try await eventLoopHits(server) == 2)
         // Negotiated (no format in the URL): Vary: Accept, the format of the Accept header's result.
-        let negotiated = "/unsafe/fit-in/64x64/\(origin.url("/photo.jpg"))"
+        let negotiated = "/unsafe/fit-in/64x64/\(origin.address("/photo.jpg"))"
         _ = try await server.get(negotiated, headers: [("Accept", "image/webp")])
         let webp = try await server.get(negotiated, headers: [("Accept", "image/webp")])
         #expect(webp.header("content-type") == "image/webp" && webp.header("vary") == "Accept")
@@ -55,7 +55,7 @@ struct MemoryHitHandlerTests {
 
     @Test("pipelined requests are answered in order: a hit behind a slow miss waits for it")
     func pipelinedOrder() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(400))
         let server = try await ServerHarness.start()
@@ -65,9 +65,9 @@ struct MemoryHitHandlerTests {
                 await origin.stop()
             }
         }
-        let hitPath = "/unsafe/fit-in/32x32/filters:format(jpeg)/\(origin.url("/photo.jpg"))"
+        let hitPath = "/unsafe/fit-in/32x32/filters:format(jpeg)/\(origin.address("/photo.jpg"))"
         _ = try await server.get(hitPath)
-        let missPath = "/unsafe/fit-in/32x32/filters:format(png)/\(origin.url("/slow.jpg"))"
+        let missPath = "/unsafe/fit-in/32x32/filters:format(png)/\(origin.address("/slow.jpg"))"
         let request =
             [missPath, hitPath].map { "GET \($0) HTTP/1.1\r\nHost: localhost\r\n\r\n" }.joined()
             + "GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
@@ -83,7 +83,7 @@ struct MemoryHitHandlerTests {
 extension MemoryHitHandlerTests {
     @Test("every pipelined request is answered in order and the one that asks closes: 30 rounds of misses, hits and a close")
     func pipelinedRounds() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         let server = try await ServerHarness.start()
         defer {
             Task {
@@ -92,12 +92,12 @@ extension MemoryHitHandlerTests {
             }
         }
         origin.set("/photo.jpg", body: TestImages.photo)
-        let hitPath = "/unsafe/fit-in/24x24/filters:format(jpeg)/\(origin.url("/photo.jpg"))"
+        let hitPath = "/unsafe/fit-in/24x24/filters:format(jpeg)/\(origin.address("/photo.jpg"))"
         _ = try await server.get(hitPath)
         for round in 0..<30 {
             // A fresh miss each round (its own source path), slow or not; a hit before, after or between.
             origin.set("/miss-\(round).jpg", body: TestImages.photo, delay: round.isMultiple(of: 2) ? .milliseconds(50) : nil)
-            let missPath = "/unsafe/fit-in/24x24/filters:format(png)/\(origin.url("/miss-\(round).jpg"))"
+            let missPath = "/unsafe/fit-in/24x24/filters:format(png)/\(origin.address("/miss-\(round).jpg"))"
             let paths =
                 switch round % 3 {
                 case 0: [missPath, hitPath, hitPath]

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -10,16 +11,16 @@ import Testing
 struct MetricsAndConnectionTests {
     @Test("/metrics: duration by phase (queue, download, process, encode), hits by level, coalesced requests, origin fetches")
     func metrics() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(500))
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)  // miss: downloaded
         #expect(try await server.get("/unsafe/80x80/\(src)").status == 200)  // result_memory
         #expect(try await server.get("/unsafe/40x40/\(src)").status == 200)  // original: made from the cached original
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<4 { group.addTask { try await server.get("/unsafe/20x20/\(origin.url("/slow.jpg"))").status } }
+            for _ in 0..<4 { group.addTask { try await server.get("/unsafe/20x20/\(origin.address("/slow.jpg"))").status } }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses == [200, 200, 200, 200])
@@ -47,7 +48,7 @@ struct MetricsAndConnectionTests {
 
     @Test("two misses on one keep-alive connection both succeed: no Connection: close, one connection")
     func keepAlive() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/a.jpg", body: TestImages.photo)
         origin.set("/b.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
@@ -61,7 +62,7 @@ struct MetricsAndConnectionTests {
             return (Int(response.status.code), response.headers.first(name: "connection"))
         }
         for name in ["a", "b"] {
-            let reply = try await get("/unsafe/50x50/\(origin.url("/\(name).jpg"))")
+            let reply = try await get("/unsafe/50x50/\(origin.address("/\(name).jpg"))")
             #expect(reply.status == 200)
             #expect(reply.connection?.lowercased() != "close", "a miss keeps the connection alive")
         }

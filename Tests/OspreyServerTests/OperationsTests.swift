@@ -9,7 +9,7 @@ import Testing
 struct OperationsTests {
     @Test("a full queue answers 429 with Retry-After at once")
     func backPressure() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         for index in 0..<6 { origin.set("/slow\(index).jpg", body: TestImages.photo, delay: .seconds(1)) }
         let server = try await ServerHarness.start {
             $0.workers = 1
@@ -17,7 +17,7 @@ struct OperationsTests {
         }
         let replies = try await withThrowingTaskGroup(of: ServerHarness.Reply.self) { group in
             for index in 0..<6 {
-                group.addTask { try await server.get("/unsafe/40x40/\(origin.url("/slow\(index).jpg"))") }
+                group.addTask { try await server.get("/unsafe/40x40/\(origin.address("/slow\(index).jpg"))") }
             }
             return try await group.reduce(into: [ServerHarness.Reply]()) { $0.append($1) }
         }
@@ -32,14 +32,14 @@ struct OperationsTests {
 
     @Test("/health decodes with libvips and reports the queue; /metrics is Prometheus text")
     func healthAndMetrics() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
         let health = try await server.get("/health")
         #expect(health.status == 200)
         #expect(health.text.hasPrefix("ok"))
-        _ = try await server.get("/unsafe/30x30/\(origin.url("/photo.jpg"))")
-        _ = try await server.get("/unsafe/30x30/filters:bad()/\(origin.url("/photo.jpg"))")
+        _ = try await server.get("/unsafe/30x30/\(origin.address("/photo.jpg"))")
+        _ = try await server.get("/unsafe/30x30/filters:bad()/\(origin.address("/photo.jpg"))")
         let metrics = try await server.get("/metrics")
         #expect(metrics.status == 200)
         for name in [
@@ -74,11 +74,11 @@ struct OperationsTests {
 
     @Test("a client that disconnects cancels its job; a shared job goes on")
     func disconnectCancels() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/hang.jpg", body: TestImages.photo, delay: .seconds(30))
         let server = try await ServerHarness.start()
         let service = server.server.service
-        let impatient = Task { try await server.get("/unsafe/40x40/\(origin.url("/hang.jpg"))", timeout: .milliseconds(300)) }
+        let impatient = Task { try await server.get("/unsafe/40x40/\(origin.address("/hang.jpg"))", timeout: .milliseconds(300)) }
         _ = try? await impatient.value
         // The only request left: its job is cancelled (the origin is still sleeping).
         var waited = 0
@@ -95,10 +95,10 @@ struct OperationsTests {
 
     @Test("graceful shutdown lets an in-flight request finish")
     func gracefulShutdown() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/slow.jpg", body: TestImages.photo, delay: .milliseconds(1500))
         let server = try await ServerHarness.start()
-        let inFlight = Task { try await server.get("/unsafe/40x40/\(origin.url("/slow.jpg"))") }
+        let inFlight = Task { try await server.get("/unsafe/40x40/\(origin.address("/slow.jpg"))") }
         try await eventually("the origin to be asked for /slow.jpg") { origin.hits("/slow.jpg") > 0 }
         await server.group.triggerGracefulShutdown()
         let reply = try await inFlight.value("the in-flight request")

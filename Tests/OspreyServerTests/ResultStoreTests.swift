@@ -83,13 +83,13 @@ struct ResultStoreTests {
     /// A variant served with `s3` as a result store that cannot answer: 200 at `side` pixels wide,
     /// one failed lookup and one failed write counted.
     private func expectServedWithoutStore(_ s3: S3Configuration, side: Int) async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start {
             $0.s3 = s3
             $0.resultStore = S3Path("s3://results")
         }
-        let reply = try await server.get("/unsafe/\(side)x\(side)/\(origin.url("/photo.jpg"))")
+        let reply = try await server.get("/unsafe/\(side)x\(side)/\(origin.address("/photo.jpg"))")
         #expect(reply.status == 200 && reply.image?.width == side)
         await server.server.flushCaches()
         let metrics = try await server.get("/metrics").text

@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -53,7 +54,7 @@ struct SSRFTests {
 
     @Test("a source named by host name is fetched from its checked address with its own Host header")
     func pinnedOverHTTP() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
         let reply = try await server.get("/unsafe/50x50/http://localhost:\(origin.port)/photo.jpg")
@@ -65,17 +66,17 @@ struct SSRFTests {
 
     @Test("watermark URLs go through the same checks: a refused address and a redirect hop to one are 403")
     func watermarks() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
-        origin.set("/mark.png", TestOrigin.Resource(status: 302, headers: ["Location": "http://169.254.169.254/latest/mark.png"]))
+        origin.set("/mark.png", LoopbackOrigin.Resource(status: 302, headers: ["Location": "http://169.254.169.254/latest/mark.png"]))
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
-        let hop = try await server.get("/unsafe/100x100/filters:watermark(\(origin.url("/mark.png")),0,0,0)/\(src)")
+        let src = origin.address("/photo.jpg")
+        let hop = try await server.get("/unsafe/100x100/filters:watermark(\(origin.address("/mark.png")),0,0,0)/\(src)")
         #expect(hop.status == 403, "\(hop.text)")
         #expect(hop.text.contains("watermark"), "\(hop.text)")
         await server.stop()
         let strict = try await ServerHarness.start { $0.allowLoopbackSources = false }
-        let loopback = try await strict.get("/unsafe/100x100/filters:watermark(\(origin.url("/mark.png")),0,0,0)/http://93.184.216.34/none.jpg")
+        let loopback = try await strict.get("/unsafe/100x100/filters:watermark(\(origin.address("/mark.png")),0,0,0)/http://93.184.216.34/none.jpg")
         #expect(loopback.status == 403, "\(loopback.text)")
         await strict.stop()
         await origin.stop()

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -47,13 +48,13 @@ struct SecurityAndLimitsTests {
 
     @Test("loopback and private sources are refused by default, also behind a redirect; allow-list over HTTP")
     func refusals() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
-        origin.set("/redirect.jpg", TestOrigin.Resource(status: 302, headers: ["Location": "http://127.0.0.1:\(origin.port)/photo.jpg"]))
-        origin.set("/to-private.jpg", TestOrigin.Resource(status: 302, headers: ["Location": "http://10.0.0.1/secret.jpg"]))
+        origin.set("/redirect.jpg", LoopbackOrigin.Resource(status: 302, headers: ["Location": "http://127.0.0.1:\(origin.port)/photo.jpg"]))
+        origin.set("/to-private.jpg", LoopbackOrigin.Resource(status: 302, headers: ["Location": "http://10.0.0.1/secret.jpg"]))
         let strict = try await ServerHarness.start { $0.allowLoopbackSources = false }
         for path in [
-            "/unsafe/50x50/\(origin.url("/photo.jpg"))", "/unsafe/50x50/http://localhost:\(origin.port)/photo.jpg",
+            "/unsafe/50x50/\(origin.address("/photo.jpg"))", "/unsafe/50x50/http://localhost:\(origin.port)/photo.jpg",
             "/unsafe/50x50/http://[::ffff:127.0.0.1]:\(origin.port)/photo.jpg", "/unsafe/50x50/http://169.254.169.254/latest",
             "/unsafe/50x50/http://0.0.0.0:\(origin.port)/photo.jpg"
         ] {
@@ -65,14 +66,14 @@ struct SecurityAndLimitsTests {
 
         // Loopback allowed (tests), but a redirect hop to a private address is still refused.
         let loopback = try await ServerHarness.start()
-        #expect(try await loopback.get("/unsafe/50x50/\(origin.url("/redirect.jpg"))").status == 200)
-        let hop = try await loopback.get("/unsafe/50x50/\(origin.url("/to-private.jpg"))")
+        #expect(try await loopback.get("/unsafe/50x50/\(origin.address("/redirect.jpg"))").status == 200)
+        let hop = try await loopback.get("/unsafe/50x50/\(origin.address("/to-private.jpg"))")
         #expect(hop.status == 403, "\(hop.text)")
         await loopback.stop()
 
         let listed = try await ServerHarness.start { $0.allowedSources = ["http://127.0.0.1:\(origin.port)/photo.jpg"] }
-        #expect(try await listed.get("/unsafe/50x50/\(origin.url("/photo.jpg"))").status == 200)
-        #expect(try await listed.get("/unsafe/50x50/\(origin.url("/redirect.jpg"))").status == 403)
+        #expect(try await listed.get("/unsafe/50x50/\(origin.address("/photo.jpg"))").status == 200)
+        #expect(try await listed.get("/unsafe/50x50/\(origin.address("/redirect.jpg"))").status == 403)
         #expect(try await listed.get("/unsafe/50x50/http://127.0.0.1:\(origin.port)@evil.invalid/photo.jpg").status == 403)
         await listed.stop()
         await origin.stop()
@@ -80,22 +81,22 @@ struct SecurityAndLimitsTests {
 
     @Test("limits: source bytes, source pixels, result dimension, download timeout, request deadline")
     func limits() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/hang.jpg", body: TestImages.photo, delay: .seconds(4))
         let server = try await ServerHarness.start {
             $0.maxSourceBytes = 2000
             $0.downloadTimeout = .seconds(1)
         }
-        #expect(try await server.get("/unsafe/50x50/\(origin.url("/photo.jpg"))").status == 413)
-        #expect(try await server.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
+        #expect(try await server.get("/unsafe/50x50/\(origin.address("/photo.jpg"))").status == 413)
+        #expect(try await server.get("/unsafe/50x50/\(origin.address("/hang.jpg"))").status == 504)
         await server.stop()
 
         let pixels = try await ServerHarness.start {
             $0.maxSourcePixels = 100_000
             $0.maxResultDimension = 500
         }
-        let tooMany = try await pixels.get("/unsafe/50x50/\(origin.url("/photo.jpg"))")
+        let tooMany = try await pixels.get("/unsafe/50x50/\(origin.address("/photo.jpg"))")
         #expect(tooMany.status == 422, "\(tooMany.text)")
         await pixels.stop()
 
@@ -103,8 +104,8 @@ struct SecurityAndLimitsTests {
             $0.maxResultDimension = 500
             $0.requestTimeout = .seconds(1)
         }
-        #expect(try await result.get("/unsafe/600x100/\(origin.url("/photo.jpg"))").status == 422)
-        #expect(try await result.get("/unsafe/50x50/\(origin.url("/hang.jpg"))").status == 504)
+        #expect(try await result.get("/unsafe/600x100/\(origin.address("/photo.jpg"))").status == 422)
+        #expect(try await result.get("/unsafe/50x50/\(origin.address("/hang.jpg"))").status == 504)
         await result.stop()
 
         // An enlargement over the limit is refused from the source's header, before the work:
@@ -114,11 +115,11 @@ struct SecurityAndLimitsTests {
             "/unsafe/fit-in/16384x16384/filters:upscale()/SRC", "/unsafe/16384x16384/smart/SRC",
             "/imgproxy/_/rs:fit:4000:4000:1:1/plain/SRC", "/unsafe/16384x16384/smart/SRC", "/unsafe/600x100/SRC"
         ].enumerated() {
-            let source = origin.url("/photo.jpg") + "?n=\(index % 3)"
+            let source = origin.address("/photo.jpg") + "?n=\(index % 3)"
             let refused = try await early.get(path.replacingOccurrences(of: "SRC", with: source))
             #expect(refused.status == 422 && refused.text.contains("larger than the limit of 500"), "\(path): \(refused.text)")
         }
-        #expect(try await early.get("/unsafe/fit-in/100x100/filters:fill(ff0000)/\(origin.url("/photo.jpg"))").status == 200)
+        #expect(try await early.get("/unsafe/fit-in/100x100/filters:fill(ff0000)/\(origin.address("/photo.jpg"))").status == 200)
         let metrics = try await early.get("/metrics").text
         #expect(metrics.contains("osprey_decodes_total{shrunk_on_load=\"true\"} 1"), "only the last request decoded:\n\(metrics)")
         #expect(!metrics.contains("shrunk_on_load=\"false\"} 1"), "no full decode")
@@ -128,15 +129,15 @@ struct SecurityAndLimitsTests {
 
     @Test("a cached source over the pixel limit is refused from its header: no decode, the original not read")
     func pixelLimitFromHeader() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)  // 400x300: 120,000 pixels
         let server = try await ServerHarness.start { $0.maxSourcePixels = 100_000 }
-        let first = try await server.get("/unsafe/50x50/\(origin.url("/photo.jpg"))")
+        let first = try await server.get("/unsafe/50x50/\(origin.address("/photo.jpg"))")
         #expect(first.status == 422 && first.text.contains("exceeds the limit of 100000 pixels"), "\(first.text)")
         // The next request validates the cached source and reads its header; later ones know it.
-        #expect(try await server.get("/unsafe/51x51/\(origin.url("/photo.jpg"))").status == 422)
+        #expect(try await server.get("/unsafe/51x51/\(origin.address("/photo.jpg"))").status == 422)
         let decodes = try await server.decodes()
-        let again = try await server.get("/unsafe/52x52/\(origin.url("/photo.jpg"))")
+        let again = try await server.get("/unsafe/52x52/\(origin.address("/photo.jpg"))")
         #expect(again.status == 422 && again.text.contains("400x300 pixels x 1 frame(s) exceeds the limit of 100000"), "\(again.text)")
         #expect(try await server.decodes() == decodes, "refused before any decode")
         await server.stop()

@@ -10,7 +10,7 @@ struct ServeCommandTests {
     static func launch(_ arguments: [String]) async throws -> (Process, ServerHarnessClient) {
         let executable = try #require(OspreyBinary.url)
         let fixtures = ClientFixtures.shared
-        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
+        _ = try await LoopbackOrigin.fixtureOrigin(port: fixtures.origin_port)
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--port", "0", "--allow-loopback-sources"] + arguments

@@ -32,11 +32,11 @@ struct ThumborFilterTests {
 
     @Test("rgb, colorize and curve give thumbor's values")
     func colourTables() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/flat.png", body: try Self.png(left: [100, 150, 200]), contentType: "image/png")
         origin.set("/steps.png", body: try Self.png(left: [102, 153, 204], right: [10, 153, 204]), contentType: "image/png")
         let server = try await ServerHarness.start()
-        let flat = origin.url("/flat.png"), steps = origin.url("/steps.png")
+        let flat = origin.address("/flat.png"), steps = origin.address("/steps.png")
         // 255 * 20 / 100 = 51; 255 * -10 / 100 = -25 (C's division truncates).
         #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):rgb(20,-10,0)/\(flat)")) == [151, 125, 200])
         #expect(try Self.rgb(try await server.get("/unsafe/filters:format(png):rgb(100,100,-100)/\(flat)")) == [255, 255, 0])
@@ -64,11 +64,11 @@ struct ThumborFilterTests {
 
     @Test("equalize, convolution and noise run; noise is the same for the same seed")
     func pixelFilters() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/halves.png", body: try Self.png(left: [10, 20, 30], right: [50, 60, 70]), contentType: "image/png")
         origin.set("/flat.png", body: try Self.png(left: [100, 150, 200]), contentType: "image/png")
         let server = try await ServerHarness.start()
-        let halves = origin.url("/halves.png"), flat = origin.url("/flat.png")
+        let halves = origin.address("/halves.png"), flat = origin.address("/flat.png")
         let equalized = try await server.get("/unsafe/filters:format(png):equalize()/\(halves)")
         #expect(try Self.rgb(equalized, 0, 0) == [0, 0, 0])
         #expect(try Self.rgb(equalized, 39, 29) == [255, 255, 255])
@@ -97,10 +97,10 @@ struct ThumborFilterTests {
 
     @Test("meta/ answers thumbor's JSON: the source, the crops, resizes and flips in order, the target; JSONP with callback")
     func metadata() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         func json(_ reply: ServerHarness.Reply) throws -> [String: Any] {
             let object = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any]
             return try #require(object?["thumbor"] as? [String: Any], "\(reply.status) \(reply.text)")
@@ -137,10 +137,10 @@ struct ThumborFilterTests {
 
     @Test("rotate turns counter-clockwise, as thumbor's engine; other angles than multiples of 90 change nothing")
     func rotation() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/halves.png", body: try Self.png(left: [255, 0, 0], right: [0, 0, 255]), contentType: "image/png")
         let server = try await ServerHarness.start()
-        let halves = origin.url("/halves.png")
+        let halves = origin.address("/halves.png")
         // The right half (blue) comes to the top.
         let turned = try await server.get("/unsafe/filters:format(png):rotate(90)/\(halves)")
         #expect(turned.image?.width == 30 && turned.image?.height == 40)
@@ -154,10 +154,10 @@ struct ThumborFilterTests {
 
     @Test("extract_focal fetches the embedded URL's image and centres fill crops on its crop")
     func extractFocal() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         let focal = try await server.get("/unsafe/100x100/filters:focal(300x0:400x100)/\(src)")
         #expect(focal.status == 200, "\(focal.text)")
         for embedded in [
@@ -180,11 +180,11 @@ struct ThumborFilterTests {
 
     @Test("autojpg(false) keeps a PNG source PNG; red_eye() changes nothing; bad arguments are 400s")
     func answerFilters() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/opaque.png", body: try Self.png(left: [100, 150, 200], alpha: false), contentType: "image/png")
         origin.set("/photo.jpg", body: TestImages.photo)
         let server = try await ServerHarness.start()
-        let opaque = origin.url("/opaque.png"), src = origin.url("/photo.jpg")
+        let opaque = origin.address("/opaque.png"), src = origin.address("/photo.jpg")
         #expect(try await server.get("/unsafe/20x20/\(opaque)").image?.format == .jpeg)
         #expect(try await server.get("/unsafe/20x20/filters:autojpg()/\(opaque)").image?.format == .jpeg)
         #expect(try await server.get("/unsafe/20x20/filters:autojpg(true)/\(opaque)").image?.format == .jpeg)
@@ -218,12 +218,12 @@ struct ThumborFrameTests {
     @Test func aFrameIsDrawnAroundTheImageGrownByThePatchPadding() async throws {
         var blue: [UInt8] = []
         for _ in 0..<(40 * 30) { blue += [0, 0, 255, 255] }
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/blue.png", body: try Image(rgba: blue, width: 40, height: 30).encoded(as: .png), contentType: "image/png")
         origin.set("/frame.png", body: try Self.ninePatch(), contentType: "image/png")
         origin.set("/plain.png", body: try Image(rgba: blue, width: 40, height: 30).encoded(as: .png), contentType: "image/png")
         let server = try await ServerHarness.start()
-        let reply = try await server.get("/unsafe/filters:format(png):frame(\(origin.url("/frame.png")))/\(origin.url("/blue.png"))")
+        let reply = try await server.get("/unsafe/filters:format(png):frame(\(origin.address("/frame.png")))/\(origin.address("/blue.png"))")
         let image = try #require(reply.image, "\(reply.status) \(reply.text)")
         #expect(image.width == 44 && image.height == 34)
         let pixels = try image.rgbaPixels()
@@ -237,9 +237,9 @@ struct ThumborFrameTests {
         }
         #expect(origin.hits("/frame.png") == 1)
         // A patch without marks is refused with the reason; a frame on a private address is 403.
-        let plain = try await server.get("/unsafe/filters:frame(\(origin.url("/plain.png")))/\(origin.url("/blue.png"))")
+        let plain = try await server.get("/unsafe/filters:frame(\(origin.address("/plain.png")))/\(origin.address("/blue.png"))")
         #expect((400..<500).contains(plain.status) && plain.text.contains("nine-patch"), "\(plain.status) \(plain.text)")
-        #expect(try await server.get("/unsafe/filters:frame(http://10.1.2.3/f.png)/\(origin.url("/blue.png"))").status == 403)
+        #expect(try await server.get("/unsafe/filters:frame(http://10.1.2.3/f.png)/\(origin.address("/blue.png"))").status == 403)
         await server.stop()
         await origin.stop()
     }

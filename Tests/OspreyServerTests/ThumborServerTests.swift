@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTestSupport
 import Testing
 
 @testable import OspreyServer
@@ -9,7 +10,7 @@ struct ThumborServerTests {
     @Test("libthumbor URLs (committed fixtures) are served with the sizes and formats they ask for")
     func libthumborFixtures() async throws {
         let fixtures = ClientFixtures.shared
-        _ = try await TestOrigin.fixtureOrigin(port: fixtures.origin_port)
+        _ = try await LoopbackOrigin.fixtureOrigin(port: fixtures.origin_port)
         let server = try await ServerHarness.start { $0.thumborKey = fixtures.thumbor_key }
         for item in fixtures.thumbor {
             let reply = try await server.get(item.path)
@@ -31,11 +32,11 @@ struct ThumborServerTests {
 
     @Test("unsafe URLs without a key: sizes, orig, flips, filters")
     func unsafeGrammar() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/alpha.png", body: TestImages.transparentPNG, contentType: "image/png")
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         let cases: [(String, Int, Int, String)] = [
             ("/unsafe/200x100/\(src)", 200, 100, "jpeg"),
             ("/unsafe/fit-in/200x200/\(src)", 200, 150, "jpeg"),
@@ -55,14 +56,14 @@ struct ThumborServerTests {
             ),
             ("/unsafe/100x50/filters:format(webp):quality(50):grayscale():strip_exif():strip_icc()/\(src)", 100, 50, "webp"),
             ("/unsafe/100x50/filters:format(gif)/\(src)", 100, 50, "gif"),
-            ("/unsafe/50x50/\(origin.url("/alpha.png"))", 50, 50, "png"),  // alpha: PNG, not JPEG
+            ("/unsafe/50x50/\(origin.address("/alpha.png"))", 50, 50, "png"),  // alpha: PNG, not JPEG
             ("/unsafe/100x100/127.0.0.1:\(origin.port)/photo.jpg", 100, 100, "jpeg"),  // no scheme: http
             ("/unsafe/300x100/filters:stretch()/\(src)", 300, 100, "jpeg"),
             ("/unsafe/debug/300x100/\(src)", 300, 100, "jpeg"),
             ("/unsafe/fit-in/300x100/filters:stretch()/\(src)", 133, 100, "jpeg"),  // no stretch with fit-in
             ("/unsafe/200x100/filters:proportion(0.5)/\(src)", 100, 50, "jpeg"),
             ("/unsafe/200x100/filters:proportion(2)/\(src)", 200, 100, "jpeg"),  // outside (0, 1]: ignored
-            ("/unsafe/50x50/filters:background_color(ff0000)/\(origin.url("/alpha.png"))", 50, 50, "jpeg")  // flattened: no alpha
+            ("/unsafe/50x50/filters:background_color(ff0000)/\(origin.address("/alpha.png"))", 50, 50, "jpeg")  // flattened: no alpha
         ]
         for (path, width, height, format) in cases {
             let reply = try await server.get(path)
@@ -83,11 +84,11 @@ struct ThumborServerTests {
 
     @Test("fill pads fit-in results; watermark draws a fetched image, under the same source rules")
     func fillAndWatermark() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/mark.png", body: TestImages.transparentPNG, contentType: "image/png")
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg"), mark = origin.url("/mark.png")
+        let src = origin.address("/photo.jpg"), mark = origin.address("/mark.png")
         let filled = try await server.get("/unsafe/fit-in/200x200/filters:fill(ff0000)/\(src)")
         let padded = try #require(filled.image)
         #expect(padded.width == 200 && padded.height == 200)
@@ -107,7 +108,7 @@ struct ThumborServerTests {
         #expect(origin.hits("/mark.png") == 1)
         let refused = try await server.get("/unsafe/200x150/filters:watermark(http://10.1.2.3/mark.png,0,0,0)/\(src)")
         #expect(refused.status == 403, "\(refused.text)")
-        let missing = try await server.get("/unsafe/200x150/filters:watermark(\(origin.url("/none.png")),0,0,0)/\(src)")
+        let missing = try await server.get("/unsafe/200x150/filters:watermark(\(origin.address("/none.png")),0,0,0)/\(src)")
         #expect(missing.status == 404, "\(missing.text)")
         let tiled = try await server.get("/unsafe/200x150/filters:watermark(\(mark),repeat,0,0)/\(src)")
         #expect(tiled.status == 200 && tiled.body != marked.body, "\(tiled.text)")
@@ -134,10 +135,10 @@ struct ThumborServerTests {
             }
         }
         let framed = try Image(rgba: pixels, width: 300, height: 200).encoded(as: .png)
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/framed.png", body: framed, contentType: "image/png")
         let server = try await ServerHarness.start()
-        let src = origin.url("/framed.png")
+        let src = origin.address("/framed.png")
         func size(_ path: String) async throws -> (Int, Int)? {
             let reply = try await server.get(path)
             #expect(reply.status == 200, "\(path): \(reply.text)")
@@ -166,15 +167,15 @@ struct ThumborServerTests {
 
     @Test("bad URLs, unknown filters, bad arguments, bad sources are 4xx with one line; origin failures 404/502")
     func errors() async throws {
-        let origin = try await TestOrigin.start()
+        let origin = try await LoopbackOrigin.start()
         origin.set("/photo.jpg", body: TestImages.photo)
         origin.set("/page.html", body: Data("<html>not an image</html>".utf8), contentType: "text/html")
         origin.set("/truncated.jpg", body: TestImages.photo.prefix(TestImages.photo.count / 3))
         origin.set("/broken.jpg", body: Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data(repeating: 0x41, count: 2000))
-        origin.set("/gone.jpg", TestOrigin.Resource(status: 410))
-        origin.set("/fails.jpg", TestOrigin.Resource(status: 500))
+        origin.set("/gone.jpg", LoopbackOrigin.Resource(status: 410))
+        origin.set("/fails.jpg", LoopbackOrigin.Resource(status: 500))
         let server = try await ServerHarness.start()
-        let src = origin.url("/photo.jpg")
+        let src = origin.address("/photo.jpg")
         let cases: [(String, Int)] = [
             ("/unsafe/100x100/filters:nope()/\(src)", 400),
             ("/unsafe/100x100/filters:quality(101)/\(src)", 400),
@@ -185,12 +186,12 @@ struct ThumborServerTests {
             ("/nothing", 400),
             ("/unsafe/100x100/ftp://example.com/a.jpg", 400),
             ("/AAAAAAAAAAAAAAAAAAAAAAAAAAA=/100x100/\(src)", 403),
-            ("/unsafe/100x100/\(origin.url("/page.html"))", 422),
-            ("/unsafe/100x100/\(origin.url("/truncated.jpg"))", 422),
-            ("/unsafe/100x100/\(origin.url("/broken.jpg"))", 422),
-            ("/unsafe/100x100/\(origin.url("/missing.jpg"))", 404),
-            ("/unsafe/100x100/\(origin.url("/gone.jpg"))", 404),
-            ("/unsafe/100x100/\(origin.url("/fails.jpg"))", 502),
+            ("/unsafe/100x100/\(origin.address("/page.html"))", 422),
+            ("/unsafe/100x100/\(origin.address("/truncated.jpg"))", 422),
+            ("/unsafe/100x100/\(origin.address("/broken.jpg"))", 422),
+            ("/unsafe/100x100/\(origin.address("/missing.jpg"))", 404),
+            ("/unsafe/100x100/\(origin.address("/gone.jpg"))", 404),
+            ("/unsafe/100x100/\(origin.address("/fails.jpg"))", 502),
             ("/unsafe/100x100/http://127.0.0.1:1/a.jpg", 502),
             ("/unsafe/10x10:5x5/100x100/\(src)", 400),
             ("/unsafe/500x500:600x600/100x100/\(src)", 422)

@@ -28,10 +28,10 @@ SMALL = ["hopper.jpg", "hopper.png", "hopper.webp", "hopper.gif", "rocket.jpg", 
 # Origin faults (path template, weight). A request for one is judged "correct image, or a 4xx/5xx
 # with a reason"; the table in the report shows which status each fault got.
 FAULTS = [
-    ("slow/1/{n}", 6), ("slow/8/{n}", 3), ("stall/{n}", 4), ("reset/{n}", 5), ("reset0/{n}", 4),
+    ("delay/1000/{n}", 6), ("delay/8000/{n}", 3), ("stall/{n}", 4), ("reset/{n}", 5), ("reset0/{n}", 4),
     ("trunc/{n}", 5), ("cl-big/{n}", 4), ("cl-small/{n}", 4), ("status/500/{n}", 3), ("status/503/{n}", 3),
     ("status/429/{n}", 3), ("status/404/{n}", 2), ("loop/{n}", 4), ("html/{n}", 3), ("html-as-image/{n}", 3),
-    ("huge-cl/{n}", 1), ("huge-chunked/{n}", 1), ("bomb/png", 2), ("bomb/jpeg", 2), ("bomb/png-in-limit", 1),
+    ("huge-cl/{n}", 1), ("huge-chunked/{n}", 1), ("bomb/bomb-png.png", 2), ("bomb/bomb-jpeg.jpg", 2), ("bomb/bomb-png-in-limit.png", 1),
     ("gzip-bomb/{n}", 2), ("broken/half/{n}", 4), ("broken/head/{n}", 3),
 ]
 MIX = [("hit", 30), ("miss", 18), ("badurl", 5), ("badsig", 5), ("fault", 30), ("mut", 12)]
@@ -108,7 +108,7 @@ class Mix:
                 template = rng.choices([t for t, _ in FAULTS], [w for _, w in FAULTS])[0]
                 n = rng.choice(SMALL)
                 w, h = rng.choice([(100, 100), (64 + count % 200, 64)])
-                return kind, template.split("/")[0] + ("/" + template.split("/")[1] if template.split("/")[0] in ("status", "slow", "bomb", "broken") else ""), \
+                return kind, template.split("/")[0] + ("/" + template.split("/")[1] if template.split("/")[0] in ("status", "delay", "bomb", "broken") else ""), \
                     self.url(rng.choice("ti"), template.format(n=n), w, h), (w, h)
             seed = rng.randrange(4000)
             n = rng.choice(IMAGES)

@@ -1,7 +1,8 @@
 """The soak: mixed load on `osprey serve` while the origin misbehaves, then a saturation phase, an
 idle check, a kill -9 with damaged cache files, a restart and a scan of every result served.
 
-Environment: SOAK_MIX (weights, e.g. "hit=30,miss=18,mut=12"; see load.py), OSPREY_BIN (the CLI, default .build/release/osprey), SOAK_SECONDS (load, default 600),
+Environment: SOAK_MIX (weights, e.g. "hit=30,miss=18,mut=12"; see load.py), OSPREY_BIN (the CLI, default .build/release/osprey),
+SOAK_ORIGIN_BIN (the origin, default .build/release/OspreyOrigin), SOAK_SECONDS (load, default 600),
 SOAK_CLIENTS (8), SOAK_WORKERS (4), SOAK_QUEUE (16), SOAK_DISK_MB (32, each for originals and
 results), SOAK_MEMORY_MB (64), SOAK_DOWNLOAD_TIMEOUT (4), SOAK_REQUEST_TIMEOUT (12), SOAK_MAX_SOURCE_BYTES
 (52428800), SOAK_MAX_SOURCE_PIXELS (50000000) (the server's defaults, passed explicitly since the RSS
@@ -21,6 +22,7 @@ must be under 1 MiB/min.
 """
 import bisect
 import collections
+import gzip
 import hashlib
 import json
 import os
@@ -38,6 +40,7 @@ import sampler
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 E = os.environ.get
 BIN = E("OSPREY_BIN", os.path.join(ROOT, ".build/release/osprey"))
+ORIGIN_BIN = E("SOAK_ORIGIN_BIN", os.path.join(ROOT, ".build/release/OspreyOrigin"))
 SECONDS = float(E("SOAK_SECONDS", "600"))
 CLIENTS = int(E("SOAK_CLIENTS", "8"))
 WORKERS = int(E("SOAK_WORKERS", "4"))
@@ -63,11 +66,40 @@ def log(*args):
     print(time.strftime("%H:%M:%S"), *args, flush=True)
 
 
+def make_assets(work):
+    """The bombs the origin serves by name, made once into WORK (the vips CLI streams them, so memory
+    stays small): bomb-png.png and bomb-jpeg.jpg (20000x20000, 400 Mpx, a few hundred KB),
+    bomb-png-in-limit.png (7000x7000, just under the default pixel limit), gzip-bomb.gz (1 GiB of zeros)."""
+    os.makedirs(work, exist_ok=True)
+    for name, size in (("bomb-png.png", "20000"), ("bomb-jpeg.jpg", "20000"), ("bomb-png-in-limit.png", "7000")):
+        path = os.path.join(work, name)
+        if not os.path.exists(path):
+            tmp = os.path.join(work, "tmp-" + name)
+            subprocess.run(["vips", "black", tmp, size, size], check=True)
+            os.rename(tmp, path)
+    path = os.path.join(work, "gzip-bomb.gz")
+    if not os.path.exists(path):
+        chunk = b"\0" * (1 << 20)
+        with open(path + ".tmp", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9) as out:
+            for _ in range(1024):
+                out.write(chunk)
+        os.rename(path + ".tmp", path)
+
+
 def start_origin():
-    proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "origin.py"), IMAGES,
-                             os.path.join(WORK, "assets"), "0"], stdout=subprocess.PIPE, text=True)
+    """The misbehaving origin: the tests' loopback origin as a process (`OspreyOrigin`, release build,
+    made here when missing; its fault routes are in Tests/OspreyTestSupport/LoopbackRoute+Faults.swift)
+    serving the test images and the bombs by name. Returns (process, port)."""
+    if not os.access(ORIGIN_BIN, os.X_OK):
+        log("building the origin (swift build -c release --product OspreyOrigin)")
+        subprocess.run(["swift", "build", "-c", "release", "--product", "OspreyOrigin"], cwd=ROOT, check=True)
+    assets = os.path.join(WORK, "assets")
+    make_assets(assets)
+    proc = subprocess.Popen([ORIGIN_BIN, IMAGES, assets], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
-    return proc, int(line.rsplit(" ", 1)[1])
+    if not line.startswith("listening "):
+        raise SystemExit(f"soak: the origin did not start: {line!r}")
+    return proc, int(line.split()[1])
 
 
 def start_server(cache):
@@ -192,7 +224,7 @@ def saturate(port, smp):
     done = threading.Event()
 
     def one(i):
-        url = load.thumbor_url(f"fit-in/{300 + i}x{77 + int(time.time()) % 500}/http://127.0.0.1:{ORIGIN_PORT}/slow/2.5/hopper.jpg")
+        url = load.thumbor_url(f"fit-in/{300 + i}x{77 + int(time.time()) % 500}/http://127.0.0.1:{ORIGIN_PORT}/delay/2500/hopper.jpg")
         status, _, body, _ = load.fetch("127.0.0.1", port, url, REQUEST_TIMEOUT + 20)
         statuses[status] += 1
 

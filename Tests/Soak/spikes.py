@@ -4,7 +4,7 @@ sizes) for SPIKES_SECONDS, RSS sampled every 50 ms, then SPIKES_IDLE seconds idl
 trims its heap once idle). Prints one JSON line per kind: answers by status, RSS at the start,
 peak, at the end of the load and after the idle wait (MiB).
 
-    OSPREY_BIN=Benchmarks/.build/release/osprey python Tests/Soak/spikes.py 'huge-chunked/{n}' bomb/jpeg miss
+    OSPREY_BIN=Benchmarks/.build/release/osprey python Tests/Soak/spikes.py 'huge-chunked/{n}' bomb/bomb-jpeg.jpg miss
 
 A kind is a fault path template of load.FAULTS ({n}: one of load.SMALL) or `miss` (the test images).
 """

@@ -87,7 +87,7 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("o
     let disk = DiskStorage.Config(name: "offline", directory: directory, now: { Date().addingTimeInterval(shift) })
     let pipeline = ImagePipeline(cache: ImageCache(name: "offline-bench", diskConfig: disk))
     if phase.hasPrefix("offline") { pipeline.handleNetworkChange(available: false, metered: false) }
-    let downloadsBefore = origin.hits
+    let downloadsBefore = origin.bodiesServed
     let grid = ImageGrid(urls: urls, pipeline: pipeline)
     var failures = 0
     grid.onCellFailure = { _, _, _ in failures += 1 }
@@ -121,7 +121,7 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("o
     let milliseconds = Date().timeIntervalSince(start) * 1000
     print(
         "{\"phase\": \"\(phase)\", \"images\": \(items), \"pages\": \(pages), \"ms\": \(Int(milliseconds)), \"timeouts\": \(timeouts), "
-            + "\"failed_cells\": \(failures), \"downloads\": \(origin.hits - downloadsBefore)}")
+            + "\"failed_cells\": \(failures), \"downloads\": \(origin.bodiesServed - downloadsBefore)}")
     fflush(nil)
     gtk_window_destroy(GtkWindowPointer(window))
     // The cold run's disk writes run in the background: let them land before the next run.

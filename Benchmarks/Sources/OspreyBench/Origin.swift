@@ -2,19 +2,12 @@ import Foundation
 import OspreyTestSupport
 
 /// Runs the loopback origin (``LoopbackOrigin``, the one the tests and the counted benchmarks use)
-/// serving the files of `directories` in this process until the process that started it exits:
-/// `OspreyBench origin DIR...` (the harness's scenarios 5-7, `gallery_scroll.sh`). Prints
-/// `listening PORT` once bound (port from $ORIGIN_PORT, default: any free port); with $ORIGIN_LOG
-/// it appends `GET <path>` per request to that file. `GET /__hits` answers how many images it served.
+/// serving the files of `directories` until the process that started it exits: `OspreyBench origin
+/// DIR...` (the harness's scenarios 5-7, `gallery_scroll.sh`). Prints `listening PORT` once bound;
+/// $ORIGIN_PORT, $ORIGIN_LOG, $ORIGIN_RATE as `LoopbackOrigin.runAsProcess(directories:)` says.
+/// `GET /__hits` answers how many images it served.
 func runOrigin(directories: [String]) async throws -> Never {
-    let origin = try await LoopbackOrigin.start(
-        directories: directories.map { URL(fileURLWithPath: $0, isDirectory: true) }, port: envInt("ORIGIN_PORT", 0),
-        log: env("ORIGIN_LOG").map { URL(fileURLWithPath: $0) })
-    let parent = getppid()
-    print("listening \(origin.port)")
-    fflush(nil)
-    while getppid() == parent { try await Task.sleep(for: .seconds(1)) }
-    exit(0)
+    try await LoopbackOrigin.runAsProcess(directories: directories)
 }
 
 /// An origin process started by the harness (the same executable, `origin` mode).
@@ -38,7 +31,7 @@ final class OriginProcess {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let portText = text.split(separator: " ").dropFirst().first, let port = Int(portText) else {
+        guard let portText = text.split(whereSeparator: \.isWhitespace).dropFirst().first, let port = Int(portText) else {
             throw BenchError("origin did not start: \(text)")
         }
         self.port = port

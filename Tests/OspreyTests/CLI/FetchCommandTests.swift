@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -22,8 +23,8 @@ final class FetchCommandTests {
 
     @Test("fetch: one JSON line per URL, duplicates coalesced, cache types, original kept only with --keep-original, exit codes")
     func fetch() async throws {
-        let server = try await LoopbackServer.start()
-        defer { Task { await server.shutdown() } }
+        let server = try await LoopbackOrigin.start()
+        defer { Task { await server.stop() } }
         let cache = directory.appendingPathComponent("cache").path
         let url = server.url("/image/cli").absoluteString
         let first = try await CLIRunner.run(["fetch", url, url, "--cache-dir", cache, "--json", "--process", "resize:64x64:fill"])
@@ -139,8 +140,8 @@ final class FetchCommandTests {
 
     @Test("prefetch: plain lines when not a terminal, then a summary; JSON summary")
     func prefetch() async throws {
-        let server = try await LoopbackServer.start()
-        defer { Task { await server.shutdown() } }
+        let server = try await LoopbackOrigin.start()
+        defer { Task { await server.stop() } }
         let cache = directory.appendingPathComponent("cache").path
         let list = directory.appendingPathComponent("urls.txt")
         let urls = (0..<4).map { server.url("/image/pre/\($0)").absoluteString } + [server.url("/status/500").absoluteString]
@@ -158,8 +159,8 @@ final class FetchCommandTests {
 
     @Test("prefetch --process caches one result per source; --keep-original adds the originals")
     func prefetchCachesWhatWasAskedFor() async throws {
-        let server = try await LoopbackServer.start()
-        defer { Task { await server.shutdown() } }
+        let server = try await LoopbackOrigin.start()
+        defer { Task { await server.stop() } }
         for (name, extra, expected) in [("results", [String](), 3), ("kept", ["--keep-original"], 6)] {
             let cache = directory.appendingPathComponent(name).path
             let urls = (0..<3).map { server.url("/image/\(name)/\($0)").absoluteString }

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -11,8 +12,8 @@ struct FetchPreviewsTests {
 
     @Test("a progressive JPEG on a slow link: preview lines (preview, size, bytes so far) before the final line; a baseline JPEG: none")
     func previews() async throws {
-        let server = try await LoopbackServer.start()
-        defer { Task { await server.shutdown() } }
+        let server = try await LoopbackOrigin.start()
+        defer { Task { await server.stop() } }
         let progressive = try ProgressiveTestData.progressive()
         server.setBody("prog", progressive)
         server.setBody("base", try ProgressiveTestData.baseline())

@@ -146,11 +146,11 @@ struct HostileFormatTests {
             """
         let image = try? Image(data: Data(svg.utf8))
         #expect(image.map { ($0.width, $0.height) } ?? (40, 40) == (40, 40))
-        #expect(origin.hits == 0, "librsvg fetched an external resource")
+        #expect(origin.bodiesServed == 0, "librsvg fetched an external resource")
         // The origin answers when asked: the count above would have seen a fetch.
         let url = origin.url("/pixel.png")
         _ = try await withDeadline("the origin's answer") { try await URLSession.shared.data(from: url).0 }
-        #expect(origin.hits == 1)
+        #expect(origin.bodiesServed == 1)
         await origin.stop()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -6,7 +7,7 @@ import Testing
 @Suite("Downloader scheduling", .timeLimit(.minutes(5)))
 struct DownloaderSchedulingTests {
     /// Occupies the only slot with a gated download and returns its collector.
-    private func block(_ downloader: ImageDownloader, _ server: LoopbackServer, gate: String) async -> Collector<DownloadOutcome> {
+    private func block(_ downloader: ImageDownloader, _ server: LoopbackOrigin, gate: String) async -> Collector<DownloadOutcome> {
         let blocker = Collector<DownloadOutcome>()
         downloader.download(server.url("/gated/\(gate)/blocker")) { blocker.append($0) }
         #expect(await server.waitUntil { $0.hits["/gated/\(gate)/blocker"] == 1 })
@@ -14,7 +15,7 @@ struct DownloaderSchedulingTests {
     }
 
     /// The URIs the server saw after the blocker, in order.
-    private func order(_ server: LoopbackServer, gate: String) -> [String] {
+    private func order(_ server: LoopbackOrigin, gate: String) -> [String] {
         let log = server.snapshot.log
         guard let index = log.firstIndex(of: "/gated/\(gate)/blocker") else { return [] }
         return Array(log[(index + 1)...])

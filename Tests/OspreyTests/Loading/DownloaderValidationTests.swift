@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Testing
 
 @testable import Osprey
@@ -297,9 +298,9 @@ struct DownloaderValidationTests {
     @Test("connection refused is a transport error")
     func connectionRefused() async throws {
         let loader = DataLoader()
-        let server = try await LoopbackServer.start()
+        let server = try await LoopbackOrigin.start()
         let url = server.url("/image/closed")
-        await server.shutdown()
+        await server.stop()
         let result = await outcome(makeDownloader(loader), url)
         try await loader.shutdown()
         guard case .transport? = result.downloadReason else {

@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTestSupport
 import Synchronization
 import Testing
 
@@ -59,26 +60,35 @@ final class Collector<Value: Sendable>: Sendable {
     }
 }
 
+/// The images used by the loading tests, from ``TestData``.
+enum LoadingTestData {
+    static let imagesDirectory: URL = TestData.imagesDirectory
+
+    static let hopperJPEG: Data = {
+        (try? Data(contentsOf: imagesDirectory.appendingPathComponent("hopper.jpg"))) ?? Data()
+    }()
+}
+
 typealias DownloadOutcome = Result<DownloadResult, OspreyError>
 
-/// Starts a loopback server and a `DataLoader`, runs `body`, and shuts both down.
+/// Starts a loopback origin and a `DataLoader`, runs `body`, and shuts both down.
 ///
 /// The loader waits up to 120 s for a read, not the product's 30 s, for the reason
 /// ``makeDownloader(_:_:)`` gives: under the thread sanitizer, gated requests held while the
 /// others arrived waited more than 30 s, and two gated tests failed (with a queued count that a
 /// read timeout of their first requests explains).
-func withLoopback(_ body: (LoopbackServer, DataLoader) async throws -> Void) async throws {
-    let server = try await LoopbackServer.start()
+func withLoopback(_ body: (LoopbackOrigin, DataLoader) async throws -> Void) async throws {
+    let server = try await LoopbackOrigin.start()
     let loader = DataLoader(configuration: DataLoader.Configuration(readTimeout: .seconds(120)))
     do {
         try await body(server, loader)
     } catch {
         try? await loader.shutdown()
-        await server.shutdown()
+        await server.stop()
         throw error
     }
     try await loader.shutdown()
-    await server.shutdown()
+    await server.stop()
 }
 
 /// A downloader over `loader`, configured by `configure`.

@@ -33,8 +33,8 @@ struct FetchPriorityTests {
     /// requests, returned), then the slot opens: the order in which the `/image/` paths were
     /// downloaded.
     private func order(
-        gate: String, downloads: Int, queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask],
-        change: (ImagePipeline, LoopbackServer, Collector<Bool>, [ImageTask]) async throws -> [ImageTask]
+        gate: String, downloads: Int, queue: (ImagePipeline, LoopbackOrigin, Collector<Bool>) -> [ImageTask],
+        change: (ImagePipeline, LoopbackOrigin, Collector<Bool>, [ImageTask]) async throws -> [ImageTask]
     ) async throws -> [String] {
         var order: [String] = []
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-priority-\(UUID().uuidString)")
@@ -77,7 +77,7 @@ struct FetchPriorityTests {
     @Test("a shared fetch keeps the highest priority of its tasks: lowering one of two keeps it, lowering both lets the other URL go first")
     func loweringKeepsTheMax() async throws {
         // Two tasks on c (two processors, one fetch) at high, one on d at normal.
-        let queue: (ImagePipeline, LoopbackServer, Collector<Bool>) -> [ImageTask] = { pipeline, server, done in
+        let queue: (ImagePipeline, LoopbackOrigin, Collector<Bool>) -> [ImageTask] = { pipeline, server, done in
             let c = server.url("/image/lower-c"), d = server.url("/image/lower-d")
             return [
                 pipeline.loadImage(with: .url(c), options: [.downloadPriority(.high)]) { done.append((try? $0.get()) != nil) },

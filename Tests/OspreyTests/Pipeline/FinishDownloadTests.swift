@@ -35,7 +35,7 @@ struct FinishDownloadTests {
     }
 
     private func withFixture(
-        _ gate: String, _ body: (ImagePipeline, LoopbackServer, URL) async throws -> Void
+        _ gate: String, _ body: (ImagePipeline, LoopbackOrigin, URL) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-finish-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OspreyTestSupport
 import Synchronization
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 /// A pipeline over a fresh temporary cache and a loopback server, torn down afterwards.
 struct PipelineFixture {
-    let server: LoopbackServer
+    let server: LoopbackOrigin
     let loader: DataLoader
     let cache: ImageCache
     let pipeline: ImagePipeline

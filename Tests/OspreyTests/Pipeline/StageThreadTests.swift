@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import OspreyTestSupport
 import Synchronization
 import Testing
 
@@ -46,7 +47,7 @@ struct StageThreadTests {
         }
     }
 
-    private func withPipeline(_ trace: Trace, _ body: (ImagePipeline, ImageCache, LoopbackServer) async throws -> Void) async throws {
+    private func withPipeline(_ trace: Trace, _ body: (ImagePipeline, ImageCache, LoopbackOrigin) async throws -> Void) async throws {
         let directory = TemporaryDirectory("stages")
         let url = directory.url
         try await withLoopback { server, loader in
