@@ -252,7 +252,7 @@ extension ImageGrid {
     /// loads at ``DownloadPriority/normal`` priority, one in the rows ahead at
     /// ``DownloadPriority/low``; a cell's priority follows it as it scrolls into view.
     func updateLoads() {
-        guard !modelChanging, let range = loadRange else { return }
+        guard !modelChanging, !isFinalised, let range = loadRange else { return }
         let scale = Int(max(1, gtk_widget_get_scale_factor(gridView)))
         // A scroll within a row changes nothing: no cell, priority or prefetch to look at.
         if !loadsChanged, let last = lastLoads, last.visible == range.visible, last.load == range.load, scale == self.scale { return }

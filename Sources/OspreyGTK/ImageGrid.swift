@@ -85,6 +85,9 @@ public final class ImageGrid {
     var loadsChanged = true
     /// Whether an idle callback will run ``updateLoads()`` (after binds and unbinds).
     var updateScheduled = false
+    /// Whether the widget is finalised (the grid may outlive it in its owner's hands): nothing
+    /// loads any more, and an update scheduled before touches no GTK object.
+    var isFinalised = false
     /// Loads the positions ahead that GTK has not bound, at the cells' size for ``scale`` (made again when it changes).
     var prefetcher: ImagePrefetcher?
     /// The URLs given to the prefetcher and not taken back, by position.
@@ -229,6 +232,7 @@ public final class ImageGrid {
     }
 
     private func widgetFinalised() {
+        isFinalised = true
         for (instance, handler) in connected { g_signal_handler_disconnect(instance, handler) }
         var released: [UnsafeMutableRawPointer] = []
         for (instance, _) in connected where !released.contains(instance) {
