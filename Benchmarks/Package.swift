@@ -32,6 +32,16 @@ let package = Package(
                 .product(name: "OspreyGTK", package: "Osprey")
             ]
         ),
+        // The offline gallery: an ImageGrid showing N disk-cached images offline against online
+        // (issue 61). `bash Benchmarks/gallery_offline.sh`.
+        .executableTarget(
+            name: "GalleryOfflineBench",
+            dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyGTK", package: "Osprey"),
+                .product(name: "OspreyTestSupport", package: "Osprey")
+            ]
+        ),
         .executableTarget(
             name: "OspreyBench",
             dependencies: [

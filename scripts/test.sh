@@ -14,6 +14,10 @@ command -v rsvg-convert >/dev/null 2>&1 || tools+=(librsvg2-bin)
 command -v pdftoppm >/dev/null 2>&1 || tools+=(poppler-utils)
 # The GIO network test's namespace (below) sets routes with iproute2's `ip`.
 [ "$(id -u)" -ne 0 ] || command -v ip >/dev/null 2>&1 || tools+=(iproute2)
+# The GIO power-saver test's private system bus (below): dbus-daemon, and GLib's D-Bus from Python
+# for its stand-in power-profiles service.
+[ -x /usr/bin/dbus-daemon ] || tools+=(dbus-daemon)
+/usr/bin/python3 -c 'from gi.repository import Gio' >/dev/null 2>&1 || tools+=(python3-gi)
 if [ "${#tools[@]}" -gt 0 ]; then
     echo "==> installing ${tools[*]} with apt" >&2
     sudo_cmd=""
@@ -36,3 +40,7 @@ if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 && command -v ip >
 else
     echo "==> skipped the GIO network test: it needs root, unshare and ip for a network namespace" >&2
 fi
+# The GIO power-saver test (GTKTargetTests/gioPowerSaverFromDBus) starts a D-Bus system bus of its
+# own (dbus-daemon) with a stand-in for power-profiles-daemon that GPowerProfileMonitor watches. GIO
+# connects to the system bus once per process, so it runs alone, marked OSPREY_PRIVATE_SYSTEM_BUS=1.
+OSPREY_PRIVATE_SYSTEM_BUS=1 swift test --skip-build --filter GTKTargetTests/gioPowerSaverFromDBus "$@"

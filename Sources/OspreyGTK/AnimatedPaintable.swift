@@ -96,7 +96,8 @@ final class AnimatedPaintable {
         } else {
             frame += 1
         }
-        buffer.prefetch(from: frame)
+        // One frame at a time while memory is critically short, as the picture's player does.
+        buffer.prefetch(from: frame, limit: SystemMonitors.memoryIsCritical ? 1 : nil)
         if let texture = buffer.texture(at: frame) {
             current = texture
             gdk_paintable_invalidate_contents(OpaquePointer(object))

@@ -87,10 +87,13 @@ public final class AnimationFrameBuffer: Sendable {
     public var madeCount: Int { state.withLock { $0.made } }
 
     /// Moves the window to start at frame `index`: releases the frames outside it and makes the
-    /// missing ones in the background, nearest first.
-    package func prefetch(from index: Int) {
+    /// missing ones in the background, nearest first. `limit` (default `nil`: ``capacity``)
+    /// narrows the window to that many frames (at least 1), as memory that is critically short
+    /// asks.
+    package func prefetch(from index: Int, limit: Int? = nil) {
         let frameCount = self.frameCount
-        let window = (0..<capacity).map { (index + $0) % frameCount }
+        let size = max(1, min(capacity, limit ?? capacity))
+        let window = (0..<size).map { (index + $0) % frameCount }
         let start = state.withLock { state -> Bool in
             state.window = Set(window)
             state.frames = state.frames.filter { state.window.contains($0.key) }

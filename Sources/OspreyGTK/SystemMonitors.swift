@@ -4,7 +4,8 @@ import Osprey
 /// GIO's system monitors wired to pipelines and animations (connected once, on the main thread):
 /// `GMemoryMonitor`'s `low-memory-warning` to `ImagePipeline.handleMemoryPressure(_:)` (GIO's
 /// `low` and `medium` levels as a warning, `critical` as critical, which also trims each
-/// ``AnimationPlayer``'s buffer to the frame it shows), `GNetworkMonitor`'s `network-changed` and
+/// ``AnimationPlayer``'s buffer to the frame it shows and keeps it at one frame while the
+/// pressure lasts), `GNetworkMonitor`'s `network-changed` and
 /// `network-metered` to `handleNetworkChange(available:metered:)`, `GPowerProfileMonitor`'s
 /// `power-saver-enabled` to `handlePowerSaver(_:)` and to the players, which pause while it is on.
 ///
@@ -51,6 +52,11 @@ enum SystemMonitors {
     }
 
     private static var watchedPipelines: [ImagePipeline] { pipelines.compactMap(\.pipeline) }
+
+    /// Whether a watched pipeline is at ``Osprey/MemoryPressureLevel/critical``: from a critical
+    /// warning until a later lower one, the calm after it (``memoryCalmSeconds``) or the program's
+    /// own `handleMemoryPressure(.normal)`. Animations then keep one frame buffered.
+    static var memoryIsCritical: Bool { pipelines.contains { $0.pipeline?.memoryPressure == .critical } }
     private static var livePlayers: [AnimationPlayer] { players.compactMap(\.value) }
 
     private static func connect() {
@@ -96,10 +102,19 @@ enum SystemMonitors {
             { _ in
                 MainActor.assumeIsolated {
                     SystemMonitors.calmTimer = 0
-                    SystemMonitors.watchedPipelines.forEach { $0.handleMemoryPressure(.normal) }
+                    SystemMonitors.endMemoryPressure()
                 }
                 return 0  // G_SOURCE_REMOVE
             }, nil)
+    }
+
+    /// The pressure is over: every watched pipeline is told `normal` (its prefetchers resume, its
+    /// animations buffer ahead again). What the calm after the last warning does; tests call it
+    /// instead of waiting ``memoryCalmSeconds``.
+    static func endMemoryPressure() {
+        if calmTimer != 0 { g_source_remove(calmTimer) }
+        calmTimer = 0
+        watchedPipelines.forEach { $0.handleMemoryPressure(.normal) }
     }
 
     private static func networkChanged() {

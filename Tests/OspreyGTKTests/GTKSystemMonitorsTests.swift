@@ -38,12 +38,15 @@ extension GTKTargetTests {
             print(
                 "gioLowMemoryWarning: RSS \(before >> 20) MiB with \(entries) images in memory, \(Self.residentBytes() >> 20) MiB after the critical warning"
             )
-            pipeline.handleMemoryPressure(.normal)
+            // Every watched pipeline back to normal, not this one alone: later tests' animations buffer ahead.
+            SystemMonitors.endMemoryPressure()
+            #expect(pipeline.memoryPressure == .normal)
         }
     }
 
     @Test(
-        "a critical warning leaves a playing animation one buffered frame; power saving pauses it and plays it again after, not one the user paused")
+        "a critical warning leaves a playing animation one buffered frame while it lasts (it plays on), then it buffers ahead again; power saving pauses it and plays it again after, not one the user paused"
+    )
     func gioAnimationsShed() async throws {
         try await GTKHarness.withOrigin("gtk-animation-shed") { origin, pipeline in
             let gif = GTKTargetTests.twoFrameGIF
@@ -64,7 +67,19 @@ extension GTKTargetTests {
             defer { g_object_unref(UnsafeMutableRawPointer(monitor)) }
             osprey_emit_low_memory_warning(monitor, G_MEMORY_MONITOR_WARNING_LEVEL_CRITICAL)
             #expect(player.buffer.count <= 1, "the shown frame only")
-            pipeline.handleMemoryPressure(.normal)
+            // It plays on through both frames, never buffering more than one while memory is critical.
+            var changes = 0, changedAt = player.lastChangeTime, most = player.buffer.count
+            await GTKHarness.pump("three frame changes while memory is critical") {
+                most = max(most, player.buffer.count)
+                if player.lastChangeTime != changedAt { (changes, changedAt) = (changes + 1, player.lastChangeTime) }
+                return changes >= 3
+            }
+            #expect(changes >= 3 && most <= 1, "\(changes) frame changes, at most \(most) frames buffered")
+            // A lower warning ends the critical shedding: the buffer fills its window again.
+            osprey_emit_low_memory_warning(monitor, G_MEMORY_MONITOR_WARNING_LEVEL_LOW)
+            await GTKHarness.pump("both frames buffered again after the critical level") { player.buffer.count == 2 }
+            #expect(player.buffer.count == 2)
+            SystemMonitors.endMemoryPressure()
 
             #expect(player.isPlaying)
             player.powerSaverChanged(true)
@@ -107,6 +122,56 @@ extension GTKTargetTests {
             }
             #expect(pipeline.isNetworkAvailable && origin.hits("/color/5.png") == 1)
         }
+    }
+
+    @Test(
+        "power-saver set on a power-profiles service (a private system bus) reaches GPowerProfileMonitor: prefetching and a playing animation pause, and resume when the profile is balanced again",
+        .enabled(if: ProcessInfo.processInfo.environment["OSPREY_PRIVATE_SYSTEM_BUS"] == "1"))
+    func gioPowerSaverFromDBus() async throws {
+        try GTKHarness.start()
+        // Before GIO's first use of the system bus in this process (scripts/test.sh runs this test alone).
+        let bus = try await PrivateSystemBus.start()
+        do {
+            try await GTKHarness.withOrigin("gtk-power") { origin, pipeline in
+                OspreyApplication.monitorSystem(for: pipeline)
+                // The network is not under test: in a namespace without a default route GNetworkMonitor
+                // says it is unavailable, which would hold the loopback loads and prefetches.
+                pipeline.handleNetworkChange(available: true, metered: false)
+                let gif = GTKTargetTests.twoFrameGIF
+                origin.setBody("power.gif", gif, cut: gif.count)
+                origin.openGate("power.gif")
+                let (picture, window) = await GTKTargetTests.pictureInWindow()
+                defer { gtk_window_destroy(GtkWindowPointer(window)) }
+                picture.animationSettings = AnimationSettings(autoplay: true, loopCount: 0)
+                let loaded = FailureBox()
+                picture.osprey.setImage(
+                    with: .url(origin.url("/gated/power.gif")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
+                    completion: { _ in loaded.done = true })
+                await GTKHarness.pump("the animation to load") { loaded.done }
+                let player = try #require(picture.animation)
+                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+
+                try await bus.setProfile("power-saver")
+                await GTKHarness.pump("GPowerProfileMonitor to report power-saver") { !player.isPlaying }
+                #expect(!player.isPlaying && pipeline.pausesPrefetching && pipeline.savesData)
+                let prefetcher = ImagePrefetcher(pipeline: pipeline)
+                let urls = (0..<4).map(origin.itemURL)
+                prefetcher.startPrefetching(with: urls)
+                await GTKHarness.pump("the prefetches to be queued") { prefetcher.isPrefetching }
+                #expect((0..<4).allSatisfy { origin.hits("/color/\($0).png") == 0 }, "nothing prefetched while saving power")
+
+                try await bus.setProfile("balanced")
+                await GTKHarness.pump("the animation to play and the prefetches to finish after power-saver ended") {
+                    player.isPlaying && !prefetcher.isPrefetching
+                }
+                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+                #expect((0..<4).allSatisfy { origin.hits("/color/\($0).png") == 1 }, "each queued image prefetched once")
+            }
+        } catch {
+            await bus.stop()
+            throw error
+        }
+        await bus.stop()
     }
 
     /// Runs `ip ARGUMENTS` (iproute2); returns its exit status.

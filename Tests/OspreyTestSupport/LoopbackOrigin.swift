@@ -90,6 +90,8 @@ public final class LoopbackOrigin: Sendable {
         public var completed: [String: Int] = [:]
         /// Bodies served by rule 3 (generated or named).
         public var bodiesServed = 0
+        /// Connections accepted (whether or not a request came on them).
+        public var connections = 0
     }
 
     struct State {
@@ -332,6 +334,7 @@ public final class LoopbackOrigin: Sendable {
     private func track(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
         let open = state.withLock { state in
+            state.snapshot.connections += 1
             if !state.stopped { state.connections[id] = channel }
             return !state.stopped
         }

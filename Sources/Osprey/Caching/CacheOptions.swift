@@ -19,6 +19,9 @@ package struct CacheOptions: Sendable {
     /// Where completion handlers run. Default `DispatchQueue.global()` (Linux programs often do not
     /// run the main queue; pass `.main` when yours does).
     package var callbackQueue: DispatchQueue
+    /// Whether an expired disk entry is answered too (and left on disk): the pipeline's disk
+    /// lookup while the network is unavailable. Default `false`.
+    package var servesExpiredFromDisk = false
 
     /// `DispatchQueue.global()`, made once: each call of `global()` makes a new wrapper object,
     /// and the pipeline builds cache options on every miss.

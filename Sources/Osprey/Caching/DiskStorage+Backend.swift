@@ -178,10 +178,18 @@ extension DiskStorage {
             valueNow(forKey: key, extendingExpiration: extendingExpiration)
         }
 
+        /// ``value(forKey:extendingExpiration:)`` that, with `servingExpired`, answers with an
+        /// expired entry too, left on disk as it is (not removed, not extended): the pipeline's
+        /// read while the network is unavailable.
+        package func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil, servingExpired: Bool) async -> Data? {
+            valueNow(forKey: key, extendingExpiration: extendingExpiration, servingExpired: servingExpired)
+        }
+
         /// ``value(forKey:extendingExpiration:)`` with the entry's `meta` and the time it was stored
-        /// (seconds since 1970), for the data stage.
-        func entry(forKey key: String) -> (data: Data, meta: Data, created: TimeInterval)? {
-            entryNow(forKey: key, extendingExpiration: nil).map { ($0.data, $0.file.meta, $0.file.created) }
+        /// (seconds since 1970), for the data stage; `servingExpired` as in
+        /// ``value(forKey:extendingExpiration:servingExpired:)``.
+        func entry(forKey key: String, servingExpired: Bool = false) -> (data: Data, meta: Data, created: TimeInterval)? {
+            entryNow(forKey: key, extendingExpiration: nil, servingExpired: servingExpired).map { ($0.data, $0.file.meta, $0.file.created) }
         }
 
         /// Whether an unexpired, valid entry exists for `key`: the index plus one `stat` of its file

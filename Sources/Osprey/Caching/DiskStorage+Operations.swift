@@ -47,13 +47,17 @@ extension DiskStorage.Backend {
         }
     }
 
-    func valueNow(forKey key: String, extendingExpiration: ExpirationExtending?) -> Data? {
-        entryNow(forKey: key, extendingExpiration: extendingExpiration)?.data
+    func valueNow(forKey key: String, extendingExpiration: ExpirationExtending?, servingExpired: Bool = false) -> Data? {
+        entryNow(forKey: key, extendingExpiration: extendingExpiration, servingExpired: servingExpired)?.data
     }
 
-    /// ``valueNow(forKey:extendingExpiration:)`` with the entry's trailer (its `meta` and the time
-    /// it was stored).
-    func entryNow(forKey key: String, extendingExpiration: ExpirationExtending?) -> (data: Data, file: DiskEntryFile)? {
+    /// ``valueNow(forKey:extendingExpiration:servingExpired:)`` with the entry's trailer (its `meta`
+    /// and the time it was stored). With `servingExpired`, an expired entry is answered too, and
+    /// left as it is (not removed, its expiration not extended, no access recorded): what the
+    /// pipeline reads while the network is unavailable.
+    func entryNow(
+        forKey key: String, extendingExpiration: ExpirationExtending?, servingExpired: Bool = false
+    ) -> (data: Data, file: DiskEntryFile)? {
         let hash = Self.hash(key)
         let known = state.withLock { $0.index[hash] }
         let name = known?.fileName ?? fileName(hash: hash, key: key)
@@ -89,6 +93,7 @@ extension DiskStorage.Backend {
             entry.policy = known.policy
         }
         if entry.isExpired(at: now) {
+            if servingExpired { return (contents.data(count: file.dataSize), file) }
             contents.discard()
             discardFile(hash: hash, path: path, info: info)
             return nil

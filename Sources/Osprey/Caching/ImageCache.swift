@@ -226,7 +226,9 @@ public final class ImageCache: Sendable {
         options: CacheOptions = CacheOptions()
     ) async throws(OspreyError) -> Image? {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        guard let data = await diskStorage.value(forKey: computed, extendingExpiration: options.diskExtendingExpiration) else {
+        let read = await diskStorage.value(
+            forKey: computed, extendingExpiration: options.diskExtendingExpiration, servingExpired: options.servesExpiredFromDisk)
+        guard let data = read else {
             return nil
         }
         do throws(OspreyError) {

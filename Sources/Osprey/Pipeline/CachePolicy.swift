@@ -5,9 +5,11 @@
 public enum CachePolicy: Sendable, Hashable {
     /// The memory cache, then the disk cache, then load. The default.
     case useCached
-    /// The memory cache, then load: the disk cache is not read.
+    /// The memory cache, then load: the disk cache is not read (except offline: see ``reload``).
     case memoryOrLoad
-    /// Load, whatever is cached; the result is stored as usual.
+    /// Load, whatever is cached; the result is stored as usual. While the pipeline is told the
+    /// network is unavailable (``ImagePipeline/handleNetworkChange(available:metered:)``), a
+    /// network source is answered from the caches as with ``useCached`` instead of failing.
     case reload
     /// Never load: a miss of both caches fails with ``OspreyError/PipelineReason/imageNotExisting(key:)``.
     case cacheOnly

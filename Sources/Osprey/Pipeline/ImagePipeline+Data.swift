@@ -38,7 +38,7 @@ extension ImagePipeline {
         for source: ImageSource, options items: [RequestOption] = [], maxAge: Duration = .zero,
         honoringOriginMaxAge: Bool = true
     ) async throws(OspreyError) -> ImageData {
-        let options = resolvedOptions(items)
+        let options = offlinePolicy(resolvedOptions(items), source)
         let request = DataRequest(
             source: source, key: cacheKey(for: source), options: options,
             cache: options.originalCache ?? options.targetCache ?? configuration.cache,
@@ -52,7 +52,7 @@ extension ImagePipeline {
     /// The data stage's work for one job.
     private func loadData(_ request: DataRequest) async throws(OspreyError) -> ImageData {
         let policy = request.options.cachePolicy, key = request.key
-        if policy.readsDisk, let entry = request.cache.diskStorage.entry(forKey: key) {
+        if policy.readsDisk, let entry = request.cache.diskStorage.entry(forKey: key, servingExpired: servesExpired(request.source)) {
             let stored = StoredOrigin(diskMeta: entry.meta)
             let age = Duration.seconds(max(0, Date().timeIntervalSince1970 - entry.created))
             let cached = ImageData(

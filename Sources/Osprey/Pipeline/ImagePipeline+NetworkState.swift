@@ -55,12 +55,16 @@ extension ImagePipeline {
     /// (OspreyGTK wires GIO's `GNetworkMonitor` to it). Until called: available, not metered.
     ///
     /// While `available` is `false`, a request for a network source whose image (or original)
-    /// is cached is answered from the cache as always, and one that would have to download fails
-    /// at once with ``OspreyError/DownloadReason/offline(url:)`` without connecting; a download
-    /// that fails to connect meanwhile fails with that reason too. Revalidations
-    /// (``CachePolicy/revalidate``) are skipped. A widget whose request failed so
-    /// (`setImage`) loads it again by itself when the network comes back, and every
-    /// ``ImagePrefetcher`` of this pipeline waits for it.
+    /// is cached is answered from the cache at once, even from an expired disk entry (which stays
+    /// on disk, its expiration not extended, until it is read or cleaned online), and one that
+    /// would have to download fails at once with ``OspreyError/DownloadReason/offline(url:)``
+    /// without connecting; a download that fails to connect meanwhile fails with that reason too.
+    /// ``CachePolicy/reload`` and ``CachePolicy/memoryOrLoad`` read every cache first, as
+    /// ``CachePolicy/useCached`` does: a user offline sees the copy they have rather than an
+    /// error (the result's ``ImageResult/cacheType`` says it came from a cache). Revalidations
+    /// (``CachePolicy/revalidate``) are not tried: the cached image is the answer. A widget whose
+    /// request failed so (`setImage`) loads it again by itself when the network comes back, and
+    /// every ``ImagePrefetcher`` of this pipeline waits for it.
     ///
     /// While `metered` is `true`, prefetchers start nothing new (running ones finish) and resume
     /// after; a request with ``RequestOption/lowDataSource(_:)`` loads that source instead.
@@ -107,6 +111,21 @@ extension ImagePipeline {
     func dataSavingSource(_ source: ImageSource, _ options: ResolvedOptions) -> ImageSource {
         guard let low = options.lowDataSource, networkState.savesData else { return source }
         return low
+    }
+
+    /// Whether disk reads for `source` answer with expired entries too: a network source while the
+    /// network is unavailable, when nothing could replace them (they stay on disk, unextended).
+    func servesExpired(_ source: ImageSource) -> Bool {
+        guard case .network = source else { return false }
+        return !networkState.isAvailable
+    }
+
+    /// `options` for a request of `source`: while the network is unavailable, a network source's
+    /// ``CachePolicy/reload`` or ``CachePolicy/memoryOrLoad`` reads every cache first, as
+    /// ``CachePolicy/useCached`` does (a load could only fail); `options` otherwise.
+    func offlinePolicy(_ options: ResolvedOptions, _ source: ImageSource) -> ResolvedOptions {
+        guard !options.cachePolicy.readsDisk, servesExpired(source) else { return options }
+        return options.merging([.cachePolicy(.useCached)])
     }
 
     /// The failure of a download of `source` that is not to be tried: offline, for a network source

@@ -179,7 +179,9 @@ extension ImagePipeline {
                 .startingTask {
                     // Bytes that are not an image (a foreign file) are a miss; they are decoded
                     // later, by the stage that knows the size each request needs.
-                    if let data = await context.originalCache.diskStorage.value(forKey: key), ImageFormat(sniffing: data) != nil {
+                    let stored = await context.originalCache.diskStorage.value(
+                        forKey: key, servingExpired: self.servesExpired(context.source))
+                    if let data = stored, ImageFormat(sniffing: data) != nil {
                         self.configuration.logger.debug("original from disk", metadata: ["osprey.key": "\(key)", "osprey.bytes": "\(data.count)"])
                         return job.finishFetch(.success(FetchedSource(image: nil, data: data, cacheType: .disk, validator: nil)))
                     }

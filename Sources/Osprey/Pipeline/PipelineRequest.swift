@@ -134,7 +134,9 @@ final class PipelineRequest: Sendable {
             let key = request.key, identifier = request.processorIdentifier, cache = request.cache
             let logger = self.logger
             logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
-            let cacheOptions = options.cacheOptions
+            var readOptions = options.cacheOptions
+            readOptions.servesExpiredFromDisk = pipeline.servesExpired(request.source)
+            let cacheOptions = readOptions
             // The disk lookup reads a file: a task of its own, which may record the next step (the
             // delivery's subscription), after this one.
             task.setStep(

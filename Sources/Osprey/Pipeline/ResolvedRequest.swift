@@ -80,6 +80,7 @@ extension ImagePipeline {
     @inline(__always)
     func resolve(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
         let source = options.lowDataSource == nil ? source : dataSavingSource(source, options)
+        let options = options.cachePolicy.readsDisk ? options : offlinePolicy(options, source)
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)

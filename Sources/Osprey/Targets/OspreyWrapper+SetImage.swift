@@ -234,7 +234,10 @@ extension ImagePipeline {
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         // The storage's own read: its files carry a trailer after the bytes.
-        guard let data = cache.diskStorage.valueNow(forKey: ImageCache.computedKey(key, processorIdentifier: identifier), extendingExpiration: nil),
+        guard
+            let data = cache.diskStorage.valueNow(
+                forKey: ImageCache.computedKey(key, processorIdentifier: identifier), extendingExpiration: nil,
+                servingExpired: servesExpired(source)),
             let image = try? configuration.decoder.decode(data, options: options.decodingOptions)
         else { return nil }
         _ = try? cache.memoryStorage.store(

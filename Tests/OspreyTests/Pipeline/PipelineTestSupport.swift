@@ -19,10 +19,11 @@ struct PipelineFixture {
     /// How many times the pipeline decoded bytes, from its `decode` log events.
     var decodes: Int { messages.values.filter { $0 == "decode" }.count }
 
-    static func run(_ body: (PipelineFixture) async throws -> Void) async throws {
+    /// Runs `body` with a fresh fixture; `now` is the disk storage's clock (default the real one).
+    static func run(now: @escaping @Sendable () -> Date = { Date() }, _ body: (PipelineFixture) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-pipeline-\(UUID().uuidString)")
         try await withLoopback { server, loader in
-            let cache = ImageCache(name: "test", diskConfig: DiskStorage.Config(name: "test", directory: directory))
+            let cache = ImageCache(name: "test", diskConfig: DiskStorage.Config(name: "test", directory: directory, now: now))
             let messages = Collector<String>()
             var logger = Logger(label: "osprey.test") { _ in CollectingHandler(messages) }
             logger.logLevel = .debug

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The offline gallery (issue 61): an ImageGrid showing ITEMS disk-cached images page by page with
+# the network available (warm) and with the pipeline told it is unavailable (offline), after a cold
+# run that fills the disk cache from an in-process loopback origin, which then stops. Reports each
+# run (time to show every page, pages past 30 s, failed cells, downloads) and the median ratio
+# offline/warm. Usage, from anywhere:
+#   bash Benchmarks/gallery_offline.sh
+# Environment: GALLERY_ITEMS (default 500), GALLERY_ROUNDS (warm/offline pairs, default 3),
+# GALLERY_CONFIG (debug or release, default release; a first release build takes 20-40 min on
+# 2 cores, a debug one about 15), GALLERY_OUT (a file for the report).
+# The images are gallery_scroll.sh's (20 640x480 and 60 4000x3000 noise JPEGs under
+# Benchmarks/.work/gallery/images, made here the same way when missing; apt: libvips-tools).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
+ITEMS="${GALLERY_ITEMS:-500}"
+ROUNDS="${GALLERY_ROUNDS:-3}"
+CONFIG="${GALLERY_CONFIG:-release}"
+WORK="$ROOT/Benchmarks/.work/gallery"
+IMAGES="$WORK/images"
+if [ ! -f "$IMAGES/.done" ]; then
+    if ! command -v vips >/dev/null 2>&1; then
+        sudo_cmd=""
+        [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libvips-tools >/dev/null
+    fi
+    make_image() {  # NAME WIDTH HEIGHT CELL SEED TINT, as in gallery_scroll.sh
+        vips perlin "$WORK/p.v" "$2" "$3" --cell-size "$4" --seed "$5"
+        vips linear "$WORK/p.v" "$WORK/b.v" 120 "$6" --uchar
+        vips bandjoin "$WORK/b.v $WORK/b.v $WORK/b.v" "$IMAGES/$1[Q=85]"
+    }
+    rm -rf "$IMAGES"
+    mkdir -p "$IMAGES"
+    echo "gallery_offline: making 20 640x480 and 60 4000x3000 JPEGs in $IMAGES (minutes)" >&2
+    for i in $(seq 0 19); do make_image "s$i.jpg" 640 480 $((40 + i * 5)) "$i" $((i * 9 + 20)); done
+    for i in $(seq 0 59); do make_image "L$i.jpg" 4000 3000 $((200 + i * 7)) $((100 + i)) $((i * 3 + 20)); done
+    rm -f "$WORK/p.v" "$WORK/b.v"
+    touch "$IMAGES/.done"
+fi
+echo "gallery_offline: building GalleryOfflineBench ($CONFIG)" >&2
+swift build -c "$CONFIG" --package-path "$ROOT/Benchmarks" --product GalleryOfflineBench >&2
+BENCH="$(swift build -c "$CONFIG" --package-path "$ROOT/Benchmarks" --show-bin-path)/GalleryOfflineBench"
+export GDK_BACKEND=x11 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1
+{
+    echo "# gallery_offline.sh: $ITEMS items, $ROUNDS rounds, $CONFIG build, $(git rev-parse --short HEAD), $(date -u +%FT%TZ)"
+    xvfb-run -a -s "-screen 0 1280x1024x24 -nolisten tcp" "$BENCH" "$IMAGES" "$ITEMS" "$ROUNDS"
+} | tee ${GALLERY_OUT:+"$GALLERY_OUT"}
