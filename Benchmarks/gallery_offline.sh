@@ -8,8 +8,7 @@
 # Environment: GALLERY_ITEMS (default 500), GALLERY_ROUNDS (warm/offline pairs, default 3),
 # GALLERY_CONFIG (debug or release, default release; a first release build takes 20-40 min on
 # 2 cores, a debug one about 15), GALLERY_OUT (a file for the report).
-# The images are gallery_scroll.sh's (20 640x480 and 60 4000x3000 noise JPEGs under
-# Benchmarks/.work/gallery/images, made here the same way when missing; apt: libvips-tools).
+# The images are gallery_images.sh's (20 640x480 and 60 4000x3000 noise JPEGs, made once).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,28 +16,7 @@ source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt wh
 ITEMS="${GALLERY_ITEMS:-500}"
 ROUNDS="${GALLERY_ROUNDS:-3}"
 CONFIG="${GALLERY_CONFIG:-release}"
-WORK="$ROOT/Benchmarks/.work/gallery"
-IMAGES="$WORK/images"
-if [ ! -f "$IMAGES/.done" ]; then
-    if ! command -v vips >/dev/null 2>&1; then
-        sudo_cmd=""
-        [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-        $sudo_cmd apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libvips-tools >/dev/null
-    fi
-    make_image() {  # NAME WIDTH HEIGHT CELL SEED TINT, as in gallery_scroll.sh
-        vips perlin "$WORK/p.v" "$2" "$3" --cell-size "$4" --seed "$5"
-        vips linear "$WORK/p.v" "$WORK/b.v" 120 "$6" --uchar
-        vips bandjoin "$WORK/b.v $WORK/b.v $WORK/b.v" "$IMAGES/$1[Q=85]"
-    }
-    rm -rf "$IMAGES"
-    mkdir -p "$IMAGES"
-    echo "gallery_offline: making 20 640x480 and 60 4000x3000 JPEGs in $IMAGES (minutes)" >&2
-    for i in $(seq 0 19); do make_image "s$i.jpg" 640 480 $((40 + i * 5)) "$i" $((i * 9 + 20)); done
-    for i in $(seq 0 59); do make_image "L$i.jpg" 4000 3000 $((200 + i * 7)) $((100 + i)) $((i * 3 + 20)); done
-    rm -f "$WORK/p.v" "$WORK/b.v"
-    touch "$IMAGES/.done"
-fi
+IMAGES="$(bash "$ROOT/Benchmarks/gallery_images.sh")"
 echo "gallery_offline: building GalleryOfflineBench ($CONFIG)" >&2
 swift build -c "$CONFIG" --package-path "$ROOT/Benchmarks" --product GalleryOfflineBench >&2
 BENCH="$(swift build -c "$CONFIG" --package-path "$ROOT/Benchmarks" --show-bin-path)/GalleryOfflineBench"

@@ -8,9 +8,8 @@
 # p50/p99/max frame time, peak RSS, the main thread's CPU and its time waiting for a core, and the
 # p99 ratios to the solid cells, per round.
 #
-# Makes, under Benchmarks/.work/gallery (git-ignored, kept between runs): 20 640x480 JPEGs and 60
-# 4000x3000 JPEGs (~380 KB) of noise (`vips perlin`, apt: libvips-tools); every 10th item is a
-# 4000x3000 one, each item under its own URL (`?item=N`). Builds GalleryScrollBench in release from
+# The images are gallery_images.sh's (20 640x480 and 60 4000x3000 noise JPEGs, made once); every
+# 10th item is a 4000x3000 one, each item under its own URL (`?item=N`). Builds GalleryScrollBench in release from
 # this package (first build 20-40 min on 2 cores), starts the loopback origin the tests and the
 # harness use (`OspreyBench origin`, LoopbackOrigin, at nice 10: it stands in for a remote server,
 # whose CPU is not the client's) and runs every mode under Xvfb (xvfb-run, 1280x1024x24;
@@ -27,12 +26,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
-if ! command -v vips >/dev/null 2>&1; then
-    sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libvips-tools >/dev/null
-fi
 REPS="${GALLERY_REPS:-2}"
 NAIVE="${GALLERY_NAIVE:-0}"
 SPEED="${GALLERY_SPEED:-60}"
@@ -40,24 +33,7 @@ ORIGIN_NICE="${GALLERY_ORIGIN_NICE:-10}"
 PLAIN="${GALLERY_PLAIN:-0}"
 BASELINE="${GALLERY_BASELINE:-}"
 ITEMS="${GALLERY_ITEMS:-1000}"
-WORK="$ROOT/Benchmarks/.work/gallery"
-IMAGES="$WORK/images"
-
-# The origin's images: noise (`vips perlin`) in a grey tint, a different seed and cell size per file.
-make_image() {  # NAME WIDTH HEIGHT CELL SEED TINT
-    vips perlin "$WORK/p.v" "$2" "$3" --cell-size "$4" --seed "$5"
-    vips linear "$WORK/p.v" "$WORK/b.v" 120 "$6" --uchar
-    vips bandjoin "$WORK/b.v $WORK/b.v $WORK/b.v" "$IMAGES/$1[Q=85]"
-}
-if [ ! -f "$IMAGES/.done" ]; then
-    rm -rf "$IMAGES"
-    mkdir -p "$IMAGES"
-    echo "gallery_scroll: making 20 640x480 and 60 4000x3000 JPEGs in $IMAGES (minutes)" >&2
-    for i in $(seq 0 19); do make_image "s$i.jpg" 640 480 $((40 + i * 5)) "$i" $((i * 9 + 20)); done
-    for i in $(seq 0 59); do make_image "L$i.jpg" 4000 3000 $((200 + i * 7)) $((100 + i)) $((i * 3 + 20)); done
-    rm -f "$WORK/p.v" "$WORK/b.v"
-    touch "$IMAGES/.done"
-fi
+IMAGES="$(bash "$ROOT/Benchmarks/gallery_images.sh")"
 
 echo "gallery_scroll: building GalleryScrollBench and OspreyBench (release)" >&2
 for product in GalleryScrollBench OspreyBench; do swift build -c release --package-path "$ROOT/Benchmarks" --product $product >&2; done

@@ -82,9 +82,7 @@ struct GTKGridTests {
     @Test("a grid the app keeps after its window closed loads nothing and touches no freed widget, even from its pending callbacks")
     func keptAfterItsWidget() async throws {
         try await withOrigin { origin, pipeline in
-            let list = Self.list(origin, 0..<200)
-            defer { g_object_unref(UnsafeMutableRawPointer(list)) }
-            let grid = ImageGrid(model: list, cellWidth: 80, cellHeight: 60, pipeline: pipeline)
+            let grid = ImageGrid(urls: (0..<200).map(origin.itemURL), cellWidth: 80, cellHeight: 60, pipeline: pipeline)
             let window = await GTKHarness.window(grid.widget, width: 340, height: 260)
             await GTKHarness.pump("the first cells to show their images") { Self.cellsShowTheirImages(grid, in: window, colour: ColorImages.color) }
             let requested = Self.requestedItems(origin)

@@ -14,6 +14,24 @@ import Testing
 /// `OSPREY_NETNS=1`. In the GTK targets' serialized suite: a warning reaches every animation of
 /// the process, which must not be another test's.
 extension GTKTargetTests {
+    /// A two-frame GIF served by `origin` as `name`, loaded through `pipeline` into a picture in a
+    /// new window and playing in a loop: the window (destroyed by the caller) and the player.
+    static func playingGIF(
+        _ name: String, origin: LoopbackOrigin, pipeline: ImagePipeline
+    ) async throws -> (UnsafeMutablePointer<GtkWidget>, AnimationPlayer) {
+        let gif = GTKTargetTests.twoFrameGIF
+        origin.setBody(name, gif, cut: gif.count)
+        origin.openGate(name)
+        let (picture, window) = await GTKTargetTests.pictureInWindow()
+        picture.animationSettings = AnimationSettings(autoplay: true, loopCount: 0)
+        let loaded = FailureBox()
+        picture.osprey.setImage(
+            with: .url(origin.url("/gated/\(name)")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
+            completion: { _ in loaded.done = true })
+        await GTKHarness.pump("the animation to load") { loaded.done }
+        return (window, try #require(picture.animation))
+    }
+
     @Test("GIO's low-memory-warning sheds the pipeline's memory cache: a low one trims it, a critical one empties it")
     func gioLowMemoryWarning() async throws {
         try await GTKHarness.withOrigin("gtk-memory") { origin, pipeline in
@@ -49,18 +67,8 @@ extension GTKTargetTests {
     )
     func gioAnimationsShed() async throws {
         try await GTKHarness.withOrigin("gtk-animation-shed") { origin, pipeline in
-            let gif = GTKTargetTests.twoFrameGIF
-            origin.setBody("shed.gif", gif, cut: gif.count)
-            origin.openGate("shed.gif")
-            let (picture, window) = await GTKTargetTests.pictureInWindow()
+            let (window, player) = try await Self.playingGIF("shed.gif", origin: origin, pipeline: pipeline)
             defer { gtk_window_destroy(GtkWindowPointer(window)) }
-            picture.animationSettings = AnimationSettings(autoplay: true, loopCount: 0)
-            let loaded = FailureBox()
-            picture.osprey.setImage(
-                with: .url(origin.url("/gated/shed.gif")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
-                completion: { _ in loaded.done = true })
-            await GTKHarness.pump("the animation to load") { loaded.done }
-            let player = try #require(picture.animation)
             await GTKHarness.pump("both frames buffered") { player.buffer.count == 2 }
             OspreyApplication.monitorSystem(for: pipeline)
             let monitor = try #require(g_memory_monitor_dup_default())
@@ -137,18 +145,8 @@ extension GTKTargetTests {
                 // The network is not under test: in a namespace without a default route GNetworkMonitor
                 // says it is unavailable, which would hold the loopback loads and prefetches.
                 pipeline.handleNetworkChange(available: true, metered: false)
-                let gif = GTKTargetTests.twoFrameGIF
-                origin.setBody("power.gif", gif, cut: gif.count)
-                origin.openGate("power.gif")
-                let (picture, window) = await GTKTargetTests.pictureInWindow()
+                let (window, player) = try await Self.playingGIF("power.gif", origin: origin, pipeline: pipeline)
                 defer { gtk_window_destroy(GtkWindowPointer(window)) }
-                picture.animationSettings = AnimationSettings(autoplay: true, loopCount: 0)
-                let loaded = FailureBox()
-                picture.osprey.setImage(
-                    with: .url(origin.url("/gated/power.gif")), settings: TargetSettings(sizedToTarget: false), pipeline: pipeline,
-                    completion: { _ in loaded.done = true })
-                await GTKHarness.pump("the animation to load") { loaded.done }
-                let player = try #require(picture.animation)
                 #expect(player.isPlaying && !pipeline.pausesPrefetching)
 
                 try await bus.setProfile("power-saver")

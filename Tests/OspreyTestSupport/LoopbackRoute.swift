@@ -115,26 +115,31 @@ struct LoopbackRoute {
         handler.end(context)
     }
 
+    /// The JPEG's headers for a resumable answer: byte ranges and a strong validator.
+    private var resumableHeaders: [(String, String)] { jpeg + [("Accept-Ranges", "bytes"), ("ETag", "\"v1\"")] }
+
+    /// Sends the rest of the image from the offset the request resumes at (`206`), if it resumes.
+    private func sendResumedRange() -> Bool {
+        guard let start = resumeOffset() else { return false }
+        let range = [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
+        handler.send(context, status: 206, headers: resumableHeaders + range, body: image.dropFirst(start))
+        return true
+    }
+
     private func resumable() {
-        let common = jpeg + [("Accept-Ranges", "bytes"), ("ETag", "\"v1\"")]
+        let common = resumableHeaders
         if origin.snapshot.hits[uri, default: 0] == 1 {
             handler.writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
             handler.writeBody(context, image.prefix(image.count / 2), flush: true)
             handler.drop(context)
-        } else if let start = resumeOffset() {
-            let range = [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
-            handler.send(context, status: 206, headers: common + range, body: image.dropFirst(start))
-        } else {
+        } else if !sendResumedRange() {
             handler.send(context, status: 200, headers: common, body: image)
         }
     }
 
     private func gatedResumable() {
-        let common = jpeg + [("Accept-Ranges", "bytes"), ("ETag", "\"v1\"")]
-        if let start = resumeOffset() {
-            let range = [("Content-Range", "bytes \(start)-\(image.count - 1)/\(image.count)")]
-            return handler.send(context, status: 206, headers: common + range, body: image.dropFirst(start))
-        }
+        let common = resumableHeaders
+        if sendResumedRange() { return }
         handler.writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
         handler.writeBody(context, image.prefix(100), flush: true)
         let rest = image.dropFirst(100)
