@@ -10,12 +10,12 @@
 # 2 cores, a debug one about 15), GALLERY_OUT (a file for the report).
 # The images are gallery_images.sh's (20 640x480 and 60 4000x3000 noise JPEGs, made once).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
 ITEMS="${GALLERY_ITEMS:-500}"
 ROUNDS="${GALLERY_ROUNDS:-3}"
 CONFIG="${GALLERY_CONFIG:-release}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/setup.sh  # Swift on PATH; libvips, GTK 4 and Xvfb through apt when missing
 IMAGES="$(bash "$ROOT/Benchmarks/gallery_images.sh")"
 echo "gallery_offline: building GalleryOfflineBench ($CONFIG)" >&2
 swift build -c "$CONFIG" --package-path "$ROOT/Benchmarks" --product GalleryOfflineBench >&2

@@ -86,19 +86,18 @@ struct LoopbackRoute {
         let body = entry?.body ?? image
         let cut = min(max(0, entry?.cuts.first ?? 100), body.count)
         let type = entry == nil ? "image/jpeg" : "application/octet-stream"
-        handler.writeHead(context, status: 200, headers: [("Content-Type", type), ("Content-Length", "\(body.count)")])
-        handler.writeBody(context, body.prefix(cut), flush: true)
-        let rest = body.dropFirst(cut)
-        handler.whenOpen(context, origin, gate: second) { handler, context in
-            handler.writeBody(context, rest, flush: false)
-            handler.end(context)
-        }
+        sendGated(body, headers: [("Content-Type", type), ("Content-Length", "\(body.count)")], firstBytes: cut)
     }
 
     private func gatedChunked() {
-        handler.writeHead(context, status: 200, headers: jpeg)
-        handler.writeBody(context, image.prefix(2048), flush: true)
-        let rest = image.dropFirst(2048)
+        sendGated(image, headers: jpeg, firstBytes: 2048)
+    }
+
+    /// Sends `200` with `headers` and the first `count` bytes of `body` now, the rest when the gate opens.
+    private func sendGated(_ body: Data, headers: [(String, String)], firstBytes count: Int) {
+        handler.writeHead(context, status: 200, headers: headers)
+        handler.writeBody(context, body.prefix(count), flush: true)
+        let rest = body.dropFirst(count)
         handler.whenOpen(context, origin, gate: second) { handler, context in
             handler.writeBody(context, rest, flush: false)
             handler.end(context)
@@ -138,15 +137,8 @@ struct LoopbackRoute {
     }
 
     private func gatedResumable() {
-        let common = resumableHeaders
         if sendResumedRange() { return }
-        handler.writeHead(context, status: 200, headers: common + [("Content-Length", "\(image.count)")])
-        handler.writeBody(context, image.prefix(100), flush: true)
-        let rest = image.dropFirst(100)
-        handler.whenOpen(context, origin, gate: second) { handler, context in
-            handler.writeBody(context, rest, flush: false)
-            handler.end(context)
-        }
+        sendGated(image, headers: resumableHeaders + [("Content-Length", "\(image.count)")], firstBytes: 100)
     }
 
     /// `/conditional/…` and `/maxage/<seconds>/…`: `ETag: "v1"` (and the max-age), `304` to a match.
