@@ -35,13 +35,15 @@ struct AnimatedPaintableInstance {
 /// the frame on one-shot GLib timeouts by each frame's delay and draws the current frame's texture.
 /// The GObject owns it (released on finalise, which removes the pending timeout).
 @MainActor
-final class AnimatedPaintable {
+package final class AnimatedPaintable: SystemAwareAnimation {
     private let buffer: AnimationFrameBuffer
     private let delays: [UInt32]
     private let loopCount: Int
     private var frame = 0
     private var loops = 0
     private var timer: guint = 0
+    /// Paused because the system saves power: plays again when it stops.
+    private var pausedForPower = false
     /// The texture drawn: the current frame's once made, the previous one until then.
     private var current: Texture?
     /// The GObject; not referenced (it owns this object).
@@ -66,8 +68,36 @@ final class AnimatedPaintable {
         let player = AnimatedPaintable(buffer: buffer, first: first, settings: settings, object: object)
         object.pointee.player = Unmanaged.passRetained(player).toOpaque()
         buffer.prefetch(from: 0)
-        if settings.autoplay { player.schedule() }
+        let savesPower = SystemMonitors.register(player)
+        if settings.autoplay {
+            if savesPower { player.pausedForPower = true } else { player.schedule() }
+        }
         return OpaquePointer(raw)
+    }
+
+    /// The player of an `OspreyAnimatedPaintable` made by ``Texture/makeAnimatedPaintable(settings:)``.
+    package static func of(_ paintable: OpaquePointer) -> AnimatedPaintable? {
+        player(paintable)
+    }
+
+    /// Whether the next frame is scheduled.
+    package var isPlaying: Bool { timer != 0 }
+
+    /// Pauses while the system saves power (`enabled`) and plays again after, from the frame shown.
+    func powerSaverChanged(_ enabled: Bool) {
+        if enabled, timer != 0 {
+            g_source_remove(timer)
+            timer = 0
+            pausedForPower = true
+        } else if !enabled, pausedForPower {
+            pausedForPower = false
+            schedule()
+        }
+    }
+
+    /// Releases every buffered frame but the one shown (a critical low-memory warning).
+    func keepShownFrameOnly() {
+        buffer.keep(frame: frame)
     }
 
     /// The player of `paintable` (read without the main actor: a pointer in the instance).

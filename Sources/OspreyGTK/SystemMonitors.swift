@@ -21,7 +21,7 @@ enum SystemMonitors {
     }
 
     private static var pipelines: [Watched] = []
-    private static var players: [WeakReference<AnimationPlayer>] = []
+    private static var players: [WeakAnimation] = []
     private static var connected = false
     private static var calmTimer: guint = 0
     /// Whether the system saves power, as `GPowerProfileMonitor` last said.
@@ -44,10 +44,11 @@ enum SystemMonitors {
         if powerSaving { pipeline.handlePowerSaver(true) }
     }
 
-    /// Registers `player` to pause while the system saves power; returns whether it saves power now.
-    static func register(_ player: AnimationPlayer) -> Bool {
+    /// Registers `animation` to pause while the system saves power and to keep one frame at a
+    /// critical warning; returns whether the system saves power now.
+    static func register(_ animation: any SystemAwareAnimation) -> Bool {
         players.removeAll { $0.value == nil }
-        players.append(WeakReference(player))
+        players.append(WeakAnimation(value: animation))
         return powerSaving
     }
 
@@ -57,7 +58,7 @@ enum SystemMonitors {
     /// warning until a later lower one, the calm after it (``memoryCalmSeconds``) or the program's
     /// own `handleMemoryPressure(.normal)`. Animations then keep one frame buffered.
     static var memoryIsCritical: Bool { pipelines.contains { $0.pipeline?.memoryPressure == .critical } }
-    private static var livePlayers: [AnimationPlayer] { players.compactMap(\.value) }
+    private static var livePlayers: [any SystemAwareAnimation] { players.compactMap(\.value) }
 
     private static func connect() {
         guard !connected else { return }
@@ -131,3 +132,20 @@ enum SystemMonitors {
         livePlayers.forEach { $0.powerSaverChanged(powerSaving) }
     }
 }
+
+/// An animation that follows the system (``AnimationPlayer``, ``AnimatedPaintable``): it pauses
+/// while the system saves power and keeps only its shown frame at a critical memory warning.
+@MainActor
+protocol SystemAwareAnimation: AnyObject {
+    /// Pauses while `enabled`, and plays again after if the pause was the power saver's.
+    func powerSaverChanged(_ enabled: Bool)
+    /// Releases every buffered frame but the one shown.
+    func keepShownFrameOnly()
+}
+
+/// A weak reference to a registered animation.
+private struct WeakAnimation {
+    weak var value: (any SystemAwareAnimation)?
+}
+
+extension AnimationPlayer: SystemAwareAnimation {}

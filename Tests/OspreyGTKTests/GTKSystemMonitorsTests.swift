@@ -133,7 +133,7 @@ extension GTKTargetTests {
     }
 
     @Test(
-        "power-saver set on a power-profiles service (a private system bus) reaches GPowerProfileMonitor: prefetching and a playing animation pause, and resume when the profile is balanced again",
+        "power-saver set on a power-profiles service (a private system bus) reaches GPowerProfileMonitor: prefetching and playing animations (a picture's and a plain GtkPicture's paintable) pause, and resume when the profile is balanced again",
         .enabled(if: ProcessInfo.processInfo.environment["OSPREY_PRIVATE_SYSTEM_BUS"] == "1"))
     func gioPowerSaverFromDBus() async throws {
         try GTKHarness.start()
@@ -147,11 +147,19 @@ extension GTKTargetTests {
                 pipeline.handleNetworkChange(available: true, metered: false)
                 let (window, player) = try await Self.playingGIF("power.gif", origin: origin, pipeline: pipeline)
                 defer { gtk_window_destroy(GtkWindowPointer(window)) }
-                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+                // The same animation as a GdkPaintable in a plain GtkPicture.
+                let texture = try #require(Texture(image: try Image(data: GTKTargetTests.twoFrameGIF)))
+                let paintable = try #require(texture.makeAnimatedPaintable(settings: AnimationSettings(loopCount: 0)))
+                let plain = gtk_picture_new_for_paintable(paintable)!
+                defer { g_object_unref(UnsafeMutableRawPointer(paintable)) }
+                let plainWindow = await GTKHarness.window(plain, width: 80, height: 60)
+                defer { gtk_window_destroy(GtkWindowPointer(plainWindow)) }
+                let animated = try #require(AnimatedPaintable.of(paintable))
+                #expect(player.isPlaying && animated.isPlaying && !pipeline.pausesPrefetching)
 
                 try await bus.setProfile("power-saver")
                 await GTKHarness.pump("GPowerProfileMonitor to report power-saver") { !player.isPlaying }
-                #expect(!player.isPlaying && pipeline.pausesPrefetching && pipeline.savesData)
+                #expect(!player.isPlaying && !animated.isPlaying && pipeline.pausesPrefetching && pipeline.savesData)
                 let prefetcher = ImagePrefetcher(pipeline: pipeline)
                 let urls = (0..<4).map(origin.itemURL)
                 prefetcher.startPrefetching(with: urls)
@@ -162,7 +170,7 @@ extension GTKTargetTests {
                 await GTKHarness.pump("the animation to play and the prefetches to finish after power-saver ended") {
                     player.isPlaying && !prefetcher.isPrefetching
                 }
-                #expect(player.isPlaying && !pipeline.pausesPrefetching)
+                #expect(player.isPlaying && animated.isPlaying && !pipeline.pausesPrefetching)
                 #expect((0..<4).allSatisfy { origin.hits("/color/\($0).png") == 1 }, "each queued image prefetched once")
             }
         } catch {
