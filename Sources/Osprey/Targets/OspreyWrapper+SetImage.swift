@@ -74,6 +74,8 @@ extension OspreyWrapper {
             pipeline: pipeline, progress: progress, completion: completion)
     }
 
+    /// The one load behind every `setImage`: returns the request's task (`nil` when none started).
+    @discardableResult
     func load(
         _ source: ImageSource?, placeholder: Placeholder?, options: [RequestOption], settings: TargetSettings<Base>,
         pipeline: ImagePipeline, progress: (@MainActor @Sendable (_ received: Int, _ expected: Int?) -> Void)?,
