@@ -3,17 +3,19 @@
 # (from the repository root or anywhere; all scenarios by default).
 #
 # Prepares, under Benchmarks/.work (git-ignored): 4000×3000 JPEG photos made with the `vips` CLI
-# (apt: libvips-tools) from the test images, and a virtualenv with the Python peer's packages
-# (PyPI). Then builds and runs the harness, which prints a table per scenario and writes
-# Benchmarks/results/YYYY-MM-DD-scenario-N.json (several scenarios: YYYY-MM-DD-scenarios-1-2-3.json,
-# all of them: YYYY-MM-DD-scenarios-all.json) and the printed tables beside it as .txt. A later run
-# the same day replaces that day's file; git keeps the earlier ones.
+# (apt: libvips-tools) from the test images. Then builds and runs the harness (scenarios 1-6),
+# which prints a table per scenario and writes Benchmarks/results/YYYY-MM-DD-scenario-N.json
+# (several scenarios: YYYY-MM-DD-scenarios-1-2-3.json, all of them: YYYY-MM-DD-scenarios-all.json)
+# and the printed tables beside it as .txt. A later run the same day replaces that day's file; git
+# keeps the earlier ones.
 #
 # Scenarios 8 and 9 run whole processes through the one comparison driver, Benchmarks/ab.py: 8 is
-# `ab.py cli` (the release `osprey prefetch` against the Python peer and the in-process limits, from
-# an nginx origin), 9 is `ab.py server` (`osprey serve` against thumbor 7.8 under wrk, nginx static,
-# the libvips limit). They install nginx-light and wrk with apt and thumbor 7.8 (PyPI, a virtualenv)
-# when missing, and write Benchmarks/results/YYYY-MM-DD-scenario-8.txt/.json and -scenario-9.
+# `ab.py cli` (the release `osprey prefetch` against the Python + Pillow peer, in a virtualenv made
+# here, and the in-process limits, from an nginx origin), 9 is `ab.py server` (`osprey serve`
+# against thumbor 7.8 under wrk, nginx static, the libvips limit): every peer comparison goes
+# through ab.py, none through the harness. They install nginx-light and wrk with apt and thumbor
+# 7.8 (PyPI, a virtualenv) when missing, and write Benchmarks/results/YYYY-MM-DD-scenario-8.txt/.json
+# and -scenario-9. (Scenario 7, the same peer run from inside the harness, was folded into 8.)
 #
 # Environment: OSPREY_TESTDATA (default Tests/Fixtures/images of the repository),
 # BENCH_REPS (5), E2E_REPS (3), SMALL_REPEATS (5), LARGE_REPEATS (2), E2E_CONCURRENCY (4); scenario 8:
@@ -41,14 +43,6 @@ if [ ! -f "$LARGE/.done" ]; then
     touch "$LARGE/.done"
 fi
 
-# The peer's virtualenv.
-VENV="$WORK/venv"
-if [ ! -f "$VENV/.done" ]; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q -r "$ROOT/Benchmarks/peer/requirements.txt"
-    touch "$VENV/.done"
-fi
-
 # Scenarios 8 and 9 run after the harness (through ab.py); the harness gets the other numbers and
 # does not run at all when only 8 or 9 was asked for.
 wants8=1 wants9=1 harness=1
@@ -57,6 +51,7 @@ if [ $# -gt 0 ]; then
     wants8=0 wants9=0
     for a in "$@"; do
         case "$a" in
+            7) echo "run.sh: scenario 7 (the Pillow peer) is part of scenario 8 now: running 8" >&2; wants8=1 ;;
             8) wants8=1 ;;
             9) wants9=1 ;;
             *) harness_args+=("$a") ;;
@@ -69,6 +64,15 @@ apt_install() {
 }
 if [ "$wants8" = 1 ] || [ "$wants9" = 1 ]; then
     command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx-light || apt_install nginx
+fi
+if [ "$wants8" = 1 ]; then
+    # The Python + Pillow peer's virtualenv (scenario 8).
+    VENV="$WORK/venv"
+    if [ ! -f "$VENV/.done" ]; then
+        python3 -m venv "$VENV"
+        "$VENV/bin/pip" install -q -r "$ROOT/Benchmarks/peer/requirements.txt"
+        touch "$VENV/.done"
+    fi
 fi
 if [ "$wants9" = 1 ]; then
     command -v wrk >/dev/null || apt_install wrk
@@ -91,10 +95,9 @@ if [ "$wants8" = 1 ] || { [ "$wants9" = 1 ] && [ -z "${OSPREY_BIN:-}" ]; }; then
     swift build -c release --package-path "$ROOT/Benchmarks" --product osprey
 fi
 
-# Scratch files (caches, peer output, scenario 4's 10,000-entry trims) go to a fresh ext4 file
-# system per run (`ab.py scratch`: on an ext4 without a journal, as these machines' root
-# file system is, files created in the minutes after a mass deletion cost 10-20x the CPU),
-# removed afterwards.
+# Scratch files (caches, scenario 4's 10,000-entry trims) go to a fresh ext4 file system per run
+# (`ab.py scratch`: on an ext4 without a journal, as these machines' root file system is, files
+# created in the minutes after a mass deletion cost 10-20x the CPU), removed afterwards.
 if [ -n "${OSPREY_BENCH_TMP:-}" ]; then
     SCRATCH="$OSPREY_BENCH_TMP"   # the harness removes only its own subdirectory of it
 else
@@ -117,8 +120,6 @@ if [ "$harness" = 1 ]; then
 VIPS_CONCURRENCY=1 \
 OSPREY_TESTDATA="$TESTDATA" \
 OSPREY_LARGE_IMAGES="$LARGE" \
-PEER_PYTHON="$VENV/bin/python" \
-PEER_SCRIPT="$ROOT/Benchmarks/peer/peer.py" \
 BENCH_JSON="${BENCH_JSON:-$RESULT.json}" \
 OSPREY_BENCH_TMP="$SCRATCH" \
     "$BIN" ${harness_args[@]+"${harness_args[@]}"} | tee "$RESULT.txt"

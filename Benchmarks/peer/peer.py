@@ -1,11 +1,9 @@
 #!/usr/bin/env python3
-"""The peer of scenario 7: the end-to-end job as a Linux user would write it without Osprey.
+"""The peer of scenario 8 (`ab.py cli --peer`): the job as a user would write it without Osprey.
 
 requests + a thread pool + Pillow: fetch each URL, thumbnail to fit 256x256, encode JPEG q80,
 write the file atomically (temp + rename) into --out. Prints a JSON report on stdout:
 seconds (the job only, after imports), ok, failed, maxrss_mb (VmHWM of this process).
-
---probe DIR FILE...: prints the JSON list of the files Pillow can thumbnail.
 """
 import argparse
 import hashlib
@@ -67,23 +65,10 @@ def peak_rss_mb():
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--probe", nargs="+")
-    parser.add_argument("--urls")
-    parser.add_argument("--out")
+    parser.add_argument("--urls", required=True)
+    parser.add_argument("--out", required=True)
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
-    if args.probe:
-        directory, names = args.probe[0], args.probe[1:]
-        ok = []
-        for name in names:
-            try:
-                with open(os.path.join(directory, name), "rb") as f:
-                    thumbnail(f.read())
-                ok.append(name)
-            except Exception:
-                pass
-        json.dump(ok, sys.stdout)
-        return
     with open(args.urls) as f:
         urls = [line.strip() for line in f if line.strip()]
     os.makedirs(args.out, exist_ok=True)

@@ -4,9 +4,10 @@ import Osprey
 /// `OspreyBench [scenario numbers...]` runs the suite (all scenarios by default), prints a table per
 /// scenario and writes every figure to $BENCH_JSON (default Benchmarks/.work/bench.json; `run.sh` sets
 /// it to Benchmarks/results/YYYY-MM-DD-scenario-N.json).
-/// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5-7).
+/// `OspreyBench origin DIR...` is the loopback origin the harness starts for itself (scenarios 5 and 6).
 /// Scenarios 8 and 9 run as whole processes under `Benchmarks/ab.py` (`cli`, `server`), which calls
 /// `OspreyBench limit8 ...` and `limit9 ...` for their in-process baselines (Limit8.swift, Limit9.swift);
+/// every comparison with a peer process (the Python + Pillow script, thumbor, nginx) is there.
 /// `placeholders DIR...` times the placeholder hashes (PlaceholderHashes.swift).
 /// `OspreyBench progressive [IMAGE]`: progressive previews on a throttled origin (Progressive.swift).
 @main
@@ -50,24 +51,16 @@ struct OspreyBench {
         }
 
         var notes: [String] = []
-        if wants(5) || wants(6) || wants(7) {
+        if wants(5) || wants(6) {
             let smallDir = env("OSPREY_TESTDATA") ?? "Tests/Fixtures/images"
             let largeDir = env("OSPREY_LARGE_IMAGES")
-            var peer: Peer?
-            if wants(7), let python = env("PEER_PYTHON"), let script = env("PEER_SCRIPT") {
-                peer = Peer(python: python, script: script)
-            } else if wants(7) {
-                notes.append("scenario 7 without the peer: PEER_PYTHON / PEER_SCRIPT not set (run through Benchmarks/run.sh)")
-            }
             var classes: [ImageClass] = []
-            if wants(6) || wants(7) {
-                let (small, skippedSmall) = try loadClass(
-                    name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5), peer: peer)
+            if wants(6) {
+                let (small, skippedSmall) = try loadClass(name: "small (test images)", directory: smallDir, repeats: envInt("SMALL_REPEATS", 5))
                 classes.append(small)
                 if !skippedSmall.isEmpty { notes.append("small images left out (cannot be processed by): \(skippedSmall.joined(separator: ", "))") }
                 if let largeDir {
-                    let (large, skippedLarge) = try loadClass(
-                        name: "4000×3000 photos", directory: largeDir, repeats: envInt("LARGE_REPEATS", 2), peer: peer)
+                    let (large, skippedLarge) = try loadClass(name: "4000×3000 photos", directory: largeDir, repeats: envInt("LARGE_REPEATS", 2))
                     classes.append(large)
                     if !skippedLarge.isEmpty { notes.append("large images left out: \(skippedLarge.joined(separator: ", "))") }
                 } else {
@@ -77,10 +70,10 @@ struct OspreyBench {
             let origin = try OriginProcess(directories: [smallDir] + (largeDir.map { [$0] } ?? []))
             defer { origin.stop() }
             if wants(5) { report("5. Coalescing (loopback origin)", try await scenario5(reps: reps, origin: origin)) }
-            if wants(6) || wants(7) {
+            if wants(6) {
                 report(
-                    "6./7. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store; peer",
-                    try await scenario6and7(reps: e2eReps, classes: classes, origin: origin, peer: wants(7) ? peer : nil))
+                    "6. End to end: fetch + thumbnail:256 chain + JPEG q80 + disk store",
+                    try await scenario6(reps: e2eReps, classes: classes, origin: origin))
             }
         }
         if wants(1) { report("1. Memory-cache hit through the pipeline (1,000,000 lookups over 100 URLs)", try await scenario1(reps: reps)) }

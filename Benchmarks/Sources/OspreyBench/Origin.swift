@@ -3,7 +3,7 @@ import OspreyTestSupport
 
 /// Runs the loopback origin (``LoopbackOrigin``, the one the tests and the counted benchmarks use)
 /// serving the files of `directories` until the process that started it exits: `OspreyBench origin
-/// DIR...` (the harness's scenarios 5-7, `gallery_scroll.sh`). Prints `listening PORT` once bound;
+/// DIR...` (the harness's scenarios 5 and 6, `gallery_scroll.sh`). Prints `listening PORT` once bound;
 /// $ORIGIN_PORT, $ORIGIN_LOG, $ORIGIN_RATE as `LoopbackOrigin.runAsProcess(directories:)` says.
 /// `GET /__hits` answers how many images it served.
 func runOrigin(directories: [String]) async throws -> Never {

@@ -18,11 +18,11 @@ struct ImageClass {
 /// The end-to-end job's processing, as a user gives it: `thumbnail:256` (a downsample into a
 /// 256×256 box), which the decode folds into libvips shrink-on-load.
 let thumbnailChain: ImageProcessors.Composition = try! ProcessingSpec(parsing: "thumbnail:256").processor
-/// First frame only, as the peer (Pillow) does: subject and limit decode the same pixels.
+/// First frame only: subject and limit decode the same pixels (as scenario 8's Pillow peer does).
 let e2eDecoding = DecodingOptions(firstFrameOnly: true)
 
-/// The files of `directory` that both Osprey and the peer can turn into a thumbnail.
-func loadClass(name: String, directory: String, repeats: Int, peer: Peer?) throws -> (ImageClass, [String]) {
+/// The files of `directory` that Osprey can turn into a thumbnail, and the names of those it cannot.
+func loadClass(name: String, directory: String, repeats: Int) throws -> (ImageClass, [String]) {
     let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
     var bytes: [String: Data] = [:]
     var skipped: [String] = []
@@ -36,13 +36,7 @@ func loadClass(name: String, directory: String, repeats: Int, peer: Peer?) throw
         }
         bytes[name] = data
     }
-    var files = bytes.keys.sorted()
-    if let peer {
-        let peerOK = Set(try peer.probe(directory: directory, files: files))
-        for name in files where !peerOK.contains(name) { skipped.append("\(name) (peer)") }
-        files = files.filter(peerOK.contains)
-    }
-    return (ImageClass(name: name, directory: directory, files: files, repeats: repeats, bytes: bytes), skipped)
+    return (ImageClass(name: name, directory: directory, files: bytes.keys.sorted(), repeats: repeats, bytes: bytes), skipped)
 }
 
 /// The URLs of one run: every file `repeats` times, each under a URL never used before.
@@ -139,54 +133,16 @@ func rawFetch(_ url: String, client: HTTPClient) async throws -> ByteBuffer {
     return try await response.body.collect(upTo: 1 << 30)
 }
 
-/// The peer: Benchmarks/peer/peer.py in its own virtualenv's Python.
-struct Peer {
-    var python: String
-    var script: String
-
-    func run(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchError("peer exited with \(process.terminationStatus)") }
-        return data
-    }
-
-    func probe(directory: String, files: [String]) throws -> [String] {
-        let data = try run(["--probe", directory] + files)
-        return try JSONDecoder().decode([String].self, from: data)
-    }
-
-    struct Report: Decodable {
-        var seconds: Double
-        var ok: Int
-        var failed: Int
-        var maxrss_mb: Double
-    }
-
-    func job(urls: [String], workers: Int) throws -> (RunResult, Report) {
-        let list = makeTempDir("peerlist").appendingPathComponent("urls.txt")
-        try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-        let out = makeTempDir("peerout")
-        let report = try JSONDecoder().decode(Report.self, from: try run(["--urls", list.path, "--out", out.path, "--workers", "\(workers)"]))
-        guard report.ok == urls.count else { throw BenchError("peer processed \(report.ok) of \(urls.count) (failed \(report.failed))") }
-        // Left for removeTempRoot at exit, as Osprey's cache directories are (see ospreyRun).
-        return (RunResult(seconds: report.seconds, peakMB: report.maxrss_mb), report)
-    }
-}
-
-func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer: Peer?) async throws -> [Figure] {
+/// Scenario 6: the pipeline end to end (fetch + `thumbnail:256` + JPEG q80 + disk store) against
+/// the libvips in-process limit and a raw fetch, interleaved per repetition. The comparison with
+/// the Python + Pillow peer is scenario 8 (`Benchmarks/ab.py cli`), as whole processes.
+func scenario6(reps: Int, classes: [ImageClass], origin: OriginProcess) async throws -> [Figure] {
     let concurrency = envInt("E2E_CONCURRENCY", 4)
     let threads = envInt("LIMIT_THREADS", ProcessInfo.processInfo.activeProcessorCount)
     var figures: [Figure] = []
     for imageClass in classes {
-        var osprey: [Double] = [], limit: [Double] = [], raw: [Double] = [], peerRate: [Double] = []
-        var ospreyMB: [Double] = [], limitMB: [Double] = [], peerMB: [Double] = []
+        var osprey: [Double] = [], limit: [Double] = [], raw: [Double] = []
+        var ospreyMB: [Double] = [], limitMB: [Double] = []
         let datas = (0..<imageClass.repeats).flatMap { _ in imageClass.files.map { imageClass.bytes[$0]! } }
         // a warm-up run of each, not counted
         _ = try await ospreyRun(urls: runURLs(imageClass, port: origin.port, tag: "warm"), concurrency: concurrency)
@@ -201,11 +157,6 @@ func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer
             let o = try await ospreyRun(urls: runURLs(imageClass, port: origin.port, tag: "osprey\(rep)"), concurrency: concurrency)
             osprey.append(count / o.seconds)
             ospreyMB.append(o.peakMB)
-            if let peer {
-                let (p, _) = try peer.job(urls: runURLs(imageClass, port: origin.port, tag: "peer\(rep)"), workers: concurrency)
-                peerRate.append(count / p.seconds)
-                peerMB.append(p.peakMB)
-            }
         }
         let label = "\(imageClass.name): \(imageClass.files.count) files × \(imageClass.repeats)"
         figures.append(
@@ -223,17 +174,6 @@ func scenario6and7(reps: Int, classes: [ImageClass], origin: OriginProcess, peer
                 baseline: "libvips limit, peak RSS of the same process", baselineSamples: limitMB,
                 note: "VmHWM during the run (peak mark reset through /proc/self/clear_refs before it); includes what the harness process already held"
             ))
-        if peer != nil {
-            figures.append(
-                Figure(
-                    scenario: 7, name: "\(label), Osprey / peer", unit: "images/s", samples: osprey,
-                    baseline: "Python requests + ThreadPoolExecutor(\(concurrency)) + Pillow", baselineSamples: peerRate,
-                    goal: "> 1× (ahead of peer)", goalMet: { $0.ratio! > 1 }))
-            figures.append(
-                Figure(
-                    scenario: 7, name: "\(label), peer peak RSS (whole process)", unit: "MB", samples: peerMB,
-                    note: "VmHWM of the Python process, interpreter included"))
-        }
     }
     return figures
 }
