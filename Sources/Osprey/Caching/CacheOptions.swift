@@ -21,7 +21,7 @@ package struct CacheOptions: Sendable {
     package var callbackQueue: DispatchQueue
     /// Whether an expired disk entry is answered too (and left on disk): the pipeline's disk
     /// lookup while the network is unavailable. Default `false`.
-    package var servesExpiredFromDisk = false
+    package var servesExpiredFromDisk: Bool
 
     /// `DispatchQueue.global()`, made once: each call of `global()` makes a new wrapper object,
     /// and the pipeline builds cache options on every miss.
@@ -36,7 +36,8 @@ package struct CacheOptions: Sendable {
         storeInMemoryAfterDiskHit: Bool = true,
         serializer: (any CacheSerializer)? = nil,
         decodingOptions: DecodingOptions = .default,
-        callbackQueue: DispatchQueue = .global()
+        callbackQueue: DispatchQueue = .global(),
+        servesExpiredFromDisk: Bool = false
     ) {
         self.memoryExpiration = memoryExpiration
         self.diskExpiration = diskExpiration
@@ -46,5 +47,6 @@ package struct CacheOptions: Sendable {
         self.serializer = serializer
         self.decodingOptions = decodingOptions
         self.callbackQueue = callbackQueue
+        self.servesExpiredFromDisk = servesExpiredFromDisk
     }
 }

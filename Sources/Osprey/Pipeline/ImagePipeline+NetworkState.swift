@@ -115,9 +115,10 @@ extension ImagePipeline {
 
     /// Whether disk reads for `source` answer with expired entries too: a network source while the
     /// network is unavailable, when nothing could replace them (they stay on disk, unextended).
-    func servesExpired(_ source: ImageSource) -> Bool {
-        guard case .network = source else { return false }
-        return !networkState.isAvailable
+    /// (`source` is read only while the network is unavailable.)
+    func servesExpired(_ source: @autoclosure () -> ImageSource) -> Bool {
+        guard !networkState.isAvailable, case .network = source() else { return false }
+        return true
     }
 
     /// `options` for a request of `source`: while the network is unavailable, a network source's

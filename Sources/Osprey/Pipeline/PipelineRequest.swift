@@ -134,9 +134,7 @@ final class PipelineRequest: Sendable {
             let key = request.key, identifier = request.processorIdentifier, cache = request.cache
             let logger = self.logger
             logger.trace("disk lookup", metadata: ["osprey.key": "\(key)"])
-            var readOptions = options.cacheOptions
-            readOptions.servesExpiredFromDisk = pipeline.servesExpired(request.source)
-            let cacheOptions = readOptions
+            let cacheOptions = options.cacheOptions(servingExpired: pipeline.servesExpired(request.source))
             // The disk lookup reads a file: a task of its own, which may record the next step (the
             // delivery's subscription), after this one.
             task.setStep(

@@ -206,13 +206,17 @@ package struct ResolvedOptions: Sendable {
     }
 
     /// The cache-layer options these request options imply.
-    var cacheOptions: CacheOptions {
+    var cacheOptions: CacheOptions { cacheOptions(servingExpired: false) }
+
+    /// ``cacheOptions`` whose disk reads answer with expired entries too when `servingExpired`
+    /// (the pipeline's disk lookup while the network is unavailable).
+    func cacheOptions(servingExpired: Bool) -> CacheOptions {
         CacheOptions(
             memoryExpiration: box.memoryCacheExpiration, diskExpiration: box.diskCacheExpiration,
             memoryExtendingExpiration: box.memoryCacheAccessExtendingExpiration,
             diskExtendingExpiration: box.diskCacheAccessExtendingExpiration,
             storeInMemoryAfterDiskHit: true, serializer: box.cacheSerializer,
-            decodingOptions: box.decodingOptions, callbackQueue: CacheOptions.globalQueue)
+            decodingOptions: box.decodingOptions, callbackQueue: CacheOptions.globalQueue, servesExpiredFromDisk: servingExpired)
     }
 
     /// The download options these request options imply.

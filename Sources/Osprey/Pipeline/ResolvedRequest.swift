@@ -80,12 +80,12 @@ extension ImagePipeline {
     @inline(__always)
     func resolve(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
         let source = options.lowDataSource == nil ? source : dataSavingSource(source, options)
-        let options = options.cachePolicy.readsDisk ? options : offlinePolicy(options, source)
+        let policy = options.cachePolicy
+        if !policy.readsDisk, servesExpired(source) { return resolveOffline(source, options: options, miss: &miss) }
         let key = cacheKey(for: source)
         let identifier = options.processor.identifier
         let computed = ImageCache.computedKey(key, processorIdentifier: identifier)
         var token: MemoryMiss?
-        let policy = options.cachePolicy
         if policy != .reload && policy != .revalidate {
             switch memoryLookup(computed, options: options) {
             case .hit(let image): return ImageResult(image: options.imageModifier?(image) ?? image, cacheType: .memory, source: source)
@@ -96,6 +96,14 @@ extension ImagePipeline {
             source: source, options: options, cache: options.targetCache ?? configuration.cache, key: key,
             processorIdentifier: identifier, computedKey: computed, memoryMiss: token, pipeline: self)
         return nil
+    }
+
+    /// ``resolve(_:options:miss:)`` while the network is unavailable for a policy that skips the
+    /// disk (``CachePolicy/reload``, ``CachePolicy/memoryOrLoad``): every cache is read first, as
+    /// with ``CachePolicy/useCached``.
+    @inline(never)
+    func resolveOffline(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
+        resolve(source, options: options.merging([.cachePolicy(.useCached)]), miss: &miss)
     }
 
     /// The one memory lookup of the pipeline: the processed image under `computedKey` in the
