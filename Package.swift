@@ -111,6 +111,7 @@ let package = Package(
         .target(
             name: "OspreyTestSupport",
             dependencies: [
+                "Osprey",
                 "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Osprey
 
 /// The one loopback HTTP/1.1 origin of the tests and the benchmarks: swift-nio on 127.0.0.1, a
 /// random port unless told, every answer with `Content-Length` unless the route says otherwise,
@@ -112,12 +112,12 @@ public final class LoopbackOrigin: Sendable {
     public let port: Int
     /// The image of the routes that serve one (`/image`, `/gated`, `/redirect/0`, ...).
     public let image: Data
-    let state: Mutex<State>
+    let state: Locked<State>
     /// The pause after each 16 KiB chunk of a named body; nil: the body at once.
     let pause: TimeAmount?
     /// Where each request's line goes; nil: nowhere.
-    private let logFile: Mutex<FileHandle?>
-    private let listener: Mutex<(any Channel)?> = Mutex(nil)
+    private let logFile: Locked<FileHandle?>
+    private let listener: Locked<(any Channel)?> = Locked(nil)
 
     /// Starts an origin on `port` (default 0: any free port) on swift-nio's shared event loops,
     /// serving `bodies` (name → bytes, default none) and every file of `directories` (default none)
@@ -171,10 +171,10 @@ public final class LoopbackOrigin: Sendable {
         self.port = port
         self.image = image
         self.pause = pause
-        self.logFile = Mutex(log)
+        self.logFile = Locked(log)
         var state = State()
         state.named = named
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     /// `http://127.0.0.1:PORT` followed by `path` (which starts with `/`).
@@ -344,6 +344,6 @@ public final class LoopbackOrigin: Sendable {
 
     /// The origin, set once it is bound (the handlers are made before).
     final class Box: Sendable {
-        let value = Mutex<LoopbackOrigin?>(nil)
+        let value = Locked<LoopbackOrigin?>(nil)
     }
 }
