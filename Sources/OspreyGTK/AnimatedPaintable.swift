@@ -67,7 +67,7 @@ package final class AnimatedPaintable: SystemAwareAnimation {
         let object = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: AnimatedPaintableInstance.self)
         let player = AnimatedPaintable(buffer: buffer, first: first, settings: settings, object: object)
         object.pointee.player = Unmanaged.passRetained(player).toOpaque()
-        buffer.prefetch(from: 0)
+        buffer.prefetchWithinMemory(from: 0)
         let savesPower = SystemMonitors.register(player)
         if settings.autoplay {
             if savesPower { player.pausedForPower = true } else { player.schedule() }
@@ -126,8 +126,7 @@ package final class AnimatedPaintable: SystemAwareAnimation {
         } else {
             frame += 1
         }
-        // One frame at a time while memory is critically short, as the picture's player does.
-        buffer.prefetch(from: frame, limit: SystemMonitors.memoryIsCritical ? 1 : nil)
+        buffer.prefetchWithinMemory(from: frame)
         if let texture = buffer.texture(at: frame) {
             current = texture
             gdk_paintable_invalidate_contents(OpaquePointer(object))

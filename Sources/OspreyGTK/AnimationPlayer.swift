@@ -68,7 +68,7 @@ public final class AnimationPlayer {
         }
         playing = settings.autoplay
         if SystemMonitors.register(self) && playing { (playing, pausedForPower) = (false, true) }
-        refill(from: 0)
+        buffer.prefetchWithinMemory(from: 0)
         watchUnmap()
         if playing { startTicking() }
     }
@@ -80,7 +80,7 @@ public final class AnimationPlayer {
             completedLoops = 0
             currentFrame = 0
             elapsed = 0
-            refill(from: 0)
+            buffer.prefetchWithinMemory(from: 0)
             // Decoded on demand and not buffered: the tick shows it once the buffer made it.
             if let first = buffer.texture(at: 0) ?? (buffer.image != nil ? buffer.makeTexture(frame: 0) : nil) {
                 picture.showFrame(first)
@@ -115,12 +115,6 @@ public final class AnimationPlayer {
     /// buffered, the next one made as its time comes; after, the buffer fills its window again.
     func keepShownFrameOnly() {
         buffer.keep(frame: shownFrame)
-    }
-
-    /// Moves the buffer's window to frame `index`: one frame while memory is critically short,
-    /// the buffer's capacity otherwise.
-    private func refill(from index: Int) {
-        buffer.prefetch(from: index, limit: SystemMonitors.memoryIsCritical ? 1 : nil)
     }
 
     /// Stops for good (the picture shows something else or is gone).
@@ -195,7 +189,7 @@ public final class AnimationPlayer {
         if advanced > 1 { skippedFrames += advanced - 1 }
         if advanced > 0 {
             if shownFrame != previous { skippedFrames += 1 }
-            refill(from: currentFrame)
+            buffer.prefetchWithinMemory(from: currentFrame)
         }
         // A frame not made yet stays off screen (the previous one shows) until it is made or its
         // time passes.

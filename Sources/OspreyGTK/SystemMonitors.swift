@@ -3,11 +3,11 @@ import Osprey
 
 /// GIO's system monitors wired to pipelines and animations (connected once, on the main thread):
 /// `GMemoryMonitor`'s `low-memory-warning` to `ImagePipeline.handleMemoryPressure(_:)` (GIO's
-/// `low` and `medium` levels as a warning, `critical` as critical, which also trims each
-/// ``AnimationPlayer``'s buffer to the frame it shows and keeps it at one frame while the
-/// pressure lasts), `GNetworkMonitor`'s `network-changed` and
+/// `low` and `medium` levels as a warning, `critical` as critical, which also trims the buffer of
+/// each animation (``AnimationPlayer``, ``AnimatedPaintable``) to the frame it shows and keeps it
+/// at one frame while the pressure lasts), `GNetworkMonitor`'s `network-changed` and
 /// `network-metered` to `handleNetworkChange(available:metered:)`, `GPowerProfileMonitor`'s
-/// `power-saver-enabled` to `handlePowerSaver(_:)` and to the players, which pause while it is on.
+/// `power-saver-enabled` to `handlePowerSaver(_:)` and to the animations, which pause while it is on.
 ///
 /// GIO tells no end of memory pressure: ``memoryCalmSeconds`` after the last warning the pipelines
 /// are told `normal` again (their prefetchers resume).
@@ -21,7 +21,7 @@ enum SystemMonitors {
     }
 
     private static var pipelines: [Watched] = []
-    private static var players: [WeakAnimation] = []
+    private static var animations: [WeakAnimation] = []
     private static var connected = false
     private static var calmTimer: guint = 0
     /// Whether the system saves power, as `GPowerProfileMonitor` last said.
@@ -47,8 +47,8 @@ enum SystemMonitors {
     /// Registers `animation` to pause while the system saves power and to keep one frame at a
     /// critical warning; returns whether the system saves power now.
     static func register(_ animation: any SystemAwareAnimation) -> Bool {
-        players.removeAll { $0.value == nil }
-        players.append(WeakAnimation(value: animation))
+        animations.removeAll { $0.value == nil }
+        animations.append(WeakAnimation(value: animation))
         return powerSaving
     }
 
@@ -58,7 +58,7 @@ enum SystemMonitors {
     /// warning until a later lower one, the calm after it (``memoryCalmSeconds``) or the program's
     /// own `handleMemoryPressure(.normal)`. Animations then keep one frame buffered.
     static var memoryIsCritical: Bool { pipelines.contains { $0.pipeline?.memoryPressure == .critical } }
-    private static var livePlayers: [any SystemAwareAnimation] { players.compactMap(\.value) }
+    private static var liveAnimations: [any SystemAwareAnimation] { animations.compactMap(\.value) }
 
     private static func connect() {
         guard !connected else { return }
@@ -96,7 +96,7 @@ enum SystemMonitors {
     static func lowMemory(_ level: GMemoryMonitorWarningLevel) {
         let critical = level.rawValue >= G_MEMORY_MONITOR_WARNING_LEVEL_CRITICAL.rawValue
         watchedPipelines.forEach { $0.handleMemoryPressure(critical ? .critical : .warning) }
-        if critical { livePlayers.forEach { $0.keepShownFrameOnly() } }
+        if critical { liveAnimations.forEach { $0.keepShownFrameOnly() } }
         if calmTimer != 0 { g_source_remove(calmTimer) }
         calmTimer = g_timeout_add_seconds(
             memoryCalmSeconds,
@@ -129,7 +129,7 @@ enum SystemMonitors {
         guard let power else { return }
         powerSaving = g_power_profile_monitor_get_power_saver_enabled(power) != 0
         watchedPipelines.forEach { $0.handlePowerSaver(powerSaving) }
-        livePlayers.forEach { $0.powerSaverChanged(powerSaving) }
+        liveAnimations.forEach { $0.powerSaverChanged(powerSaving) }
     }
 }
 
@@ -141,6 +141,15 @@ protocol SystemAwareAnimation: AnyObject {
     func powerSaverChanged(_ enabled: Bool)
     /// Releases every buffered frame but the one shown.
     func keepShownFrameOnly()
+}
+
+extension AnimationFrameBuffer {
+    /// Moves the window to start at frame `index` (``prefetch(from:limit:)``): one frame while
+    /// memory is critically short (``SystemMonitors/memoryIsCritical``), ``capacity`` otherwise.
+    @MainActor
+    func prefetchWithinMemory(from index: Int) {
+        prefetch(from: index, limit: SystemMonitors.memoryIsCritical ? 1 : nil)
+    }
 }
 
 /// A weak reference to a registered animation.
