@@ -99,11 +99,11 @@ extension ImagePipeline {
     }
 
     /// ``resolve(_:options:miss:)`` while the network is unavailable for a policy that skips the
-    /// disk (``CachePolicy/reload``, ``CachePolicy/memoryOrLoad``): every cache is read first, as
-    /// with ``CachePolicy/useCached``.
+    /// disk (``CachePolicy/reload``, ``CachePolicy/memoryOrLoad``): every cache is read first
+    /// (``offlinePolicy(_:_:)``).
     @inline(never)
     func resolveOffline(_ source: ImageSource, options: ResolvedOptions, miss: inout ResolvedRequest?) -> ImageResult? {
-        resolve(source, options: options.merging([.cachePolicy(.useCached)]), miss: &miss)
+        resolve(source, options: offlinePolicy(options, source), miss: &miss)
     }
 
     /// The one memory lookup of the pipeline: the processed image under `computedKey` in the
