@@ -199,7 +199,7 @@ public final class ImagePipeline: Sendable {
     /// The processed image for `source` if it is in the memory cache, synchronously; `nil` otherwise.
     /// The image modifier is applied.
     public func cachedImage(for source: ImageSource, options items: [RequestOption] = []) -> Image? {
-        memoryImage(source, options: resolvedOptions(items))
+        items.isEmpty ? memoryImage(source, options: defaultOptions) : memoryImage(source, options: defaultOptions.merging(items))
     }
 
     /// Where the processed image for `source` is cached (none, memory or disk), without loading it.

@@ -11,29 +11,82 @@ public struct ImageResult: Sendable {
     public var source: ImageSource
     /// The source the request was made for.
     public var originalSource: ImageSource {
-        get { requestedSource ?? source }
-        set { requestedSource = newValue }
+        get { box?.requestedSource ?? source }
+        set { details.requestedSource = newValue }
     }
-    /// `originalSource` when it was set apart from `source` (`nil`: the same), so a result built on
-    /// a cache hit copies its source once.
-    private var requestedSource: ImageSource?
-    /// The original bytes, when ``RequestOption/returnsData`` is set and they were at hand.
-    public var data: Data?
-    /// `true` for the second result of ``CachePolicy/revalidate``: the server had a new image.
-    public var isRefresh: Bool
+    /// The original bytes, when ``RequestOption/returnsData`` is set and they were at hand; `nil` by default.
+    public var data: Data? {
+        get { box?.data }
+        set { details.data = newValue }
+    }
+    /// `true` for the second result of ``CachePolicy/revalidate``: the server had a new image
+    /// (default `false`).
+    public var isRefresh: Bool {
+        get { box?.isRefresh ?? false }
+        set { details.isRefresh = newValue }
+    }
     /// How the original bytes were decoded for this result; `nil` (the default) when none were:
     /// a cache hit of the processed image, or an original found decoded in the memory cache.
+    /// (Stored inline: it has no references, and most loaded results carry it.)
     package var decoded: DecodeInfo?
     /// For a progressive preview (``ProgressiveJPEG``): what it was made from. `nil` (the
     /// default) for the final image and every cached one.
-    public var preview: PreviewInfo?
+    public var preview: PreviewInfo? {
+        get { box?.preview }
+        set { details.preview = newValue }
+    }
     /// Whether this is a progressive preview delivered before the final image (``preview`` is
     /// set): never cached, always ``CacheType/none``.
-    public var isPreview: Bool { preview != nil }
+    public var isPreview: Bool { box?.preview != nil }
     /// For an animation delivered with ``RequestOption/animationFramesOnDemand(_:)``: the decoder of
     /// its frames over the kept bytes, ``image`` being its first frame alone (full size, not
     /// cached). `nil` (the default) when ``image`` holds every frame, or is a still image.
-    public var frameDecoder: AnimationFrameDecoder?
+    public var frameDecoder: AnimationFrameDecoder? {
+        get { box?.frameDecoder }
+        set { details.frameDecoder = newValue }
+    }
+
+    /// The fields a memory hit leaves at their defaults, in one immutable box (`nil`: all defaults),
+    /// so that a result is a few words: a hit's result is moved several times on its way to an
+    /// `await` (inline, these fields made it about 150 bytes, each move a `memcpy`).
+    private var box: Box?
+    /// The boxed fields as a value, for the setters (each makes a new box).
+    private var details: Details {
+        get {
+            guard let box else { return Details() }
+            return Details(
+                requestedSource: box.requestedSource, data: box.data, isRefresh: box.isRefresh, preview: box.preview,
+                frameDecoder: box.frameDecoder)
+        }
+        set { box = Box(newValue) }
+    }
+
+    private struct Details {
+        /// `originalSource` when it was set apart from `source` (`nil`: the same).
+        var requestedSource: ImageSource?
+        var data: Data?
+        var isRefresh = false
+        var preview: PreviewInfo?
+        var frameDecoder: AnimationFrameDecoder?
+    }
+
+    /// Its fields are read one by one (a field read from a struct in the box would copy the whole
+    /// struct in a debug build).
+    private final class Box: Sendable {
+        let requestedSource: ImageSource?
+        let data: Data?
+        let isRefresh: Bool
+        let preview: PreviewInfo?
+        let frameDecoder: AnimationFrameDecoder?
+
+        init(_ details: Details) {
+            requestedSource = details.requestedSource
+            data = details.data
+            isRefresh = details.isRefresh
+            preview = details.preview
+            frameDecoder = details.frameDecoder
+        }
+    }
 
     /// A result; `data` defaults to `nil`, `isRefresh` to `false`, ``preview`` and
     /// ``frameDecoder`` to `nil`.
@@ -44,19 +97,20 @@ public struct ImageResult: Sendable {
         self.image = image
         self.cacheType = cacheType
         self.source = source
-        self.requestedSource = originalSource
-        self.data = data
-        self.isRefresh = isRefresh
+        box = Box(Details(requestedSource: originalSource, data: data, isRefresh: isRefresh))
     }
 
-    /// A result whose `originalSource` is `source`.
-    init(image: Image, cacheType: CacheType, source: ImageSource, data: Data? = nil) {
+    /// A result whose `originalSource` is `source` (the rest as in the public initialiser; boxed
+    /// only when one of them is set).
+    init(
+        image: Image, cacheType: CacheType, source: ImageSource, data: Data? = nil, decoded: DecodeInfo? = nil,
+        frameDecoder: AnimationFrameDecoder? = nil
+    ) {
         self.image = image
         self.cacheType = cacheType
         self.source = source
-        self.requestedSource = nil
-        self.data = data
-        self.isRefresh = false
+        self.decoded = decoded
+        if data != nil || frameDecoder != nil { box = Box(Details(data: data, frameDecoder: frameDecoder)) }
     }
 }
 

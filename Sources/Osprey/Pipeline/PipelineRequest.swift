@@ -176,12 +176,10 @@ final class PipelineRequest: Sendable {
             [self] result in
             switch result {
             case .success(let delivered):
-                var result = ImageResult(
+                let result = ImageResult(
                     image: options.imageModifier?(delivered.image) ?? delivered.image,
                     cacheType: delivered.cacheType, source: candidate,
-                    data: options.returnsData ? delivered.data : nil)
-                result.decoded = delivered.decoded
-                result.frameDecoder = delivered.frames
+                    data: options.returnsData ? delivered.data : nil, decoded: delivered.decoded, frameDecoder: delivered.frames)
                 finished(attempt, .success(result))
                 refresh?(nil)
             case .failure(let error):

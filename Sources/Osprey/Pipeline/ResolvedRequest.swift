@@ -71,7 +71,9 @@ extension ImagePipeline {
     /// (An optional result, not an enum carrying the request: every hit would pay for moving it.)
     @usableFromInline
     func resolve(_ source: ImageSource, items: [RequestOption], miss: inout ResolvedRequest?) -> ImageResult? {
-        resolve(source, options: resolvedOptions(items), miss: &miss)
+        // Without items the defaults are passed borrowed (a `let` of the pipeline): a hit retains no options box.
+        if items.isEmpty { return resolve(source, options: defaultOptions, miss: &miss) }
+        return resolve(source, options: defaultOptions.merging(items), miss: &miss)
     }
 
     /// The one resolution of a request with its resolved `options`: the memory hit, or `nil` with `miss` set.

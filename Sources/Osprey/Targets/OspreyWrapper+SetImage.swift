@@ -118,7 +118,7 @@ extension OspreyWrapper {
             if hit.cacheType == .disk {
                 pipeline.variants.record(pipeline.memoryCacheKey(source, options: resolved), of: pipeline.cacheKey(for: source))
             }
-            completion?(.success(ImageResult(image: hit.image, cacheType: hit.cacheType, source: source, originalSource: source)))
+            completion?(.success(ImageResult(image: hit.image, cacheType: hit.cacheType, source: source)))
             return ImageTask(completed: true)
         }
         let keys = (source: pipeline.cacheKey(for: source), computed: pipeline.memoryCacheKey(source, options: resolved))
