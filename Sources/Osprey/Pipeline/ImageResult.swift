@@ -11,18 +11,18 @@ public struct ImageResult: Sendable {
     public var source: ImageSource
     /// The source the request was made for.
     public var originalSource: ImageSource {
-        get { box?.requestedSource ?? source }
+        get { box?.details.requestedSource ?? source }
         set { details.requestedSource = newValue }
     }
     /// The original bytes, when ``RequestOption/returnsData`` is set and they were at hand; `nil` by default.
     public var data: Data? {
-        get { box?.data }
+        get { box?.details.data }
         set { details.data = newValue }
     }
     /// `true` for the second result of ``CachePolicy/revalidate``: the server had a new image
     /// (default `false`).
     public var isRefresh: Bool {
-        get { box?.isRefresh ?? false }
+        get { box?.details.isRefresh ?? false }
         set { details.isRefresh = newValue }
     }
     /// How the original bytes were decoded for this result; `nil` (the default) when none were:
@@ -32,17 +32,17 @@ public struct ImageResult: Sendable {
     /// For a progressive preview (``ProgressiveJPEG``): what it was made from. `nil` (the
     /// default) for the final image and every cached one.
     public var preview: PreviewInfo? {
-        get { box?.preview }
+        get { box?.details.preview }
         set { details.preview = newValue }
     }
     /// Whether this is a progressive preview delivered before the final image (``preview`` is
     /// set): never cached, always ``CacheType/none``.
-    public var isPreview: Bool { box?.preview != nil }
+    public var isPreview: Bool { box?.details.preview != nil }
     /// For an animation delivered with ``RequestOption/animationFramesOnDemand(_:)``: the decoder of
     /// its frames over the kept bytes, ``image`` being its first frame alone (full size, not
     /// cached). `nil` (the default) when ``image`` holds every frame, or is a still image.
     public var frameDecoder: AnimationFrameDecoder? {
-        get { box?.frameDecoder }
+        get { box?.details.frameDecoder }
         set { details.frameDecoder = newValue }
     }
 
@@ -52,16 +52,11 @@ public struct ImageResult: Sendable {
     private var box: Box?
     /// The boxed fields as a value, for the setters (each makes a new box).
     private var details: Details {
-        get {
-            guard let box else { return Details() }
-            return Details(
-                requestedSource: box.requestedSource, data: box.data, isRefresh: box.isRefresh, preview: box.preview,
-                frameDecoder: box.frameDecoder)
-        }
-        set { box = Box(newValue) }
+        get { box?.details ?? Details() }
+        set { box = Box(details: newValue) }
     }
 
-    private struct Details {
+    private struct Details: Sendable {
         /// `originalSource` when it was set apart from `source` (`nil`: the same).
         var requestedSource: ImageSource?
         var data: Data?
@@ -70,22 +65,9 @@ public struct ImageResult: Sendable {
         var frameDecoder: AnimationFrameDecoder?
     }
 
-    /// Its fields are read one by one (a field read from a struct in the box would copy the whole
-    /// struct in a debug build).
     private final class Box: Sendable {
-        let requestedSource: ImageSource?
-        let data: Data?
-        let isRefresh: Bool
-        let preview: PreviewInfo?
-        let frameDecoder: AnimationFrameDecoder?
-
-        init(_ details: Details) {
-            requestedSource = details.requestedSource
-            data = details.data
-            isRefresh = details.isRefresh
-            preview = details.preview
-            frameDecoder = details.frameDecoder
-        }
+        let details: Details
+        init(details: Details) { self.details = details }
     }
 
     /// A result; `data` defaults to `nil`, `isRefresh` to `false`, ``preview`` and
@@ -97,7 +79,7 @@ public struct ImageResult: Sendable {
         self.image = image
         self.cacheType = cacheType
         self.source = source
-        box = Box(Details(requestedSource: originalSource, data: data, isRefresh: isRefresh))
+        box = Box(details: Details(requestedSource: originalSource, data: data, isRefresh: isRefresh))
     }
 
     /// A result whose `originalSource` is `source` (the rest as in the public initialiser; boxed
@@ -110,7 +92,7 @@ public struct ImageResult: Sendable {
         self.cacheType = cacheType
         self.source = source
         self.decoded = decoded
-        if data != nil || frameDecoder != nil { box = Box(Details(data: data, frameDecoder: frameDecoder)) }
+        if data != nil || frameDecoder != nil { box = Box(details: Details(data: data, frameDecoder: frameDecoder)) }
     }
 }
 
