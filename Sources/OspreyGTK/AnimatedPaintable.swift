@@ -35,7 +35,7 @@ struct AnimatedPaintableInstance {
 /// the frame on one-shot GLib timeouts by each frame's delay and draws the current frame's texture.
 /// The GObject owns it (released on finalise, which removes the pending timeout).
 @MainActor
-package final class AnimatedPaintable: SystemAwareAnimation {
+final class AnimatedPaintable: SystemAwareAnimation {
     private let buffer: AnimationFrameBuffer
     private let delays: [UInt32]
     private let loopCount: Int
@@ -75,13 +75,8 @@ package final class AnimatedPaintable: SystemAwareAnimation {
         return OpaquePointer(raw)
     }
 
-    /// The player of an `OspreyAnimatedPaintable` made by ``Texture/makeAnimatedPaintable(settings:)``.
-    package static func of(_ paintable: OpaquePointer) -> AnimatedPaintable? {
-        player(paintable)
-    }
-
     /// Whether the next frame is scheduled.
-    package var isPlaying: Bool { timer != 0 }
+    var isPlaying: Bool { timer != 0 }
 
     /// Pauses while the system saves power (`enabled`) and plays again after, from the frame shown.
     func powerSaverChanged(_ enabled: Bool) {
@@ -100,8 +95,9 @@ package final class AnimatedPaintable: SystemAwareAnimation {
         buffer.keep(frame: frame)
     }
 
-    /// The player of `paintable` (read without the main actor: a pointer in the instance).
-    private nonisolated static func player(_ paintable: OpaquePointer?) -> AnimatedPaintable? {
+    /// The player of `paintable`, an `OspreyAnimatedPaintable` (read without the main actor: a pointer in the
+    /// instance).
+    nonisolated static func player(_ paintable: OpaquePointer?) -> AnimatedPaintable? {
         guard let paintable else { return nil }
         let object = UnsafeMutableRawPointer(paintable).assumingMemoryBound(to: AnimatedPaintableInstance.self)
         return object.pointee.player.map { Unmanaged<AnimatedPaintable>.fromOpaque($0).takeUnretainedValue() }

@@ -152,7 +152,8 @@ extension AnimationFrameBuffer {
     }
 }
 
-/// A weak reference to a registered animation.
+/// A weak reference to a registered animation (``WeakReference`` takes no existential: `any` of a
+/// class-bound protocol is not a class type).
 private struct WeakAnimation {
     weak var value: (any SystemAwareAnimation)?
 }

@@ -154,7 +154,7 @@ extension GTKTargetTests {
                 defer { g_object_unref(UnsafeMutableRawPointer(paintable)) }
                 let plainWindow = await GTKHarness.window(plain, width: 80, height: 60)
                 defer { gtk_window_destroy(GtkWindowPointer(plainWindow)) }
-                let animated = try #require(AnimatedPaintable.of(paintable))
+                let animated = try #require(AnimatedPaintable.player(paintable))
                 #expect(player.isPlaying && animated.isPlaying && !pipeline.pausesPrefetching)
 
                 try await bus.setProfile("power-saver")
