@@ -37,7 +37,7 @@ public struct ImageResult: Sendable {
     }
     /// Whether this is a progressive preview delivered before the final image (``preview`` is
     /// set): never cached, always ``CacheType/none``.
-    public var isPreview: Bool { box?.details.preview != nil }
+    public var isPreview: Bool { preview != nil }
     /// For an animation delivered with ``RequestOption/animationFramesOnDemand(_:)``: the decoder of
     /// its frames over the kept bytes, ``image`` being its first frame alone (full size, not
     /// cached). `nil` (the default) when ``image`` holds every frame, or is a still image.
