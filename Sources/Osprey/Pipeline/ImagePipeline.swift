@@ -234,29 +234,19 @@ public final class ImagePipeline: Sendable {
         guard let request = miss else { preconditionFailure("a miss always carries its resolved request") }
         let task = ImageTask(completed: false, priority: options.downloadPriority, events: events)
         // Previews arrive on the processing threads, the result on a download's or the disk's: the
-        // flag, set with the result under the same lock, keeps every preview and progress report before it.
-        let resultSent = SharedLocked(false)
-        let send = { @Sendable (event: ImageTask.Event) in
-            resultSent.withLock { sent in if !sent { continuation.yield(event) } }
-        }
+        // sender keeps their order and feeds the stream outside its lock.
+        let sender = ImageTask.EventSender(continuation)
         // With revalidation, a hit's result is followed by the new image, if any: the stream ends then.
         let refreshFollows = options.cachePolicy == .revalidate
         continuation.onTermination = { _ in task.cancel() }
         PipelineRequest(
             pipeline: self, request: request, task: task,
-            progress: { received, expected in send(.progress(received: received, expected: expected)) },
-            refresh: { refreshed in
-                if let refreshed { continuation.yield(.finished(.success(refreshed))) }
-                continuation.finish()
-            },
-            preview: { send(.preview($0)) }, callbackQueue: .immediate
+            progress: { received, expected in sender.report(.progress(received: received, expected: expected)) },
+            refresh: { refreshed in sender.complete(refreshed.map { .finished(.success($0)) }, last: true) },
+            preview: { sender.report(.preview($0)) }, callbackQueue: .immediate
         ) { result in
-            resultSent.withLock { sent in
-                sent = true
-                continuation.yield(.finished(result))
-            }
-            if case .success(let image) = result, refreshFollows, image.cacheType != .none { return }
-            continuation.finish()
+            let followed = if case .success(let image) = result { refreshFollows && image.cacheType != .none } else { false }
+            sender.complete(.finished(result), last: !followed)
         }.start()
         return task
     }

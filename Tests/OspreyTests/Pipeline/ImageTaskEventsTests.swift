@@ -65,6 +65,34 @@ struct ImageTaskEventsTests {
         }
     }
 
+    @Test("the stream's end calling back into the sender (a reader's cancellation) is queued: events in order, the end last")
+    func senderFeedsOutsideItsLock() async throws {
+        // A reader cancelled while the sender yields to it runs the stream's termination (cancel,
+        // then the cancelled result, sent here) under the reading task's status lock, which that
+        // yield waits for: a sender holding its own lock across the yield deadlocks (seen in CI,
+        // rarely). Deterministic here on one thread: the termination runs inside the sender's own
+        // finish() and sends again; with the lock held across finish() that second send would wait
+        // for itself. Queued instead, and dropped, for the stream has ended.
+        let (stream, continuation) = AsyncStream<ImageTask.Event>.makeStream()
+        let sender = ImageTask.EventSender(continuation)
+        continuation.onTermination = { _ in
+            sender.report(.progress(received: 9, expected: nil))
+            sender.complete(.finished(.failure(.pipeline(.cancelled(source: "test")))), last: true)
+        }
+        sender.report(.progress(received: 1, expected: 2))
+        sender.complete(.finished(.failure(.pipeline(.cancelled(source: "test")))), last: true)
+        sender.report(.progress(received: 2, expected: 2))
+        var kinds: [String] = []
+        for await event in stream {
+            switch event {
+            case .progress(let received, _): kinds.append("progress \(received)")
+            case .preview: kinds.append("preview")
+            case .finished: kinds.append("finished")
+            }
+        }
+        #expect(kinds == ["progress 1", "finished"])
+    }
+
     @Test("a target's task reports through the target's callbacks: its events stream ends at once")
     func targetTaskHasNoEvents() async throws {
         try await PipelineFixture.run { f in try await Self.targetTaskHasNoEvents(f) }
