@@ -15,9 +15,10 @@ struct NetworkStateTests {
     func offlineAnswers() async throws {
         try await PipelineFixture.run { f in
             let cached = f.source("/image/offline/cached")
-            _ = try await f.pipeline.image(for: cached)
+            // On disk when they return (by default a processed image's disk write follows the result).
+            _ = try await f.pipeline.image(for: cached, options: [.cacheWrites(.beforeDelivery)])
             let original = f.source("/image/offline/original")
-            _ = try await f.pipeline.image(for: original, options: [.originalStorage(.disk)])
+            _ = try await f.pipeline.image(for: original, options: [.originalStorage(.disk), .cacheWrites(.beforeDelivery)])
             await f.cache.diskStorage.waitForPendingWork()
             f.cache.memoryStorage.removeAll()
 

@@ -16,9 +16,12 @@ struct OfflineCacheTests {
         let clock = TestClock()
         try await PipelineFixture.run(now: clock.function) { f in
             let cached = f.source("/image/expired/cached")
-            _ = try await f.pipeline.image(for: cached)
+            // Written before delivery: by default the disk write of a processed image is queued on a
+            // processing thread after the result, where the disk storage's wait does not see it yet.
+            _ = try await f.pipeline.image(for: cached, options: [.cacheWrites(.beforeDelivery)])
             let original = f.source("/image/expired/original")
-            _ = try await f.pipeline.image(for: original, options: [.originalStorage(.disk), .processor(ImageProcessors.Grayscale())])
+            _ = try await f.pipeline.image(
+                for: original, options: [.originalStorage(.disk), .processor(ImageProcessors.Grayscale()), .cacheWrites(.beforeDelivery)])
             await f.cache.diskStorage.waitForPendingWork()
             f.cache.memoryStorage.removeAll()
             clock.advance(by: 8 * 86_400)  // past the disk storage's default 7 days
@@ -52,7 +55,7 @@ struct OfflineCacheTests {
     func reloadFallsBackOffline() async throws {
         try await PipelineFixture.run { f in
             let cached = f.source("/image/reload/cached")
-            _ = try await f.pipeline.image(for: cached)
+            _ = try await f.pipeline.image(for: cached, options: [.cacheWrites(.beforeDelivery)])  // on disk on return
             await f.cache.diskStorage.waitForPendingWork()
             let connections = f.server.snapshot.connections
 

@@ -57,7 +57,8 @@ struct ProgressivePreviewTests {
             #expect(cuts.count >= 3)
             f.server.setBody("prog", data, cuts: cuts)
             let source = f.source("/paced/prog/a")
-            var iterator = f.pipeline.images(for: source, options: Self.previews).makeAsyncIterator()
+            // The final image on disk when it comes, for the check of the caches below.
+            var iterator = f.pipeline.images(for: source, options: Self.previews + [.cacheWrites(.beforeDelivery)]).makeAsyncIterator()
             f.server.openGate("prog-0")
             var previews: [ImageResult] = []
             for gate in 1...cuts.count {
